@@ -1,0 +1,59 @@
+"""The domain's error tree. Each door maps these to its own wire format in one place; none carries a status code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One rule broken by one input field, in words both doors show unchanged."""
+
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}"
+
+
+class DomainError(Exception):
+    """Base of every error the core raises on purpose."""
+
+
+class InvalidInputError(DomainError):
+    """The input breaks the contract's rules; `errors` names each bad field."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        self.errors = tuple(errors)
+        super().__init__("; ".join(str(e) for e in self.errors))
+
+
+class MemoryNotFoundError(DomainError):
+    """No memory with this id is visible: it never existed, is deleted, or belongs to another namespace."""
+
+    def __init__(self, memory_id: int | str) -> None:
+        self.memory_id = memory_id
+        super().__init__(f"memory {memory_id} does not exist")
+
+
+class VersionMismatchError(DomainError):
+    """The caller's expected version is no longer the memory's current version."""
+
+    def __init__(self, memory_id: int, current_version: int) -> None:
+        self.memory_id = memory_id
+        self.current_version = current_version
+        super().__init__(
+            f"memory {memory_id} is at version {current_version}; read it again and retry with that version"
+        )
+
+
+class WriteConflictError(DomainError):
+    """Concurrent writers kept colliding with this write; it changed nothing and may be retried."""
+
+
+class StorageUnavailableError(DomainError):
+    """The store is briefly unavailable (throttled or failing); nothing was half-written, retry later."""
+
+    def __init__(self, detail: str, retry_after_seconds: int = 1) -> None:
+        self.retry_after_seconds = retry_after_seconds
+        super().__init__(detail)

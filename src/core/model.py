@@ -1,0 +1,197 @@
+"""The memory record, its vocabularies and the validation rules of CONTRACT.md's record section."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, Self, get_args
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.json_schema import SkipJsonSchema
+
+from core.errors import FieldError, InvalidInputError
+
+MemoryType = Literal["preference", "fact", "identity", "event"]
+Status = Literal["active", "invalid", "deleted"]
+WritableStatus = Literal["active", "invalid"]
+
+MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
+STATUSES: tuple[str, ...] = get_args(Status)
+
+CONTENT_MAX_CHARS = 8192
+TAG_MAX_CHARS = 64
+TAGS_MAX = 20
+TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+READ_ONLY_FIELDS = frozenset({"id", "created_at", "updated_at", "last_accessed_at", "version"})
+
+# The controlled half of the hybrid tag vocabulary; any other well-formed tag is accepted as freeform.
+STANDARD_TAGS: tuple[str, ...] = (
+    "profile",
+    "preference",
+    "writing-style",
+    "project",
+    "task",
+    "deadline",
+    "decision",
+    "person",
+    "place",
+    "travel",
+    "health",
+    "work",
+    "tooling",
+)
+
+_TAG_PATTERN = re.compile(r"[a-z0-9][a-z0-9\-_.:]{0,63}")
+TAG_RULE = (
+    f"must be 1 to {TAG_MAX_CHARS} characters of a-z 0-9 - _ . : starting with a letter or digit "
+    "(after trimming and lower-casing)"
+)
+
+
+def format_timestamp(moment: datetime) -> str:
+    """The contract's only timestamp spelling: UTC, six fraction digits, `Z`; it sorts as a string."""
+    return moment.astimezone(UTC).strftime(TIMESTAMP_FORMAT)
+
+
+def normalize_tag(value: str) -> str:
+    tag = value.strip().lower()
+    if not _TAG_PATTERN.fullmatch(tag):
+        raise ValueError(TAG_RULE)
+    return tag
+
+
+def _normalize_content(value: str) -> str:
+    content = value.strip()
+    if not 1 <= len(content) <= CONTENT_MAX_CHARS:
+        raise ValueError(f"must be 1 to {CONTENT_MAX_CHARS} characters after trimming")
+    return content
+
+
+def _dedupe_tags(tags: list[str]) -> list[str]:
+    unique = list(dict.fromkeys(tags))
+    if len(unique) > TAGS_MAX:
+        raise ValueError(f"must hold at most {TAGS_MAX} distinct tags")
+    return unique
+
+
+Content = Annotated[
+    str,
+    AfterValidator(_normalize_content),
+    Field(description=f"The memory itself: one atomic fact in plain words; trimmed, 1 to {CONTENT_MAX_CHARS} chars."),
+]
+Tag = Annotated[str, AfterValidator(normalize_tag)]
+Tags = Annotated[
+    list[Tag],
+    AfterValidator(_dedupe_tags),
+    Field(
+        description=(
+            f"Labels for filtering; each trimmed and lower-cased, 1 to {TAG_MAX_CHARS} chars of a-z 0-9 - _ . : "
+            f"starting with a letter or digit; duplicates dropped; at most {TAGS_MAX}. "
+            f"Standard tags: {', '.join(STANDARD_TAGS)}."
+        )
+    ),
+]
+
+
+class Memory(BaseModel):
+    """One memory record, exactly the fields of the contract."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: int = Field(ge=1)
+    content: str
+    tags: list[str]
+    created_at: str
+    updated_at: str
+    last_accessed_at: str | None
+    memory_type: MemoryType
+    status: Status
+    version: int = Field(ge=1)
+
+    @property
+    def etag(self) -> str:
+        return f'"{self.version}"'
+
+
+class InputModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    @classmethod
+    def parse(cls, data: object) -> Self:
+        """Validate untrusted input, raising InvalidInputError with every bad field named."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise InvalidInputError(field_errors(exc)) from None
+
+
+class NewMemory(InputModel):
+    """The body of a create: only `content` is required."""
+
+    content: Content
+    tags: Tags = []
+    memory_type: MemoryType = "fact"
+    status: WritableStatus = "active"
+
+
+class MemoryChanges(InputModel):
+    """The body of a PATCH: any subset of the editable fields; an absent field is left as it is."""
+
+    content: Content | SkipJsonSchema[None] = None
+    tags: Tags | SkipJsonSchema[None] = None
+    memory_type: MemoryType | SkipJsonSchema[None] = None
+    status: WritableStatus | SkipJsonSchema[None] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reject_nulls(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            nulls = [key for key, value in data.items() if value is None and key in cls.model_fields]
+            if nulls:
+                raise InvalidInputError([FieldError(str(key), "must not be null") for key in nulls])
+        return data
+
+    def apply_to(self, memory: Memory, now: str) -> Memory:
+        """The memory after this PATCH; the same object when no editable field actually changes."""
+        changed = {
+            name: value
+            for name in self.model_fields_set
+            if (value := getattr(self, name)) != getattr(memory, name)
+        }
+        if not changed:
+            return memory
+        return memory.model_copy(update={**changed, "updated_at": now, "version": memory.version + 1})
+
+
+def field_errors(exc: ValidationError) -> list[FieldError]:
+    """Translate pydantic's errors into the contract's field names and wording, shared by both doors."""
+    return [FieldError(_field_name(err["loc"]), _message(err)) for err in exc.errors()]
+
+
+def _field_name(loc: tuple[int | str, ...]) -> str:
+    name = ""
+    for part in loc:
+        name += f"[{part}]" if isinstance(part, int) else (f".{part}" if name else str(part))
+    return name or "body"
+
+
+def _message(err: Any) -> str:
+    kind = err["type"]
+    field = err["loc"][-1] if err["loc"] else ""
+    if kind == "missing":
+        return "is required"
+    if kind == "extra_forbidden":
+        return "is read-only" if field in READ_ONLY_FIELDS else "is not a field of this request"
+    if kind == "string_type":
+        return "must be a string"
+    if kind == "list_type":
+        return "must be a list of strings"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return "must be a JSON object"
+    if kind == "literal_error":
+        return f"must be one of {err['ctx']['expected']}"
+    if kind == "value_error":
+        return str(err["ctx"]["error"])
+    message: str = err["msg"]
+    return message[:1].lower() + message[1:]

@@ -1,0 +1,52 @@
+"""Settings and wiring: the one place that reads the environment and assembles the core."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from core.repository.dynamodb import DynamoDBMemoryRepository, make_client
+from core.service import MemoryService
+
+DEFAULT_TABLE = "agent-memory"
+DEFAULT_REGION = "us-east-1"
+# Until API keys arrive, every caller shares this namespace; it is still part of every key.
+DEFAULT_NAMESPACE = "default"
+
+
+@dataclass(frozen=True)
+class Settings:
+    table_name: str = DEFAULT_TABLE
+    region: str = DEFAULT_REGION
+    endpoint_url: str | None = None
+
+
+def settings_from_env(env: Mapping[str, str] = os.environ) -> Settings:
+    return Settings(
+        table_name=env.get("TABLE_NAME") or DEFAULT_TABLE,
+        region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or DEFAULT_REGION,
+        endpoint_url=env.get("AWS_ENDPOINT_URL_DYNAMODB") or None,
+    )
+
+
+def use_placeholder_credentials() -> None:
+    """Local engines accept any credentials, but botocore refuses to sign without some."""
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
+
+
+def build_service(settings: Settings) -> MemoryService:
+    client = make_client(settings.endpoint_url, settings.region)
+    return MemoryService(DynamoDBMemoryRepository(client, settings.table_name))
+
+
+@functools.cache
+def default_service() -> MemoryService:
+    """The process-wide service for Lambda: one client, created on first use and reused while warm."""
+    return build_service(settings_from_env())
+
+
+def current_namespace() -> str:
+    return DEFAULT_NAMESPACE

@@ -1,0 +1,306 @@
+"""The HTTP door: FastAPI routes over the core's service, and the Lambda `handler` (API Gateway HTTP API 2.0)."""
+
+
+import json
+import re
+from collections.abc import Callable
+from typing import Annotated, Any, Final
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.logging import correlation_paths
+from fastapi import Depends, FastAPI, Header, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from mangum import Mangum
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from core.contract import Page, RetrievalQuery
+from core.errors import (
+    DomainError,
+    FieldError,
+    InvalidInputError,
+    MemoryNotFoundError,
+    StorageUnavailableError,
+    VersionMismatchError,
+    WriteConflictError,
+)
+from core.model import Memory, MemoryChanges, NewMemory
+from core.service import MemoryService
+from handlers import bootstrap
+
+logger = Logger()
+
+MAX_BODY_BYTES: Final = 128 * 1024
+MAX_MEMORY_ID: Final = 9_999_999_999
+PROBLEM_JSON: Final = "application/problem+json"
+_STRONG_ETAG = re.compile(r'"(\d{1,10})"')
+
+
+class ProblemFieldError(BaseModel):
+    field: str
+    message: str
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem document."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    errors: list[ProblemFieldError] | None = None
+
+
+class HttpProblemError(Exception):
+    """A failure that exists only at the HTTP door (unreadable or oversized bodies)."""
+
+    def __init__(self, status: int, title: str, detail: str) -> None:
+        self.status, self.title, self.detail = status, title, detail
+        super().__init__(detail)
+
+
+# The one table from domain errors to HTTP: status, problem type slug and title.
+DOMAIN_STATUS: Final[dict[type[DomainError], tuple[int, str, str]]] = {
+    InvalidInputError: (422, "invalid-input", "The request breaks the memory contract"),
+    MemoryNotFoundError: (404, "not-found", "No such memory"),
+    VersionMismatchError: (412, "version-mismatch", "The memory changed since that version"),
+    WriteConflictError: (409, "write-conflict", "The write collided with another one in flight"),
+    StorageUnavailableError: (503, "storage-unavailable", "Storage is briefly unavailable"),
+}
+
+
+def problem_response(
+    status: int,
+    slug: str,
+    title: str,
+    detail: str,
+    errors: list[FieldError] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body = Problem(
+        type=f"urn:agent-memory:problem:{slug}",
+        title=title,
+        status=status,
+        detail=detail,
+        errors=[ProblemFieldError(field=e.field, message=e.message) for e in errors] if errors is not None else None,
+    )
+    return JSONResponse(
+        body.model_dump(exclude_none=True), status_code=status, headers=headers, media_type=PROBLEM_JSON
+    )
+
+
+def _problem_doc(description: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+    }
+
+
+_COMMON_RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
+    429: _problem_doc("Throttled; retry later."),
+    503: _problem_doc("Storage is briefly unavailable; retry after `Retry-After` seconds."),
+}
+_BODY_RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
+    400: _problem_doc("The body is not JSON."),
+    413: _problem_doc(f"The body is over {MAX_BODY_BYTES} bytes."),
+}
+_422 = {422: _problem_doc("A field breaks the contract; `errors` names each one.")}
+_404 = {
+    404: _problem_doc("No such memory (missing, deleted or not numeric)."),
+    422: _problem_doc("Never sent by this route; declared because every route shares one error format."),
+}
+
+
+def _json_schema_body(model: type[BaseModel]) -> dict[str, Any]:
+    return {
+        "requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}
+    }
+
+
+async def read_json_body(request: Request) -> object:
+    """The body parsed as JSON, bounded in size before it is read whole."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise HttpProblemError(413, "Body too large", f"the body must be at most {MAX_BODY_BYTES} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise HttpProblemError(413, "Body too large", f"the body must be at most {MAX_BODY_BYTES} bytes")
+    try:
+        return json.loads(bytes(body), parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        raise HttpProblemError(400, "Body is not JSON", "the body must be a JSON object") from None
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_memory_id(raw: str) -> int:
+    """A path id; anything that cannot be an id is simply not found, as the contract says."""
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= MAX_MEMORY_ID:
+        raise MemoryNotFoundError(raw)
+    return int(raw)
+
+
+def parse_if_match(header: str | None) -> int | None:
+    """The version an `If-Match` names; None for no precondition or `*`. Weak or malformed tags match nothing."""
+    if header is None or header.strip() == "*":
+        return None
+    match = _STRONG_ETAG.fullmatch(header.strip())
+    return int(match.group(1)) if match else 0
+
+
+def _with_etag(memory: Memory, response: Response) -> Memory:
+    response.headers["ETag"] = memory.etag
+    return memory
+
+
+def create_app(
+    provide_service: Callable[[], MemoryService] = bootstrap.default_service,
+    provide_namespace: Callable[[], str] = bootstrap.current_namespace,
+) -> FastAPI:
+    """The HTTP API; tests pass their own providers instead of patching."""
+    app = FastAPI(
+        title="agent-memory",
+        version="0.1.0",
+        description="Memory for AI agents: store facts, preferences, identity and events; find them predictably.",
+        responses=_COMMON_RESPONSES,
+    )
+    Service = Annotated[MemoryService, Depends(provide_service)]
+    Namespace = Annotated[str, Depends(provide_namespace)]
+
+    @app.exception_handler(DomainError)
+    async def _domain_error(request: Request, exc: DomainError) -> JSONResponse:
+        status, slug, title = DOMAIN_STATUS[type(exc)]
+        headers: dict[str, str] = {}
+        if isinstance(exc, StorageUnavailableError):
+            headers["Retry-After"] = str(exc.retry_after_seconds)
+        if isinstance(exc, VersionMismatchError):
+            headers["ETag"] = f'"{exc.current_version}"'
+        errors = list(exc.errors) if isinstance(exc, InvalidInputError) else None
+        return problem_response(status, slug, title, str(exc), errors, headers)
+
+    @app.exception_handler(HttpProblemError)
+    async def _http_problem(request: Request, exc: HttpProblemError) -> JSONResponse:
+        return problem_response(exc.status, "bad-request-body", exc.title, exc.detail)
+
+    @app.exception_handler(RequestValidationError)
+    async def _request_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [FieldError(".".join(str(p) for p in e["loc"][1:]) or "body", e["msg"]) for e in exc.errors()]
+        detail = "; ".join(str(e) for e in errors)
+        return problem_response(422, "invalid-input", DOMAIN_STATUS[InvalidInputError][2], detail, errors)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_exception(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        title = {404: "Not found", 405: "Method not allowed"}.get(exc.status_code, "HTTP error")
+        return problem_response(exc.status_code, "http-error", title, str(exc.detail), headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        logger.exception("unhandled error")
+        return problem_response(500, "internal-error", "Internal error", "an unexpected error occurred")
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.post(
+        "/memories",
+        status_code=201,
+        response_model=Memory,
+        responses={**_BODY_RESPONSES, **_422, 409: _problem_doc("Collides with a write in flight; retry.")},
+        openapi_extra=_json_schema_body(NewMemory),
+        summary="Create a memory",
+    )
+    async def create_memory(request: Request, response: Response, service: Service, namespace: Namespace) -> Memory:
+        new = NewMemory.parse(await read_json_body(request))
+        memory = service.create(namespace, new)
+        response.headers["Location"] = f"/memories/{memory.id}"
+        return _with_etag(memory, response)
+
+    @app.get("/memories/{memory_id}", response_model=Memory, responses=_404, summary="Read one memory")
+    async def get_memory(memory_id: str, response: Response, service: Service, namespace: Namespace) -> Memory:
+        return _with_etag(service.get(namespace, parse_memory_id(memory_id)), response)
+
+    @app.patch(
+        "/memories/{memory_id}",
+        response_model=Memory,
+        responses={
+            **_BODY_RESPONSES,
+            **_404,
+            **_422,
+            409: _problem_doc("Other writers kept colliding with this one; retry."),
+            412: _problem_doc("`If-Match` no longer names the current version."),
+        },
+        openapi_extra=_json_schema_body(MemoryChanges),
+        summary="Change a memory's editable fields",
+    )
+    async def update_memory(
+        memory_id: str,
+        request: Request,
+        response: Response,
+        service: Service,
+        namespace: Namespace,
+        if_match: Annotated[str | None, Header(description='The ETag read earlier, e.g. "3".')] = None,
+    ) -> Memory:
+        mid = parse_memory_id(memory_id)
+        changes = MemoryChanges.parse(await read_json_body(request))
+        return _with_etag(service.update(namespace, mid, changes, parse_if_match(if_match)), response)
+
+    @app.delete("/memories/{memory_id}", status_code=204, responses=_404, summary="Soft-delete a memory")
+    async def delete_memory(memory_id: str, service: Service, namespace: Namespace) -> Response:
+        service.delete(namespace, parse_memory_id(memory_id))
+        return Response(status_code=204)
+
+    @app.get(
+        "/memories",
+        response_model=Page,
+        responses=_422,
+        openapi_extra={"parameters": _retrieval_parameters()},
+        summary="Filter, sort and page memories",
+    )
+    async def search_memories(request: Request, service: Service, namespace: Namespace) -> Page:
+        params = {name: request.query_params.getlist(name) for name in request.query_params}
+        return service.search(namespace, RetrievalQuery.from_params(params))
+
+    _document_problem_schema(app)
+    return app
+
+
+def _document_problem_schema(app: FastAPI) -> None:
+    """Put the Problem schema that every error response refers to into the OpenAPI components."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = generate()
+            problem = Problem.model_json_schema(ref_template="#/components/schemas/{model}")
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            components.update(problem.pop("$defs", {}))
+            components["Problem"] = problem
+        return app.openapi_schema  # type: ignore[return-value]  # set by generate()
+
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to customise the schema
+
+
+def _retrieval_parameters() -> list[dict[str, Any]]:
+    schema = RetrievalQuery.model_json_schema()
+    return [
+        {
+            "name": name,
+            "in": "query",
+            "required": False,
+            "description": prop.get("description", ""),
+            "schema": {k: v for k, v in prop.items() if k not in ("description", "title")},
+        }
+        for name, prop in schema["properties"].items()
+    ]
+
+
+app = create_app()
+handler = logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)(
+    Mangum(app, lifespan="off")
+)
