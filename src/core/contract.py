@@ -8,7 +8,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from core.errors import FieldError, InvalidInputError
-from core.model import Memory, MemoryType, Status, InputModel
+from core.model import InputModel, Memory, MemoryType, Status
 
 SortKey = Literal["id", "created_at", "updated_at", "last_accessed_at"]
 SORT_KEYS: tuple[str, ...] = get_args(SortKey)

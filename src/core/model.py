@@ -155,9 +155,7 @@ class MemoryChanges(InputModel):
     def apply_to(self, memory: Memory, now: str) -> Memory:
         """The memory after this PATCH; the same object when no editable field actually changes."""
         changed = {
-            name: value
-            for name in self.model_fields_set
-            if (value := getattr(self, name)) != getattr(memory, name)
+            name: value for name in self.model_fields_set if (value := getattr(self, name)) != getattr(memory, name)
         }
         if not changed:
             return memory

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,6 +12,7 @@ from handlers import bootstrap
 
 
 def _parser() -> argparse.ArgumentParser:
+    env = bootstrap.settings_from_env()
     parser = argparse.ArgumentParser(prog="agent-memory", description="Memory for AI agents, over HTTP.")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the HTTP API locally, with an embedded DynamoDB by default")
@@ -21,7 +21,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--ddb-port", type=int, default=8788, help="embedded DynamoDB port on loopback (default 8788)")
     serve.add_argument(
         "--endpoint-url",
-        default=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"),
+        default=env.endpoint_url,
         help="use this DynamoDB (DynamoDB Local, or AWS when set to its URL) instead of the embedded engine "
         "[env AWS_ENDPOINT_URL_DYNAMODB]",
     )
@@ -30,7 +30,9 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="use the AWS DynamoDB of the current credentials and region instead of the embedded engine",
     )
-    serve.add_argument("--table", default=os.environ.get("TABLE_NAME", bootstrap.DEFAULT_TABLE), help="[env TABLE_NAME]")
+    serve.add_argument(
+        "--table", default=env.table_name, help=f"table name (default {env.table_name}) [env TABLE_NAME]"
+    )
     serve.add_argument("--template", type=Path, default=None, help="template.yaml holding the table definition")
     return parser
 
@@ -52,12 +54,16 @@ def serve(args: argparse.Namespace) -> int:
             table_name=args.table, region=bootstrap.settings_from_env().region, endpoint_url=endpoint_url
         )
         created = ensure_table(
-            make_client(settings.endpoint_url, settings.region), settings.table_name, table_definition(args.template or TEMPLATE)
+            make_client(settings.endpoint_url, settings.region),
+            settings.table_name,
+            table_definition(args.template or TEMPLATE),
         )
         service = bootstrap.build_service(settings)
         app = create_app(provide_service=lambda: service)
-        where = f"embedded engine at {endpoint_url} (in memory: data is lost on exit)" if embedded else (
-            endpoint_url or "AWS DynamoDB"
+        where = (
+            f"embedded engine at {endpoint_url} (in memory: data is lost on exit)"
+            if embedded
+            else (endpoint_url or "AWS DynamoDB")
         )
         print(f"agent-memory HTTP API  http://{args.host}:{args.port}/memories", flush=True)
         print(f"DynamoDB               {where}", flush=True)

@@ -1,6 +1,5 @@
 """The HTTP door: FastAPI routes over the core's service, and the Lambda `handler` (API Gateway HTTP API 2.0)."""
 
-
 import json
 import re
 from collections.abc import Callable
@@ -105,17 +104,15 @@ _BODY_RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
     400: _problem_doc("The body is not JSON."),
     413: _problem_doc(f"The body is over {MAX_BODY_BYTES} bytes."),
 }
-_422 = {422: _problem_doc("A field breaks the contract; `errors` names each one.")}
-_404 = {
+_422: dict[int | str, dict[str, Any]] = {422: _problem_doc("A field breaks the contract; `errors` names each one.")}
+_404: dict[int | str, dict[str, Any]] = {
     404: _problem_doc("No such memory (missing, deleted or not numeric)."),
     422: _problem_doc("Never sent by this route; declared because every route shares one error format."),
 }
 
 
 def _json_schema_body(model: type[BaseModel]) -> dict[str, Any]:
-    return {
-        "requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}
-    }
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}}
 
 
 async def read_json_body(request: Request) -> object:
@@ -169,8 +166,8 @@ def create_app(
         description="Memory for AI agents: store facts, preferences, identity and events; find them predictably.",
         responses=_COMMON_RESPONSES,
     )
-    Service = Annotated[MemoryService, Depends(provide_service)]
-    Namespace = Annotated[str, Depends(provide_namespace)]
+    Service = Annotated[MemoryService, Depends(provide_service)]  # noqa: N806  # a type alias, named like one
+    Namespace = Annotated[str, Depends(provide_namespace)]  # noqa: N806
 
     @app.exception_handler(DomainError)
     async def _domain_error(request: Request, exc: DomainError) -> JSONResponse:
@@ -196,7 +193,8 @@ def create_app(
     @app.exception_handler(StarletteHTTPException)
     async def _http_exception(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         title = {404: "Not found", 405: "Method not allowed"}.get(exc.status_code, "HTTP error")
-        return problem_response(exc.status_code, "http-error", title, str(exc.detail), headers=exc.headers)
+        headers = dict(exc.headers) if exc.headers else None
+        return problem_response(exc.status_code, "http-error", title, str(exc.detail), headers=headers)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

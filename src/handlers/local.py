@@ -61,8 +61,7 @@ class EmbeddedDynamoDB:
 
     @property
     def endpoint_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{self._server.host}:{self._server.port}"
 
     def start(self) -> EmbeddedDynamoDB:
         self._thread.start()

