@@ -1,5 +1,6 @@
 """The HTTP door: FastAPI routes over the core's service, and the Lambda `handler` (API Gateway HTTP API 2.0)."""
 
+import asyncio
 import json
 import re
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from fastapi import Depends, FastAPI, Header, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from mangum import Mangum
+from mangum.adapter import DEFAULT_TEXT_MIME_TYPES
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -299,6 +301,15 @@ def _retrieval_parameters() -> list[dict[str, Any]]:
 
 
 app = create_app()
-handler = logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)(
-    Mangum(app, lifespan="off")
-)
+# Mangum runs each invocation on the current event loop, and an asyncio.run() elsewhere in the process unsets it:
+# keep one loop for the process and make it current before every invocation.
+_loop = asyncio.new_event_loop()
+asyncio.set_event_loop(_loop)
+# problem+json is text too: without it Mangum base64-encodes every error body.
+_mangum = Mangum(app, lifespan="off", text_mime_types=[*DEFAULT_TEXT_MIME_TYPES, PROBLEM_JSON])
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    asyncio.set_event_loop(_loop)
+    return _mangum(event, context)

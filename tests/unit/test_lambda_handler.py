@@ -1,0 +1,268 @@
+"""The Lambda door end to end: the API Gateway HTTP API 2.0 payloads in events/ fed to `handlers.http_api.handler`,
+which builds its own service from the environment, over moto."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from moto import mock_aws
+
+from core.repository.dynamodb import ensure_table, make_client
+from handlers import bootstrap, http_api
+from handlers.local import table_definition
+
+REGION = "us-east-1"
+TABLE = "agent-memory-lambda-test"
+EVENTS_DIR = Path(__file__).resolve().parents[2] / "events"
+EVENT_FILES = sorted(EVENTS_DIR.glob("http_*.json"))
+PROBLEM_JSON = "application/problem+json"
+
+# Each event's status when it arrives after the `seeded` fixture has created memory 1 at version 1.
+EXPECTED_STATUS = {
+    "http_create": 201,
+    "http_create_base64": 201,
+    "http_create_invalid": 422,
+    "http_create_not_json": 400,
+    "http_delete": 204,
+    "http_get": 200,
+    "http_get_missing": 404,
+    "http_healthz": 200,
+    "http_patch": 200,
+    "http_patch_stale": 412,
+    "http_search": 200,
+    "http_search_invalid": 422,
+}
+
+
+@dataclass(frozen=True)
+class FakeLambdaContext:
+    """The attributes Powertools' `inject_lambda_context` reads from the real LambdaContext."""
+
+    function_name: str = "agent-memory-HttpFunction-Q3xV9kLmN2pR"
+    memory_limit_in_mb: int = 512
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:agent-memory-HttpFunction-Q3xV9kLmN2pR"
+    aws_request_id: str = "6f3c2a1e-8b4d-4e5f-9a0b-1c2d3e4f5a6b"
+
+
+CONTEXT = FakeLambdaContext()
+
+
+def load_event(name: str) -> dict[str, Any]:
+    event: dict[str, Any] = json.loads((EVENTS_DIR / f"{name}.json").read_text(encoding="utf-8"))
+    return event
+
+
+def invoke(event: dict[str, Any]) -> dict[str, Any]:
+    response: dict[str, Any] = http_api.handler(event, CONTEXT)
+    return response
+
+
+def body_of(response: dict[str, Any]) -> Any:
+    """The body as the client receives it: API Gateway decodes a base64 body before sending it on."""
+    raw = response["body"]
+    text = base64.b64decode(raw).decode() if response.get("isBase64Encoded") else raw
+    return json.loads(text)
+
+
+def for_memory(event: dict[str, Any], memory_id: int, request_id: str, if_match: str | None = None) -> dict[str, Any]:
+    """A copy of an event aimed at another memory, as API Gateway would deliver it."""
+    changed = copy.deepcopy(event)
+    path = f"/memories/{memory_id}"
+    changed["rawPath"] = changed["requestContext"]["http"]["path"] = path
+    changed["pathParameters"] = {"proxy": path.lstrip("/")}
+    changed["requestContext"]["requestId"] = request_id
+    if if_match is not None:
+        changed["headers"]["if-match"] = if_match
+    return changed
+
+
+@pytest.fixture
+def lambda_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A mocked account holding the template's table, and the environment the deployed function gets."""
+    monkeypatch.setenv("AWS_REGION", REGION)
+    monkeypatch.setenv("TABLE_NAME", TABLE)
+    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
+    with mock_aws():
+        ensure_table(make_client(None, REGION), TABLE, table_definition())
+        bootstrap.default_service.cache_clear()
+        yield
+        bootstrap.default_service.cache_clear()
+
+
+@pytest.fixture
+def seeded(lambda_env: None) -> dict[str, Any]:
+    """Memory 1 at version 1, created through the create event itself."""
+    response = invoke(load_event("http_create"))
+    assert response["statusCode"] == 201, response
+    memory: dict[str, Any] = body_of(response)
+    assert (memory["id"], memory["version"]) == (1, 1)
+    return memory
+
+
+def test_every_event_file_has_an_expected_status_and_every_expectation_has_a_file() -> None:
+    assert {path.stem for path in EVENT_FILES} == set(EXPECTED_STATUS)
+
+
+@pytest.mark.parametrize("path", EVENT_FILES, ids=lambda path: path.stem)
+def test_each_event_file_gets_its_expected_status_from_the_handler(path: Path, seeded: dict[str, Any]) -> None:
+    assert path.stem in EXPECTED_STATUS, f"events/{path.name} has no expected status in EXPECTED_STATUS"
+    event = json.loads(path.read_text(encoding="utf-8"))
+    response = invoke(event)
+    assert response["statusCode"] == EXPECTED_STATUS[path.stem], response
+
+
+def test_warm_invocations_reuse_one_service_across_five_rounds_of_the_whole_lifecycle(lambda_env: None) -> None:
+    create, get, patch = load_event("http_create"), load_event("http_get"), load_event("http_patch")
+    search, delete = load_event("http_search"), load_event("http_delete")
+    for round_ in range(1, 6):
+        created = invoke(create)
+        assert created["statusCode"] == 201, created
+        memory_id = body_of(created)["id"]
+        assert memory_id == round_
+
+        read = invoke(for_memory(get, memory_id, f"get-{round_}"))
+        assert (read["statusCode"], body_of(read)["id"]) == (200, memory_id)
+
+        patched = invoke(for_memory(patch, memory_id, f"patch-{round_}", if_match=read["headers"]["etag"]))
+        assert (patched["statusCode"], patched["headers"]["etag"]) == (200, '"2"'), patched
+
+        found = invoke(search)
+        assert found["statusCode"] == 200, found
+        # Earlier rounds' memories are deleted, so only this round's is left to find.
+        assert [item["id"] for item in body_of(found)["items"]] == [memory_id]
+
+        deleted = invoke(for_memory(delete, memory_id, f"delete-{round_}"))
+        assert deleted["statusCode"] == 204, deleted
+        gone = invoke(for_memory(get, memory_id, f"gone-{round_}"))
+        assert gone["statusCode"] == 404, gone
+    assert bootstrap.default_service.cache_info().misses == 1
+
+
+def test_create_answers_201_with_location_etag_and_the_stored_record(lambda_env: None) -> None:
+    response = invoke(load_event("http_create"))
+    assert response["statusCode"] == 201
+    assert response["headers"]["content-type"] == "application/json"
+    assert response["headers"]["location"] == "/memories/1"
+    assert response["headers"]["etag"] == '"1"'
+    assert response["isBase64Encoded"] is False
+    memory = body_of(response)
+    assert memory["content"] == "Prefers dark roast coffee, no sugar"
+    assert memory["tags"] == ["preference", "food"]
+    assert (memory["memory_type"], memory["status"], memory["version"]) == ("preference", "active", 1)
+
+
+def test_a_base64_encoded_create_stores_the_same_record_as_a_plain_one(lambda_env: None) -> None:
+    plain = body_of(invoke(load_event("http_create")))
+    encoded = invoke(load_event("http_create_base64"))
+    assert encoded["statusCode"] == 201
+    assert encoded["headers"]["location"] == "/memories/2"
+    memory = body_of(encoded)
+    for field in ("content", "tags", "memory_type", "status", "version"):
+        assert memory[field] == plain[field]
+
+
+def test_get_answers_the_record_with_its_etag_and_no_location(seeded: dict[str, Any]) -> None:
+    response = invoke(load_event("http_get"))
+    assert response["statusCode"] == 200
+    assert response["headers"]["content-type"] == "application/json"
+    assert response["headers"]["etag"] == '"1"'
+    assert "location" not in response["headers"]
+    assert body_of(response)["id"] == 1
+
+
+def test_patch_with_the_current_etag_answers_the_next_version(seeded: dict[str, Any]) -> None:
+    response = invoke(load_event("http_patch"))
+    assert response["statusCode"] == 200
+    assert response["headers"]["etag"] == '"2"'
+    memory = body_of(response)
+    assert memory["version"] == 2
+    assert memory["content"] == "Prefers dark roast coffee with oat milk"
+
+
+def test_patch_with_a_stale_etag_answers_412_with_the_current_etag(seeded: dict[str, Any]) -> None:
+    response = invoke(load_event("http_patch_stale"))
+    assert response["statusCode"] == 412
+    assert response["headers"]["content-type"] == PROBLEM_JSON
+    assert response["headers"]["etag"] == '"1"'
+    assert body_of(response)["type"] == "urn:agent-memory:problem:version-mismatch"
+
+
+def test_delete_answers_204_with_an_empty_body(seeded: dict[str, Any]) -> None:
+    response = invoke(load_event("http_delete"))
+    assert response["statusCode"] == 204
+    assert response["body"] == ""
+    assert invoke(load_event("http_get"))["statusCode"] == 404
+
+
+def test_search_answers_the_page_envelope(seeded: dict[str, Any]) -> None:
+    response = invoke(load_event("http_search"))
+    assert response["statusCode"] == 200
+    assert response["headers"]["content-type"] == "application/json"
+    page = body_of(response)
+    assert [item["id"] for item in page["items"]] == [1]
+    assert (page["total"], page["limit"], page["offset"], page["has_more"]) == (1, 5, 0, False)
+
+
+def test_healthz_answers_ok(lambda_env: None) -> None:
+    response = invoke(load_event("http_healthz"))
+    assert response["statusCode"] == 200
+    assert body_of(response) == {"status": "ok"}
+
+
+@pytest.mark.parametrize(
+    "name", sorted(name for name, status in EXPECTED_STATUS.items() if status >= 400), ids=lambda name: name
+)
+def test_error_responses_are_problem_documents_with_the_same_status(name: str, seeded: dict[str, Any]) -> None:
+    response = invoke(load_event(name))
+    assert response["headers"]["content-type"] == PROBLEM_JSON
+    problem = body_of(response)
+    assert problem["status"] == response["statusCode"] == EXPECTED_STATUS[name]
+    assert problem["type"].startswith("urn:agent-memory:problem:")
+    assert problem["title"]
+    assert problem["detail"]
+
+
+def test_invalid_fields_are_each_named_in_the_problem(lambda_env: None) -> None:
+    problem = body_of(invoke(load_event("http_create_invalid")))
+    assert {error["field"] for error in problem["errors"]} == {"content", "memory_type"}
+
+
+def test_problem_documents_leave_the_function_as_text_not_base64(lambda_env: None) -> None:
+    response = invoke(load_event("http_get_missing"))
+    assert response["isBase64Encoded"] is False
+
+
+def test_the_logger_carries_the_request_id_as_correlation_id(seeded: dict[str, Any]) -> None:
+    # A successful request logs nothing, so this checks the state every log line of the invocation would carry.
+    event = load_event("http_get")
+    invoke(event)
+    assert http_api.logger.get_correlation_id() == event["requestContext"]["requestId"]
+
+
+def test_an_unexpected_failure_is_logged_with_the_correlation_id_and_answers_500(
+    lambda_env: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The Powertools handler bound sys.stdout at import, before capsys replaced it.
+    monkeypatch.setattr(http_api.logger.registered_handler, "stream", sys.stdout)
+    monkeypatch.setenv("TABLE_NAME", "no-such-table")
+    bootstrap.default_service.cache_clear()
+    event = load_event("http_get")
+
+    response = invoke(event)
+
+    assert response["statusCode"] == 500
+    assert response["headers"]["content-type"] == PROBLEM_JSON
+    assert body_of(response)["type"] == "urn:agent-memory:problem:internal-error"
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert records, "the unhandled error was not logged"
+    assert records[-1]["level"] == "ERROR"
+    assert records[-1]["correlation_id"] == event["requestContext"]["requestId"]
+    assert records[-1]["function_request_id"] == CONTEXT.aws_request_id
