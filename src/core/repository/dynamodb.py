@@ -150,6 +150,9 @@ def _call(operation: Callable[..., Any], **kwargs: Any) -> Any:
         raise StorageUnavailableError("storage could not be reached; retry shortly") from exc
 
 
+# One pool per process (threads start on first use), shared by every repository: stamps are I/O-bound calls.
+_STAMPERS: Final = ThreadPoolExecutor(max_workers=STAMP_CONCURRENCY, thread_name_prefix="stamp")
+
 _VISIBLE = "attribute_exists(pk) AND #status <> :deleted"
 
 
@@ -159,7 +162,6 @@ class DynamoDBMemoryRepository:
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self._client = client
         self._table = table_name
-        self._stampers = ThreadPoolExecutor(max_workers=STAMP_CONCURRENCY, thread_name_prefix="stamp")
 
     def next_id(self, namespace: str) -> int:
         response = _call(
@@ -275,7 +277,7 @@ class DynamoDBMemoryRepository:
 
     def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
         # list() waits for every stamp and re-raises the first failure.
-        list(self._stampers.map(lambda mid: self._stamp_one(namespace, mid, accessed_at), memory_ids))
+        list(_STAMPERS.map(lambda mid: self._stamp_one(namespace, mid, accessed_at), memory_ids))
 
     def _stamp_one(self, namespace: str, memory_id: int, accessed_at: str) -> None:
         # A failed condition means deleted meanwhile, or already stamped later by another reader: nothing to do.

@@ -1,0 +1,503 @@
+"""The repository contract, run on every engine (moto and Amazon DynamoDB Local) so none can drift.
+
+Only what real DynamoDB promises is asserted: orders come from the table's composite keys, never from an
+engine's incidental tie order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core.contract import RetrievalQuery
+from core.errors import MemoryNotFoundError, WriteConflictError
+from core.model import Memory, MemoryChanges, NewMemory
+from core.repository.dynamodb import DynamoDBMemoryRepository
+from core.service import MemoryService
+from tests.conftest import Engine
+
+NS = "alice"
+OTHER_NS = "bob"
+NAMESPACES_PROBED = (NS, OTHER_NS, "alic", "alice2", "")
+SORTS = ("id", "created_at", "updated_at", "last_accessed_at")
+
+
+def at(second: int) -> str:
+    """A contract timestamp `second` seconds into a fixed minute; later seconds compare greater as strings."""
+    return f"2026-04-06T14:12:{second:02d}.000000Z"
+
+
+def memory(memory_id: int, **fields: Any) -> Memory:
+    defaults: dict[str, Any] = {
+        "id": memory_id,
+        "content": f"memory {memory_id}",
+        "tags": [],
+        "created_at": at(0),
+        "updated_at": at(0),
+        "last_accessed_at": None,
+        "memory_type": "fact",
+        "status": "active",
+        "version": 1,
+    }
+    return Memory(**{**defaults, **fields})
+
+
+def ids(memories: Any) -> list[int]:
+    return [m.id for m in memories]
+
+
+def raw_item(engine: Engine, table: str, namespace: str, memory_id: int) -> dict[str, Any] | None:
+    """The stored item read straight from the engine, bypassing the repository."""
+    key = {"pk": {"S": f"NS#{namespace}"}, "sk": {"S": f"MEM#{memory_id:010d}"}}
+    item: dict[str, Any] | None = engine.client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+    return item
+
+
+@pytest.fixture
+def table(engine: Engine) -> str:
+    return engine.new_table()
+
+
+@pytest.fixture
+def raw_repository(engine: Engine, table: str) -> DynamoDBMemoryRepository:
+    """A repository over a table whose name the test knows, so it can look at stored items directly."""
+    return DynamoDBMemoryRepository(engine.client, table)
+
+
+# --- ids ---------------------------------------------------------------------------------------------------
+
+
+def test_next_id_counts_each_namespace_independently(repository: DynamoDBMemoryRepository) -> None:
+    drawn = [(ns, repository.next_id(ns)) for ns in (NS, NS, OTHER_NS, NS, OTHER_NS)]
+
+    assert [mid for ns, mid in drawn if ns == NS] == [1, 2, 3]
+    assert [mid for ns, mid in drawn if ns == OTHER_NS] == [1, 2]
+
+
+def test_next_id_never_repeats_within_a_namespace(repository: DynamoDBMemoryRepository) -> None:
+    drawn = [repository.next_id(NS) for _ in range(20)]
+
+    assert len(set(drawn)) == 20
+    assert min(drawn) >= 1
+
+
+def test_created_memories_get_distinct_ids_per_namespace(service: MemoryService) -> None:
+    alice = [service.create(NS, NewMemory.parse({"content": f"a{i}"})).id for i in range(3)]
+    bob = [service.create(OTHER_NS, NewMemory.parse({"content": f"b{i}"})).id for i in range(2)]
+
+    assert alice == [1, 2, 3]
+    assert bob == [1, 2]
+
+
+# --- add and get -------------------------------------------------------------------------------------------
+
+
+def test_add_never_overwrites_an_existing_id(repository: DynamoDBMemoryRepository) -> None:
+    repository.add(NS, memory(1, content="original"))
+
+    with pytest.raises(WriteConflictError):
+        repository.add(NS, memory(1, content="impostor", version=7))
+
+    stored = repository.get(NS, 1)
+    assert stored is not None
+    assert (stored.content, stored.version) == ("original", 1)
+
+
+def test_add_then_get_returns_every_field_unchanged(repository: DynamoDBMemoryRepository) -> None:
+    original = memory(
+        5,
+        content="likes tea",
+        tags=["preference", "drink:tea"],
+        created_at=at(1),
+        updated_at=at(2),
+        last_accessed_at=at(3),
+        memory_type="preference",
+        status="invalid",
+        version=4,
+    )
+    repository.add(NS, original)
+
+    assert repository.get(NS, 5) == original
+
+
+def test_get_returns_none_for_a_missing_id(repository: DynamoDBMemoryRepository) -> None:
+    assert repository.get(NS, 42) is None
+
+
+def test_get_returns_deleted_memories_without_stamping_them(repository: DynamoDBMemoryRepository) -> None:
+    repository.add(NS, memory(1))
+    assert repository.soft_delete(NS, 1)
+
+    stored = repository.get(NS, 1)
+
+    assert stored is not None
+    assert stored.status == "deleted"
+    assert stored.last_accessed_at is None
+
+
+# --- stamping ----------------------------------------------------------------------------------------------
+
+
+def test_get_and_stamp_sets_last_accessed_at_and_leaves_version_and_updated_at(
+    repository: DynamoDBMemoryRepository,
+) -> None:
+    repository.add(NS, memory(1, updated_at=at(1), version=3))
+
+    stamped = repository.get_and_stamp(NS, 1, at(5))
+
+    assert stamped is not None
+    assert (stamped.last_accessed_at, stamped.version, stamped.updated_at) == (at(5), 3, at(1))
+    assert repository.get(NS, 1) == stamped
+
+
+def test_get_and_stamp_returns_none_for_a_missing_id_and_never_creates_it(
+    engine: Engine, table: str, raw_repository: DynamoDBMemoryRepository
+) -> None:
+    assert raw_repository.get_and_stamp(NS, 7, at(5)) is None
+
+    assert raw_item(engine, table, NS, 7) is None
+    assert raw_repository.get(NS, 7) is None
+
+
+def test_get_and_stamp_returns_none_for_a_deleted_memory_and_does_not_stamp_it(
+    repository: DynamoDBMemoryRepository,
+) -> None:
+    repository.add(NS, memory(1))
+    repository.soft_delete(NS, 1)
+
+    assert repository.get_and_stamp(NS, 1, at(5)) is None
+
+    stored = repository.get(NS, 1)
+    assert stored is not None
+    assert (stored.status, stored.last_accessed_at) == ("deleted", None)
+
+
+def test_get_and_stamp_never_moves_last_accessed_at_backwards(repository: DynamoDBMemoryRepository) -> None:
+    repository.add(NS, memory(1, updated_at=at(1)))
+    later, earlier = at(20), at(10)
+
+    first = repository.get_and_stamp(NS, 1, later)
+    second = repository.get_and_stamp(NS, 1, earlier)
+
+    assert first is not None
+    assert second is not None
+    assert first.last_accessed_at == second.last_accessed_at == later
+    assert (second.version, second.updated_at) == (1, at(1))
+    stored = repository.get(NS, 1)
+    assert stored is not None
+    assert stored.last_accessed_at == later
+
+
+def test_get_and_stamp_with_the_same_timestamp_again_returns_the_memory(
+    repository: DynamoDBMemoryRepository,
+) -> None:
+    repository.add(NS, memory(1))
+    repository.get_and_stamp(NS, 1, at(10))
+
+    again = repository.get_and_stamp(NS, 1, at(10))
+
+    assert again is not None
+    assert again.last_accessed_at == at(10)
+
+
+def test_stamp_never_moves_last_accessed_at_backwards_nor_changes_version_or_updated_at(
+    repository: DynamoDBMemoryRepository,
+) -> None:
+    repository.add(NS, memory(1, updated_at=at(1), version=2))
+    repository.add(NS, memory(2, updated_at=at(1), version=5))
+
+    repository.stamp(NS, [1, 2], at(20))
+    repository.stamp(NS, [1, 2], at(10))
+
+    for memory_id, version in ((1, 2), (2, 5)):
+        stored = repository.get(NS, memory_id)
+        assert stored is not None
+        assert (stored.last_accessed_at, stored.version, stored.updated_at) == (at(20), version, at(1))
+
+
+def test_stamp_skips_deleted_and_missing_memories_without_creating_any(
+    engine: Engine, table: str, raw_repository: DynamoDBMemoryRepository
+) -> None:
+    raw_repository.add(NS, memory(1))
+    raw_repository.add(NS, memory(2))
+    raw_repository.soft_delete(NS, 2)
+
+    raw_repository.stamp(NS, [1, 2, 3], at(9))
+
+    visible, deleted = raw_repository.get(NS, 1), raw_repository.get(NS, 2)
+    assert visible is not None
+    assert deleted is not None
+    assert visible.last_accessed_at == at(9)
+    assert (deleted.status, deleted.last_accessed_at) == ("deleted", None)
+    assert raw_item(engine, table, NS, 3) is None
+
+
+# --- update and delete -------------------------------------------------------------------------------------
+
+
+def test_update_writes_when_the_expected_version_still_holds(repository: DynamoDBMemoryRepository) -> None:
+    repository.add(NS, memory(1, last_accessed_at=at(3)))
+    changed = memory(1, content="new", tags=["x"], memory_type="event", status="invalid", updated_at=at(8), version=2)
+
+    stored = repository.update(NS, changed, expected_version=1)
+
+    assert stored is not None
+    assert (stored.content, stored.tags, stored.memory_type, stored.status) == ("new", ["x"], "event", "invalid")
+    assert (stored.version, stored.updated_at, stored.created_at) == (2, at(8), at(0))
+    # update writes only the editable fields, updated_at and version: the stamp stays.
+    assert stored.last_accessed_at == at(3)
+    assert repository.get(NS, 1) == stored
+
+
+def test_update_refuses_a_stale_expected_version(repository: DynamoDBMemoryRepository) -> None:
+    original = memory(1, version=3)
+    repository.add(NS, original)
+
+    assert repository.update(NS, memory(1, content="late", version=3), expected_version=2) is None
+    assert repository.get(NS, 1) == original
+
+
+def test_update_refuses_a_deleted_memory_even_at_its_version(repository: DynamoDBMemoryRepository) -> None:
+    repository.add(NS, memory(1))
+    repository.soft_delete(NS, 1)
+
+    assert repository.update(NS, memory(1, content="revived", version=2), expected_version=1) is None
+
+    stored = repository.get(NS, 1)
+    assert stored is not None
+    assert (stored.status, stored.content, stored.version) == ("deleted", "memory 1", 1)
+
+
+def test_update_of_a_missing_id_creates_nothing(
+    engine: Engine, table: str, raw_repository: DynamoDBMemoryRepository
+) -> None:
+    assert raw_repository.update(NS, memory(4, version=2), expected_version=1) is None
+
+    assert raw_item(engine, table, NS, 4) is None
+
+
+def test_soft_delete_marks_deleted_and_leaves_version_and_updated_at(
+    repository: DynamoDBMemoryRepository,
+) -> None:
+    repository.add(NS, memory(1, updated_at=at(4), version=6))
+
+    assert repository.soft_delete(NS, 1)
+
+    stored = repository.get(NS, 1)
+    assert stored is not None
+    assert (stored.status, stored.version, stored.updated_at) == ("deleted", 6, at(4))
+
+
+def test_soft_delete_refuses_missing_and_already_deleted_memories(
+    engine: Engine, table: str, raw_repository: DynamoDBMemoryRepository
+) -> None:
+    raw_repository.add(NS, memory(1))
+    assert raw_repository.soft_delete(NS, 1)
+
+    assert not raw_repository.soft_delete(NS, 1)
+    assert not raw_repository.soft_delete(NS, 2)
+    assert raw_item(engine, table, NS, 2) is None
+
+
+def test_service_update_refuses_a_deleted_memory(service: MemoryService) -> None:
+    created = service.create(NS, NewMemory.parse({"content": "soon gone"}))
+    service.delete(NS, created.id)
+
+    with pytest.raises(MemoryNotFoundError):
+        service.update(NS, created.id, MemoryChanges.parse({"content": "back"}))
+
+
+# --- scan order --------------------------------------------------------------------------------------------
+
+# Timestamps chosen so that every sort gives a different order, with ties in each and some never accessed.
+SCAN_FIXTURE = [
+    memory(1, created_at=at(3), updated_at=at(4), last_accessed_at=None),
+    memory(2, created_at=at(1), updated_at=at(5), last_accessed_at=at(7)),
+    memory(3, created_at=at(3), updated_at=at(4), last_accessed_at=None),
+    memory(4, created_at=at(2), updated_at=at(4), last_accessed_at=at(7)),
+    memory(5, created_at=at(1), updated_at=at(6), last_accessed_at=at(8)),
+    memory(6, created_at=at(2), updated_at=at(5), last_accessed_at=None),
+]
+
+
+@pytest.fixture
+def scan_fixture(repository: DynamoDBMemoryRepository) -> DynamoDBMemoryRepository:
+    # Added out of id order, so no order can come from insertion.
+    for position in (3, 0, 5, 2, 4, 1):
+        repository.add(NS, SCAN_FIXTURE[position])
+    return repository
+
+
+@pytest.mark.parametrize(
+    ("sort", "expected"),
+    [
+        ("id", [1, 2, 3, 4, 5, 6]),
+        ("created_at", [3, 1, 6, 4, 5, 2]),
+        ("updated_at", [5, 6, 2, 4, 3, 1]),
+        ("last_accessed_at", [5, 4, 2, 6, 3, 1]),
+    ],
+)
+def test_scan_orders_id_ascending_and_timestamps_descending_with_ties_by_id_descending(
+    scan_fixture: DynamoDBMemoryRepository, sort: Any, expected: list[int]
+) -> None:
+    assert ids(scan_fixture.scan(NS, sort, None, None)) == expected
+
+
+def test_scan_puts_never_accessed_memories_after_accessed_ones_by_id_descending(
+    repository: DynamoDBMemoryRepository,
+) -> None:
+    for memory_id in range(1, 7):
+        repository.add(NS, memory(memory_id))
+    repository.stamp(NS, [2], at(1))
+    repository.get_and_stamp(NS, 5, at(1))
+
+    assert ids(repository.scan(NS, "last_accessed_at", None, None)) == [5, 2, 6, 4, 3, 1]
+
+
+def test_scan_follows_stamps_and_updates_into_the_timestamp_orders(scan_fixture: DynamoDBMemoryRepository) -> None:
+    scan_fixture.stamp(NS, [1], at(9))
+    scan_fixture.update(NS, memory(3, content="edited", updated_at=at(9), version=2), expected_version=1)
+
+    assert ids(scan_fixture.scan(NS, "last_accessed_at", None, None)) == [1, 5, 4, 2, 6, 3]
+    assert ids(scan_fixture.scan(NS, "updated_at", None, None)) == [3, 5, 6, 2, 4, 1]
+    # A stamp and an update leave created_at where it was.
+    assert ids(scan_fixture.scan(NS, "created_at", None, None)) == [3, 1, 6, 4, 5, 2]
+
+
+def test_scan_returns_whole_records(scan_fixture: DynamoDBMemoryRepository) -> None:
+    assert sorted(scan_fixture.scan(NS, "updated_at", None, None), key=lambda m: m.id) == SCAN_FIXTURE
+
+
+# --- scan filters ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def mixed(repository: DynamoDBMemoryRepository) -> DynamoDBMemoryRepository:
+    rows = [
+        (1, "active", "fact"),
+        (2, "invalid", "fact"),
+        (3, "active", "preference"),
+        (4, "active", "event"),
+        (5, "invalid", "preference"),
+        (6, "active", "preference"),
+        (7, "active", "fact"),
+    ]
+    for memory_id, status, memory_type in rows:
+        repository.add(NS, memory(memory_id, memory_type=memory_type, status=status))
+    repository.soft_delete(NS, 6)
+    repository.soft_delete(NS, 7)
+    return repository
+
+
+@pytest.mark.parametrize("sort", SORTS)
+def test_scan_without_status_leaves_deleted_memories_out(mixed: DynamoDBMemoryRepository, sort: Any) -> None:
+    assert sorted(ids(mixed.scan(NS, sort, None, None))) == [1, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize(
+    ("status", "memory_type", "expected"),
+    [
+        ("active", None, [1, 3, 4]),
+        ("invalid", None, [2, 5]),
+        ("deleted", None, [6, 7]),
+        (None, "preference", [3, 5]),
+        (None, "fact", [1, 2]),
+        (None, "identity", []),
+        ("active", "preference", [3]),
+        ("deleted", "fact", [7]),
+        ("invalid", "event", []),
+    ],
+)
+def test_scan_filters_status_and_memory_type_exactly(
+    mixed: DynamoDBMemoryRepository, status: Any, memory_type: Any, expected: list[int]
+) -> None:
+    assert ids(mixed.scan(NS, "id", status, memory_type)) == expected
+    assert ids(mixed.scan(NS, "created_at", status, memory_type)) == expected[::-1]
+
+
+# --- namespaces --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def two_namespaces(engine: Engine, table: str, raw_repository: DynamoDBMemoryRepository) -> DynamoDBMemoryRepository:
+    raw_repository.add(NS, memory(1, content="alice one"))
+    raw_repository.add(NS, memory(2, content="alice two"))
+    raw_repository.add(OTHER_NS, memory(1, content="bob one"))
+    return raw_repository
+
+
+def test_namespaces_keep_their_own_memories_under_the_same_id(two_namespaces: DynamoDBMemoryRepository) -> None:
+    alice, bob = two_namespaces.get(NS, 1), two_namespaces.get(OTHER_NS, 1)
+
+    assert alice is not None
+    assert bob is not None
+    assert (alice.content, bob.content) == ("alice one", "bob one")
+    assert two_namespaces.get(OTHER_NS, 2) is None
+
+
+@pytest.mark.parametrize(
+    ("status", "alice", "bob"),
+    [(None, ["alice one"], ["bob one"]), ("active", ["alice one"], ["bob one"]), ("deleted", ["alice two"], [])],
+)
+def test_scan_never_returns_another_namespaces_memories(
+    two_namespaces: DynamoDBMemoryRepository, status: Any, alice: list[str], bob: list[str]
+) -> None:
+    two_namespaces.soft_delete(NS, 2)
+
+    for sort in SORTS:
+        # Prefixes and extensions of a namespace are other namespaces, with nothing in them.
+        seen = {ns: [m.content for m in two_namespaces.scan(ns, sort, status, None)] for ns in NAMESPACES_PROBED}
+        assert seen == {NS: alice, OTHER_NS: bob, "alic": [], "alice2": [], "": []}, sort
+
+
+def test_stamping_in_one_namespace_never_touches_or_creates_another_namespaces_memory(
+    engine: Engine, table: str, two_namespaces: DynamoDBMemoryRepository
+) -> None:
+    assert two_namespaces.get_and_stamp(OTHER_NS, 2, at(9)) is None
+    two_namespaces.stamp(OTHER_NS, [1, 2], at(9))
+
+    alice_one, alice_two = two_namespaces.get(NS, 1), two_namespaces.get(NS, 2)
+    assert alice_one is not None
+    assert alice_two is not None
+    assert alice_one.last_accessed_at is None
+    assert alice_two.last_accessed_at is None
+    assert raw_item(engine, table, OTHER_NS, 2) is None
+
+
+def test_update_in_one_namespace_never_touches_or_creates_another_namespaces_memory(
+    engine: Engine, table: str, two_namespaces: DynamoDBMemoryRepository
+) -> None:
+    assert two_namespaces.update(OTHER_NS, memory(2, content="hijack", version=2), expected_version=1) is None
+
+    alice_two = two_namespaces.get(NS, 2)
+    assert alice_two is not None
+    assert (alice_two.content, alice_two.version) == ("alice two", 1)
+    assert raw_item(engine, table, OTHER_NS, 2) is None
+
+
+def test_soft_delete_in_one_namespace_never_touches_another_namespaces_memory(
+    two_namespaces: DynamoDBMemoryRepository,
+) -> None:
+    assert not two_namespaces.soft_delete(OTHER_NS, 2)
+    assert two_namespaces.soft_delete(OTHER_NS, 1)
+
+    alice_one, alice_two = two_namespaces.get(NS, 1), two_namespaces.get(NS, 2)
+    assert alice_one is not None
+    assert alice_two is not None
+    assert (alice_one.status, alice_two.status) == ("active", "active")
+
+
+def test_service_calls_in_one_namespace_never_reach_another(service: MemoryService) -> None:
+    mine = service.create(NS, NewMemory.parse({"content": "mine"}))
+    service.create(OTHER_NS, NewMemory.parse({"content": "theirs one"}))
+    service.create(OTHER_NS, NewMemory.parse({"content": "theirs two"}))
+
+    with pytest.raises(MemoryNotFoundError):
+        service.get(NS, 2)
+    with pytest.raises(MemoryNotFoundError):
+        service.update(NS, 2, MemoryChanges.parse({"content": "hijack"}))
+    with pytest.raises(MemoryNotFoundError):
+        service.delete(NS, 2)
+    page = service.search(NS, RetrievalQuery.parse({}))
+    assert [m.content for m in page.items] == [mine.content]
