@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import boto3
 import pytest
@@ -72,7 +72,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _missing_dynamodb_local(reason: str) -> None:
+def _missing_dynamodb_local(reason: str) -> NoReturn:
     if os.environ.get("CI"):
         pytest.fail(f"DynamoDB Local is required in CI: {reason}")
     pytest.skip(f"DynamoDB Local unavailable ({reason}); run `make test`, which installs it")

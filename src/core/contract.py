@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Annotated, Literal, get_args
 
@@ -19,13 +20,17 @@ MAX_LIMIT = 100
 Q_MAX_CHARS = 256
 
 
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
 def _integer(value: object) -> object:
     # Query strings arrive as text and tool arguments as numbers; both mean the same integer.
     if isinstance(value, bool):
         raise ValueError("must be an integer")
     if isinstance(value, str):
         text = value.strip()
-        if not text.lstrip("-").isdigit() or not text.isascii():
+        # Beyond 4300 digits int() refuses to parse; such a number is no use as a limit or offset anyway.
+        if not _INTEGER.fullmatch(text) or len(text) > 4000:
             raise ValueError("must be an integer")
         return int(text)
     return value

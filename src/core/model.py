@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, Self, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
-from pydantic.json_schema import SkipJsonSchema
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from core.errors import FieldError, InvalidInputError
+from core.errors import FieldError, InvalidInputError, MemoryNotFoundError
 
 MemoryType = Literal["preference", "fact", "identity", "event"]
 Status = Literal["active", "invalid", "deleted"]
@@ -19,6 +17,7 @@ WritableStatus = Literal["active", "invalid"]
 MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
 STATUSES: tuple[str, ...] = get_args(Status)
 
+ID_DIGITS = 10  # ids are stored zero-padded to this width, so keys sort numerically
 CONTENT_MAX_CHARS = 8192
 TAG_MAX_CHARS = 64
 TAGS_MAX = 20
@@ -51,10 +50,21 @@ TAG_RULE = (
 
 def format_timestamp(moment: datetime) -> str:
     """The contract's only timestamp spelling: UTC, six fraction digits, `Z`; it sorts as a string."""
-    return moment.astimezone(UTC).strftime(TIMESTAMP_FORMAT)
+    utc = moment.astimezone(UTC)
+    # strftime's %Y does not pad years below 1000 on every platform; the format must stay fixed-width.
+    return f"{utc.year:04d}-{utc:%m-%dT%H:%M:%S.%f}Z"
+
+
+def _require_unicode(value: str) -> None:
+    # JSON can carry lone surrogates ("\ud800"); they are not text and cannot be stored or sent back.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be valid Unicode text (no lone surrogates)") from None
 
 
 def normalize_tag(value: str) -> str:
+    _require_unicode(value)
     tag = value.strip().lower()
     if not _TAG_PATTERN.fullmatch(tag):
         raise ValueError(TAG_RULE)
@@ -62,6 +72,7 @@ def normalize_tag(value: str) -> str:
 
 
 def _normalize_content(value: str) -> str:
+    _require_unicode(value)
     content = value.strip()
     if not 1 <= len(content) <= CONTENT_MAX_CHARS:
         raise ValueError(f"must be 1 to {CONTENT_MAX_CHARS} characters after trimming")
@@ -92,6 +103,18 @@ Tags = Annotated[
         )
     ),
 ]
+
+
+MAX_MEMORY_ID = 10**ID_DIGITS - 1
+
+
+def parse_memory_id(value: object) -> int:
+    """An id as a door receives it (path text or tool argument); anything that cannot be an id is not found."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= ID_DIGITS:
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_MEMORY_ID:
+        raise MemoryNotFoundError(str(value)[:40])
+    return value
 
 
 class Memory(BaseModel):
@@ -138,19 +161,18 @@ class NewMemory(InputModel):
 class MemoryChanges(InputModel):
     """The body of a PATCH: any subset of the editable fields; an absent field is left as it is."""
 
-    content: Content | SkipJsonSchema[None] = None
-    tags: Tags | SkipJsonSchema[None] = None
-    memory_type: MemoryType | SkipJsonSchema[None] = None
-    status: WritableStatus | SkipJsonSchema[None] = None
+    # None only as the "not given" default (never validated); a given null is refused by _no_nulls.
+    content: Content = None  # type: ignore[assignment]
+    tags: Tags = None  # type: ignore[assignment]
+    memory_type: MemoryType = None  # type: ignore[assignment]
+    status: WritableStatus = None  # type: ignore[assignment]
 
-    @model_validator(mode="before")
+    @field_validator("*", mode="before")
     @classmethod
-    def _reject_nulls(cls, data: Any) -> Any:
-        if isinstance(data, Mapping):
-            nulls = [key for key, value in data.items() if value is None and key in cls.model_fields]
-            if nulls:
-                raise InvalidInputError([FieldError(str(key), "must not be null") for key in nulls])
-        return data
+    def _no_nulls(cls, value: object) -> object:
+        if value is None:
+            raise ValueError("must not be null")
+        return value
 
     def apply_to(self, memory: Memory, now: str) -> Memory:
         """The memory after this PATCH; the same object when no editable field actually changes."""

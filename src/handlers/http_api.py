@@ -11,10 +11,12 @@ from aws_lambda_powertools.logging import correlation_paths
 from fastapi import Depends, FastAPI, Header, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from mangum import Mangum
 from mangum.adapter import DEFAULT_TEXT_MIME_TYPES
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Scope
 
 from core.contract import Page, RetrievalQuery
 from core.errors import (
@@ -26,14 +28,13 @@ from core.errors import (
     VersionMismatchError,
     WriteConflictError,
 )
-from core.model import Memory, MemoryChanges, NewMemory
+from core.model import Memory, MemoryChanges, NewMemory, parse_memory_id
 from core.service import MemoryService
 from handlers import bootstrap
 
 logger = Logger()
 
 MAX_BODY_BYTES: Final = 128 * 1024
-MAX_MEMORY_ID: Final = 9_999_999_999
 PROBLEM_JSON: Final = "application/problem+json"
 _STRONG_ETAG = re.compile(r'"(\d{1,10})"')
 
@@ -128,20 +129,18 @@ async def read_json_body(request: Request) -> object:
         if len(body) > MAX_BODY_BYTES:
             raise HttpProblemError(413, "Body too large", f"the body must be at most {MAX_BODY_BYTES} bytes")
     try:
-        return json.loads(bytes(body), parse_constant=_reject_constant)
+        return json.loads(bytes(body), parse_constant=_reject_constant, parse_int=_parse_int)
     except (ValueError, RecursionError):
         raise HttpProblemError(400, "Body is not JSON", "the body must be a JSON object") from None
 
 
+def _parse_int(text: str) -> object:
+    # int() refuses more than 4300 digits; no field takes a number that size, so let validation name the field.
+    return int(text) if len(text) <= 4000 else float(text)
+
+
 def _reject_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
-
-
-def parse_memory_id(raw: str) -> int:
-    """A path id; anything that cannot be an id is simply not found, as the contract says."""
-    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= MAX_MEMORY_ID:
-        raise MemoryNotFoundError(raw)
-    return int(raw)
 
 
 def parse_if_match(header: str | None) -> int | None:
@@ -195,7 +194,10 @@ def create_app(
     @app.exception_handler(StarletteHTTPException)
     async def _http_exception(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         title = {404: "Not found", 405: "Method not allowed"}.get(exc.status_code, "HTTP error")
-        headers = dict(exc.headers) if exc.headers else None
+        headers = dict(exc.headers) if exc.headers else {}
+        if exc.status_code == 405:
+            # Starlette names only the first route matching the path; a resource allows every route's methods.
+            headers["Allow"] = ", ".join(_allowed_methods(app, request.scope))
         return problem_response(exc.status_code, "http-error", title, str(exc.detail), headers=headers)
 
     @app.exception_handler(Exception)
@@ -268,6 +270,14 @@ def create_app(
 
     _document_problem_schema(app)
     return app
+
+
+def _allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
+    methods: set[str] = set()
+    for route in app.routes:
+        if isinstance(route, APIRoute) and route.methods and route.path_regex.fullmatch(scope["path"]):
+            methods |= route.methods
+    return sorted(methods)
 
 
 def _document_problem_schema(app: FastAPI) -> None:

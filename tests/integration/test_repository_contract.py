@@ -216,7 +216,7 @@ def test_stamp_never_moves_last_accessed_at_backwards_nor_changes_version_or_upd
         assert (stored.last_accessed_at, stored.version, stored.updated_at) == (at(20), version, at(1))
 
 
-def test_stamp_skips_deleted_and_missing_memories_without_creating_any(
+def test_stamp_marks_listed_deleted_memories_without_reviving_them_and_never_creates_missing_ones(
     engine: Engine, table: str, raw_repository: DynamoDBMemoryRepository
 ) -> None:
     raw_repository.add(NS, memory(1))
@@ -229,7 +229,8 @@ def test_stamp_skips_deleted_and_missing_memories_without_creating_any(
     assert visible is not None
     assert deleted is not None
     assert visible.last_accessed_at == at(9)
-    assert (deleted.status, deleted.last_accessed_at) == ("deleted", None)
+    # A listing with status=deleted returns deleted memories, and every returned record is stamped (CONTRACT.md).
+    assert (deleted.status, deleted.last_accessed_at, deleted.version) == ("deleted", at(9), 1)
     assert raw_item(engine, table, NS, 3) is None
 
 

@@ -50,5 +50,6 @@ class MemoryRepository(Protocol):
         ...
 
     def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
-        """Set `last_accessed_at` on each visible memory concurrently; never creates, revives or moves it back."""
+        """Set `last_accessed_at` on each listed memory concurrently (deleted ones too, when a listing asked for
+        them: a stamp never changes `status`); never creates a memory or moves the stamp back."""
         ...

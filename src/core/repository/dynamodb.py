@@ -18,7 +18,7 @@ from botocore.exceptions import ClientError, ConnectionError, HTTPClientError
 
 from core.contract import SortKey
 from core.errors import StorageUnavailableError, WriteConflictError
-from core.model import Memory, MemoryType, Status
+from core.model import ID_DIGITS, Memory, MemoryType, Status
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -31,7 +31,6 @@ INDEXES: Final[Mapping[str, tuple[str, str]]] = {
 }
 # Below every real timestamp, so never-accessed memories sort after accessed ones (descending) and stay indexed.
 NEVER_ACCESSED: Final = "0000-00-00T00:00:00.000000Z"
-ID_WIDTH: Final = 10
 STAMP_CONCURRENCY: Final = 16
 
 # Codes that mean "briefly unavailable, retry later"; botocore has already retried them within its bound.
@@ -85,11 +84,11 @@ def _pk(namespace: str) -> dict[str, Any]:
 
 
 def _key(namespace: str, memory_id: int) -> dict[str, Any]:
-    return {"pk": _pk(namespace), "sk": {"S": f"MEM#{memory_id:0{ID_WIDTH}d}"}}
+    return {"pk": _pk(namespace), "sk": {"S": f"MEM#{memory_id:0{ID_DIGITS}d}"}}
 
 
 def _sort_value(timestamp: str | None, memory_id: int) -> dict[str, Any]:
-    return {"S": f"{timestamp or NEVER_ACCESSED}#{memory_id:0{ID_WIDTH}d}"}
+    return {"S": f"{timestamp or NEVER_ACCESSED}#{memory_id:0{ID_DIGITS}d}"}
 
 
 def _to_item(namespace: str, memory: Memory) -> dict[str, Any]:
@@ -194,7 +193,7 @@ class DynamoDBMemoryRepository:
 
     def get_and_stamp(self, namespace: str, memory_id: int, accessed_at: str) -> Memory | None:
         try:
-            response = self._stamp_call(namespace, memory_id, accessed_at, ReturnValues="ALL_NEW")
+            response = self._stamp_call(namespace, memory_id, accessed_at, visible_only=True, ReturnValues="ALL_NEW")
         except _ConditionFailedError as failed:
             # Missing, deleted, or already stamped later by a concurrent reader: the old item tells which.
             old = failed.old_item
@@ -280,23 +279,26 @@ class DynamoDBMemoryRepository:
         list(_STAMPERS.map(lambda mid: self._stamp_one(namespace, mid, accessed_at), memory_ids))
 
     def _stamp_one(self, namespace: str, memory_id: int, accessed_at: str) -> None:
-        # A failed condition means deleted meanwhile, or already stamped later by another reader: nothing to do.
+        # A failed condition means already stamped later by another reader (or never stored): nothing to do.
         with contextlib.suppress(_ConditionFailedError):
-            self._stamp_call(namespace, memory_id, accessed_at)
+            self._stamp_call(namespace, memory_id, accessed_at, visible_only=False)
 
-    def _stamp_call(self, namespace: str, memory_id: int, accessed_at: str, **extra: Any) -> Any:
+    def _stamp_call(self, namespace: str, memory_id: int, accessed_at: str, *, visible_only: bool, **extra: Any) -> Any:
+        condition = "attribute_exists(pk) AND (attribute_not_exists(last_accessed_at) OR last_accessed_at < :at)"
+        names: dict[str, str] = {}
+        values: dict[str, Any] = {":at": {"S": accessed_at}, ":ak": _sort_value(accessed_at, memory_id)}
+        if visible_only:
+            condition += " AND #status <> :deleted"
+            names["#status"] = "status"
+            values[":deleted"] = {"S": "deleted"}
         return _call(
             self._client.update_item,
             TableName=self._table,
             Key=_key(namespace, memory_id),
             UpdateExpression="SET last_accessed_at = :at, accessed_key = :ak",
-            ConditionExpression=(f"{_VISIBLE} AND (attribute_not_exists(last_accessed_at) OR last_accessed_at < :at)"),
-            ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues={
-                ":at": {"S": accessed_at},
-                ":ak": _sort_value(accessed_at, memory_id),
-                ":deleted": {"S": "deleted"},
-            },
+            ConditionExpression=condition,
+            ExpressionAttributeValues=values,
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            **({"ExpressionAttributeNames": names} if names else {}),
             **extra,
         )
