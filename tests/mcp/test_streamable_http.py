@@ -1,0 +1,149 @@
+"""The real SDK client over Streamable HTTP against the guarded ASGI app, in both protocol eras, and the guard."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx2
+import pytest
+from fastapi.testclient import TestClient
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server import MCPServer
+
+from core.service import MemoryService
+from handlers.http_api import create_app
+from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app, create_server, with_mcp_endpoint
+from tests.mcp.conftest import FUNCTION_URL_HOST, tool_text
+
+pytestmark = pytest.mark.anyio
+
+MODES = ["auto", "legacy"]
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+JSON_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+@asynccontextmanager
+async def serving(endpoint: MCPEndpoint, base_url: str = "http://testserver") -> AsyncIterator[httpx2.AsyncClient]:
+    """The endpoint's lifespan entered (ASGITransport does not run it) and an HTTP client pointed at it."""
+    transport = httpx2.ASGITransport(app=endpoint)
+    async with endpoint.session_manager.run(), httpx2.AsyncClient(transport=transport, base_url=base_url) as http:
+        yield http
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_sdk_client_lists_and_calls_tools_over_streamable_http(server: MCPServer, mode: str) -> None:
+    async with (
+        serving(create_mcp_asgi_app(server)) as http,
+        Client(streamable_http_client("http://testserver/mcp", http_client=http), mode=mode) as client,
+    ):
+        tools = await client.list_tools()
+        created = await client.call_tool("create_memory", {"content": "The user likes tea", "tags": ["food"]})
+        found = await client.call_tool("search_memories", {"tag": "food"})
+        refused = await client.call_tool("search_memories", {"limit": 0})
+        era = client.protocol_version
+
+    assert era == ("2026-07-28" if mode == "auto" else "2025-11-25")
+    assert len(tools.tools) == 6
+    assert created.structured_content is not None
+    assert created.structured_content["version"] == 1
+    assert found.structured_content is not None
+    assert found.structured_content["total"] == 1
+    assert refused.is_error
+    assert tool_text(refused).endswith("limit: must be 1 or more")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_each_request_stands_alone_without_a_session_id(server: MCPServer, mode: str) -> None:
+    responses: list[httpx2.Response] = []
+
+    async def record(response: httpx2.Response) -> None:
+        responses.append(response)
+
+    async with serving(create_mcp_asgi_app(server)) as http:
+        http.event_hooks["response"].append(record)
+        async with Client(streamable_http_client("http://testserver/mcp", http_client=http), mode=mode) as client:
+            await client.call_tool("prime_memory_context", {})
+
+    assert responses
+    assert all(r.request.method == "POST" for r in responses)
+    assert all("mcp-session-id" not in r.headers for r in responses)
+    assert all(r.headers["content-type"].startswith("application/json") for r in responses if r.status_code == 200)
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD", "DELETE"])
+async def test_get_head_and_delete_on_mcp_get_405_allowing_post_instead_of_an_endless_stream(
+    server: MCPServer, method: str
+) -> None:
+    async with serving(create_mcp_asgi_app(server)) as http:
+        response = await http.request(method, "/mcp", headers={"accept": "text/event-stream"})
+
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
+
+
+async def test_a_foreign_origin_gets_403(server: MCPServer) -> None:
+    async with serving(create_mcp_asgi_app(server, allowed_origins=["https://app.example"])) as http:
+        response = await http.post(
+            "/mcp", json=INITIALIZE, headers={**JSON_HEADERS, "origin": "https://attacker.example"}
+        )
+
+    assert response.status_code == 403
+
+
+async def test_an_allowed_origin_and_no_origin_are_served(server: MCPServer) -> None:
+    async with serving(create_mcp_asgi_app(server, allowed_origins=["https://app.example"])) as http:
+        allowed = await http.post("/mcp", json=INITIALIZE, headers={**JSON_HEADERS, "origin": "https://app.example"})
+        absent = await http.post("/mcp", json=INITIALIZE, headers=JSON_HEADERS)
+
+    assert (allowed.status_code, absent.status_code) == (200, 200)
+
+
+async def test_a_function_url_host_is_not_refused_as_a_rebinding_attempt(server: MCPServer) -> None:
+    async with serving(create_mcp_asgi_app(server), base_url=f"https://{FUNCTION_URL_HOST}") as http:
+        response = await http.post("/mcp", json=INITIALIZE, headers=JSON_HEADERS)
+
+    assert response.status_code == 200
+    assert response.json()["result"]["serverInfo"]["name"] == "agent-memory"
+
+
+async def test_a_body_that_is_not_json_rpc_is_refused_with_400_not_a_crash(server: MCPServer) -> None:
+    async with serving(create_mcp_asgi_app(server)) as http:
+        not_json = await http.post("/mcp", content=b"{oops", headers=JSON_HEADERS)
+        wrong_type = await http.post("/mcp", content=b"{}", headers={**JSON_HEADERS, "content-type": "text/plain"})
+
+    assert (not_json.status_code, wrong_type.status_code) == (400, 400)
+
+
+async def test_a_body_over_the_http_doors_bound_is_refused_with_413(server: MCPServer) -> None:
+    async with serving(create_mcp_asgi_app(server)) as http:
+        response = await http.post("/mcp", content=b" " * (128 * 1024 + 1), headers=JSON_HEADERS)
+
+    assert response.status_code == 413
+
+
+def test_one_process_serves_the_http_api_and_mcp_side_by_side(moto_service: MemoryService) -> None:
+    endpoint = create_mcp_asgi_app(create_server(provide_service=lambda: moto_service))
+    app = with_mcp_endpoint(create_app(provide_service=lambda: moto_service), endpoint)
+
+    with TestClient(app) as client:
+        created = client.post("/memories", json={"content": "The user likes tea"})
+        listed = client.post(
+            "/mcp",
+            json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search_memories"}},
+            headers={**JSON_HEADERS, "mcp-protocol-version": "2025-11-25"},
+        )
+        stream = client.get("/mcp")
+        missing = client.get("/nowhere")
+
+    assert created.status_code == 201
+    assert listed.status_code == 200
+    assert listed.json()["result"]["structuredContent"]["items"][0]["content"] == "The user likes tea"
+    assert stream.status_code == 405
+    assert (missing.status_code, missing.headers["content-type"]) == (404, "application/problem+json")
