@@ -1,0 +1,132 @@
+"""The adapter under injected DynamoDB faults: bounded retries, domain errors by code, no retried conditions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from botocore.awsrequest import AWSResponse
+from botocore.exceptions import EndpointConnectionError
+
+from core.errors import StorageUnavailableError
+from core.model import Memory
+from core.repository.dynamodb import DynamoDBMemoryRepository
+from tests.conftest import NAMESPACE, Engine
+
+
+class _Body:
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        yield self.raw
+
+    def read(self, *_: Any, **__: Any) -> bytes:
+        return self.raw
+
+
+class Faults:
+    """Answers the first `times` calls of one operation with a DynamoDB error, before moto sees them."""
+
+    def __init__(self, client: Any, operation: str, code: str, times: int) -> None:
+        self.attempts = 0
+        self.left = times
+        self.code = code
+        client.meta.events.register_first(f"before-send.dynamodb.{operation}", self._send)
+
+    def _send(self, request: Any, **_: Any) -> AWSResponse | None:
+        self.attempts += 1
+        if self.left <= 0:
+            return None
+        self.left -= 1
+        body = f'{{"__type":"com.amazonaws.dynamodb.v20120810#{self.code}","message":"injected"}}'.encode()
+        return AWSResponse(request.url, 400, {"x-amzn-ErrorType": self.code}, _Body(body))
+
+
+def memory(memory_id: int) -> Memory:
+    at = "2026-04-06T14:12:00.000000Z"
+    return Memory(
+        id=memory_id, content="x", tags=[], created_at=at, updated_at=at, last_accessed_at=None,
+        memory_type="fact", status="active", version=1,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def repository(moto_engine: Engine) -> DynamoDBMemoryRepository:
+    return DynamoDBMemoryRepository(moto_engine.client, moto_engine.new_table())
+
+
+@pytest.mark.parametrize("code", ["ProvisionedThroughputExceededException", "ThrottlingException"])
+def test_throttling_is_retried_up_to_three_attempts_then_reported_unavailable(
+    moto_engine: Engine, repository: DynamoDBMemoryRepository, code: str
+) -> None:
+    faults = Faults(moto_engine.client, "GetItem", code, times=10)
+
+    with pytest.raises(StorageUnavailableError) as raised:
+        repository.get(NAMESPACE, 1)
+
+    assert faults.attempts == 3
+    assert raised.value.retry_after_seconds >= 1
+
+
+def test_a_throttled_call_that_recovers_within_the_bound_succeeds(
+    moto_engine: Engine, repository: DynamoDBMemoryRepository
+) -> None:
+    repository.add(NAMESPACE, memory(1))
+    faults = Faults(moto_engine.client, "GetItem", "ThrottlingException", times=2)
+
+    assert repository.get(NAMESPACE, 1) == memory(1)
+    assert faults.attempts == 3
+
+
+def test_a_server_error_is_reported_unavailable_not_raised_raw(
+    moto_engine: Engine, repository: DynamoDBMemoryRepository
+) -> None:
+    Faults(moto_engine.client, "Query", "InternalServerError", times=10)
+
+    with pytest.raises(StorageUnavailableError):
+        list(repository.scan(NAMESPACE, "id", None, None))
+
+
+def test_a_failed_condition_is_never_retried(moto_engine: Engine, repository: DynamoDBMemoryRepository) -> None:
+    repository.add(NAMESPACE, memory(1))
+    counter = Faults(moto_engine.client, "UpdateItem", "ThrottlingException", times=0)
+
+    assert repository.update(NAMESPACE, memory(1).model_copy(update={"version": 3}), expected_version=2) is None
+    assert counter.attempts == 1
+
+
+def test_a_throttled_create_reports_unavailable_and_its_id_is_never_reused(
+    moto_engine: Engine, repository: DynamoDBMemoryRepository
+) -> None:
+    first = repository.next_id(NAMESPACE)
+    Faults(moto_engine.client, "PutItem", "ThrottlingException", times=10)
+
+    with pytest.raises(StorageUnavailableError):
+        repository.add(NAMESPACE, memory(first))
+
+    # Whether the write landed is moto's business here (it applies a request even when a hook answers it).
+    assert repository.next_id(NAMESPACE) == first + 1
+
+
+def test_an_unreachable_store_is_reported_unavailable(
+    moto_engine: Engine, repository: DynamoDBMemoryRepository
+) -> None:
+    def refuse(request: Any, **_: Any) -> None:
+        raise EndpointConnectionError(endpoint_url=request.url)
+
+    moto_engine.client.meta.events.register_first("before-send.dynamodb.GetItem", refuse)
+
+    with pytest.raises(StorageUnavailableError):
+        repository.get(NAMESPACE, 1)
+
+
+def test_a_stamp_failure_during_a_listing_is_reported_unavailable(
+    moto_engine: Engine, repository: DynamoDBMemoryRepository
+) -> None:
+    repository.add(NAMESPACE, memory(1))
+    Faults(moto_engine.client, "UpdateItem", "ThrottlingException", times=10)
+
+    with pytest.raises(StorageUnavailableError):
+        repository.stamp(NAMESPACE, [1], "2026-04-06T14:13:00.000000Z")
