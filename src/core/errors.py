@@ -57,3 +57,30 @@ class StorageUnavailableError(DomainError):
     def __init__(self, detail: str, retry_after_seconds: int = 1) -> None:
         self.retry_after_seconds = retry_after_seconds
         super().__init__(detail)
+
+
+class AuthenticationError(DomainError):
+    """No valid API key came with the request: missing, malformed, unknown, expired or revoked.
+
+    `credentials_given` tells a request that presented a bearer key (which was refused) from one that did not.
+    """
+
+    def __init__(self, detail: str, credentials_given: bool = True) -> None:
+        self.credentials_given = credentials_given
+        super().__init__(detail)
+
+
+class PermissionDeniedError(DomainError):
+    """The API key is valid but lacks the scope the operation needs."""
+
+    def __init__(self, scope: str) -> None:
+        self.scope = scope
+        super().__init__(f"this API key lacks the '{scope}' scope, which this operation needs")
+
+
+class KeyNotFoundError(DomainError):
+    """No API key has this id."""
+
+    def __init__(self, key_id: str) -> None:
+        self.key_id = key_id
+        super().__init__(f"API key {key_id[:40]} does not exist")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, Self, get_args
 
@@ -46,6 +47,13 @@ TAG_RULE = (
     f"must be 1 to {TAG_MAX_CHARS} characters of a-z 0-9 - _ . : starting with a letter or digit "
     "(after trimming and lower-casing)"
 )
+
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 def format_timestamp(moment: datetime) -> str:

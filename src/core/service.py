@@ -1,23 +1,15 @@
-"""The use cases of the contract, over any MemoryRepository; both doors call these and nothing else."""
+"""The use cases of the contract, over any MemoryRepository; both doors call these for every memory operation."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime
-
 from core.contract import Page, RetrievalQuery
 from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
-from core.model import Memory, MemoryChanges, NewMemory, format_timestamp
+from core.model import Clock, Memory, MemoryChanges, NewMemory, format_timestamp, utc_now
 from core.repository import MemoryRepository
 
-Clock = Callable[[], datetime]
 # A PATCH without a precondition re-reads and re-applies when a concurrent writer got in first; this bounds it.
 UPDATE_ATTEMPTS = 3
 ANY_VERSION = None
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class MemoryService:

@@ -6,13 +6,18 @@ import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from core.repository.dynamodb import DynamoDBMemoryRepository, make_client
+from core.keys import KeyService
+from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository, make_client
 from core.service import MemoryService
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 DEFAULT_TABLE = "agent-memory"
 DEFAULT_REGION = "us-east-1"
-# Until API keys arrive, every caller shares this namespace; it is still part of every key.
+# The namespace of the first key a local `serve` creates, and of `serve --no-auth`.
 DEFAULT_NAMESPACE = "default"
 
 
@@ -45,16 +50,35 @@ def use_placeholder_credentials() -> None:
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
 
 
-def build_service(settings: Settings) -> MemoryService:
-    client = make_client(settings.endpoint_url, settings.region)
-    return MemoryService(DynamoDBMemoryRepository(client, settings.table_name))
+@dataclass(frozen=True)
+class Services:
+    """The memory and key use cases over one table, sharing one DynamoDB client."""
+
+    memories: MemoryService
+    keys: KeyService
+
+
+def build_services(settings: Settings, client: DynamoDBClient | None = None) -> Services:
+    """Both services over `settings`' table, through `client` (or a new one built from the settings)."""
+    client = client or make_client(settings.endpoint_url, settings.region)
+    return Services(
+        MemoryService(DynamoDBMemoryRepository(client, settings.table_name)),
+        KeyService(DynamoDBKeyRepository(client, settings.table_name)),
+    )
 
 
 @functools.cache
+def default_services() -> Services:
+    """The process-wide services for Lambda: one client, created on first use and reused while warm.
+
+    Lambda always authenticates: no setting turns the key check off.
+    """
+    return build_services(settings_from_env())
+
+
 def default_service() -> MemoryService:
-    """The process-wide service for Lambda: one client, created on first use and reused while warm."""
-    return build_service(settings_from_env())
+    return default_services().memories
 
 
-def current_namespace() -> str:
-    return DEFAULT_NAMESPACE
+def default_key_service() -> KeyService:
+    return default_services().keys

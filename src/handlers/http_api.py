@@ -8,50 +8,30 @@ from typing import Annotated, Any, Final
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging import correlation_paths
-from fastapi import Depends, FastAPI, Header, Request, Response
+from fastapi import Depends, FastAPI, Header, Request, Response, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from mangum import Mangum
 from mangum.adapter import DEFAULT_TEXT_MIME_TYPES
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import Scope
+from starlette.types import Scope as AsgiScope
 
+from core.access import Principal, Scope
 from core.contract import Page, RetrievalQuery
-from core.errors import (
-    DomainError,
-    FieldError,
-    InvalidInputError,
-    MemoryNotFoundError,
-    StorageUnavailableError,
-    VersionMismatchError,
-    WriteConflictError,
-)
+from core.errors import DomainError, FieldError, InvalidInputError
 from core.model import Memory, MemoryChanges, NewMemory, parse_memory_id
 from core.service import MemoryService
 from handlers import bootstrap
+from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator, authorize
+from handlers.problem import DOMAIN_STATUS, PROBLEM_JSON, Problem, domain_problem, problem_response
 
 logger = Logger()
 
 MAX_BODY_BYTES: Final = 128 * 1024
-PROBLEM_JSON: Final = "application/problem+json"
 _STRONG_ETAG = re.compile(r'"(\d{1,10})"')
-
-
-class ProblemFieldError(BaseModel):
-    field: str
-    message: str
-
-
-class Problem(BaseModel):
-    """An RFC 9457 problem document."""
-
-    type: str
-    title: str
-    status: int
-    detail: str
-    errors: list[ProblemFieldError] | None = None
 
 
 class HttpProblemError(Exception):
@@ -62,36 +42,6 @@ class HttpProblemError(Exception):
         super().__init__(detail)
 
 
-# The one table from domain errors to HTTP: status, problem type slug and title.
-DOMAIN_STATUS: Final[dict[type[DomainError], tuple[int, str, str]]] = {
-    InvalidInputError: (422, "invalid-input", "The request breaks the memory contract"),
-    MemoryNotFoundError: (404, "not-found", "No such memory"),
-    VersionMismatchError: (412, "version-mismatch", "The memory changed since that version"),
-    WriteConflictError: (409, "write-conflict", "The write collided with another one in flight"),
-    StorageUnavailableError: (503, "storage-unavailable", "Storage is briefly unavailable"),
-}
-
-
-def problem_response(
-    status: int,
-    slug: str,
-    title: str,
-    detail: str,
-    errors: list[FieldError] | None = None,
-    headers: dict[str, str] | None = None,
-) -> JSONResponse:
-    body = Problem(
-        type=f"urn:agent-memory:problem:{slug}",
-        title=title,
-        status=status,
-        detail=detail,
-        errors=[ProblemFieldError(field=e.field, message=e.message) for e in errors] if errors is not None else None,
-    )
-    return JSONResponse(
-        body.model_dump(exclude_none=True), status_code=status, headers=headers, media_type=PROBLEM_JSON
-    )
-
-
 def _problem_doc(description: str) -> dict[str, Any]:
     return {
         "description": description,
@@ -100,6 +50,11 @@ def _problem_doc(description: str) -> dict[str, Any]:
 
 
 _COMMON_RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
+    401: {
+        **_problem_doc("No valid API key: missing, malformed, unknown, expired or revoked."),
+        "headers": {"WWW-Authenticate": {"description": "The Bearer challenge.", "schema": {"type": "string"}}},
+    },
+    403: _problem_doc("The API key lacks the scope this route needs (`read` for GET, `write` otherwise)."),
     429: _problem_doc("Throttled; retry later."),
     503: _problem_doc("Storage is briefly unavailable; retry after `Retry-After` seconds."),
 }
@@ -156,11 +111,21 @@ def _with_etag(memory: Memory, response: Response) -> Memory:
     return memory
 
 
+API_KEY_SCHEME = HTTPBearer(
+    scheme_name="ApiKey",
+    bearerFormat="am_<key id>_<secret>",
+    description="An agent-memory API key. Its namespace is the only one the request sees; its scopes decide "
+    "what it may do (`read`: GET routes, `write`: POST, PATCH and DELETE).",
+    # Declares the scheme in the OpenAPI document; the key itself is read and checked by `authorize`.
+    auto_error=False,
+)
+
+
 def create_app(
     provide_service: Callable[[], MemoryService] = bootstrap.default_service,
-    provide_namespace: Callable[[], str] = bootstrap.current_namespace,
+    authenticate: Authenticator = DEFAULT_AUTHENTICATOR,
 ) -> FastAPI:
-    """The HTTP API; tests pass their own providers instead of patching."""
+    """The HTTP API; tests pass their own service and authenticator instead of patching."""
     app = FastAPI(
         title="agent-memory",
         version="0.1.0",
@@ -168,18 +133,23 @@ def create_app(
         responses=_COMMON_RESPONSES,
     )
     Service = Annotated[MemoryService, Depends(provide_service)]  # noqa: N806  # a type alias, named like one
-    Namespace = Annotated[str, Depends(provide_namespace)]  # noqa: N806
+
+    def caller_allowed(scope: Scope) -> Callable[..., Principal]:
+        # A plain function: FastAPI runs it in a worker thread, so a key lookup never blocks the event loop.
+        def principal(
+            request: Request, _: Annotated[HTTPAuthorizationCredentials | None, Security(API_KEY_SCHEME)]
+        ) -> Principal:
+            return authorize(authenticate, request.headers.get("authorization"), scope)
+
+        return principal
+
+    # The namespace of every route comes from the key alone, never from the request.
+    Reader = Annotated[Principal, Depends(caller_allowed("read"))]  # noqa: N806
+    Writer = Annotated[Principal, Depends(caller_allowed("write"))]  # noqa: N806
 
     @app.exception_handler(DomainError)
     async def _domain_error(request: Request, exc: DomainError) -> JSONResponse:
-        status, slug, title = DOMAIN_STATUS[type(exc)]
-        headers: dict[str, str] = {}
-        if isinstance(exc, StorageUnavailableError):
-            headers["Retry-After"] = str(exc.retry_after_seconds)
-        if isinstance(exc, VersionMismatchError):
-            headers["ETag"] = f'"{exc.current_version}"'
-        errors = list(exc.errors) if isinstance(exc, InvalidInputError) else None
-        return problem_response(status, slug, title, str(exc), errors, headers)
+        return domain_problem(exc)
 
     @app.exception_handler(HttpProblemError)
     async def _http_problem(request: Request, exc: HttpProblemError) -> JSONResponse:
@@ -217,15 +187,15 @@ def create_app(
         openapi_extra=_json_schema_body(NewMemory),
         summary="Create a memory",
     )
-    async def create_memory(request: Request, response: Response, service: Service, namespace: Namespace) -> Memory:
+    async def create_memory(request: Request, response: Response, service: Service, caller: Writer) -> Memory:
         new = NewMemory.parse(await read_json_body(request))
-        memory = service.create(namespace, new)
+        memory = service.create(caller.namespace, new)
         response.headers["Location"] = f"/memories/{memory.id}"
         return _with_etag(memory, response)
 
     @app.get("/memories/{memory_id}", response_model=Memory, responses=_404, summary="Read one memory")
-    async def get_memory(memory_id: str, response: Response, service: Service, namespace: Namespace) -> Memory:
-        return _with_etag(service.get(namespace, parse_memory_id(memory_id)), response)
+    async def get_memory(memory_id: str, response: Response, service: Service, caller: Reader) -> Memory:
+        return _with_etag(service.get(caller.namespace, parse_memory_id(memory_id)), response)
 
     @app.patch(
         "/memories/{memory_id}",
@@ -245,16 +215,16 @@ def create_app(
         request: Request,
         response: Response,
         service: Service,
-        namespace: Namespace,
+        caller: Writer,
         if_match: Annotated[str | None, Header(description='The ETag read earlier, e.g. "3".')] = None,
     ) -> Memory:
         mid = parse_memory_id(memory_id)
         changes = MemoryChanges.parse(await read_json_body(request))
-        return _with_etag(service.update(namespace, mid, changes, parse_if_match(if_match)), response)
+        return _with_etag(service.update(caller.namespace, mid, changes, parse_if_match(if_match)), response)
 
     @app.delete("/memories/{memory_id}", status_code=204, responses=_404, summary="Soft-delete a memory")
-    async def delete_memory(memory_id: str, service: Service, namespace: Namespace) -> Response:
-        service.delete(namespace, parse_memory_id(memory_id))
+    async def delete_memory(memory_id: str, service: Service, caller: Writer) -> Response:
+        service.delete(caller.namespace, parse_memory_id(memory_id))
         return Response(status_code=204)
 
     @app.get(
@@ -264,15 +234,15 @@ def create_app(
         openapi_extra={"parameters": _retrieval_parameters()},
         summary="Filter, sort and page memories",
     )
-    async def search_memories(request: Request, service: Service, namespace: Namespace) -> Page:
+    async def search_memories(request: Request, service: Service, caller: Reader) -> Page:
         params = {name: request.query_params.getlist(name) for name in request.query_params}
-        return service.search(namespace, RetrievalQuery.from_params(params))
+        return service.search(caller.namespace, RetrievalQuery.from_params(params))
 
     _document_problem_schema(app)
     return app
 
 
-def _allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
+def _allowed_methods(app: FastAPI, scope: AsgiScope) -> list[str]:
     methods: set[str] = set()
     for route in app.routes:
         if isinstance(route, APIRoute) and route.methods and route.path_regex.fullmatch(scope["path"]):
@@ -319,7 +289,8 @@ asyncio.set_event_loop(_loop)
 _mangum = Mangum(app, lifespan="off", text_mime_types=[*DEFAULT_TEXT_MIME_TYPES, PROBLEM_JSON])
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+# log_event=False whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event carries the caller's API key.
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     asyncio.set_event_loop(_loop)
     return _mangum(event, context)

@@ -18,17 +18,23 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, PlainValidator
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
-from starlette.responses import PlainTextResponse
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Send
+from starlette.types import Scope as AsgiScope
 
+from core.access import Principal, Scope, require
 from core.contract import DEFAULT_LIMIT, MAX_LIMIT, Q_MAX_CHARS, Page, RetrievalQuery, SortKey
 from core.errors import (
+    AuthenticationError,
     DomainError,
     FieldError,
     InvalidInputError,
+    KeyNotFoundError,
     MemoryNotFoundError,
+    PermissionDeniedError,
     StorageUnavailableError,
     VersionMismatchError,
     WriteConflictError,
@@ -48,6 +54,8 @@ from core.model import (
 )
 from core.service import MemoryService
 from handlers import bootstrap
+from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator
+from handlers.problem import domain_problem
 
 logger = Logger()
 
@@ -55,6 +63,8 @@ VERSION: Final = "0.1.0"
 MCP_PATH: Final = "/mcp"
 # The HTTP door's body bound; the largest tool call (a full-size create) is far below it.
 MAX_REQUEST_BYTES: Final = 128 * 1024
+# Where the endpoint's guard leaves the principal it verified, in the ASGI scope the SDK hands tools as the request.
+PRINCIPAL_SCOPE_KEY: Final = "agent_memory.principal"
 
 PRIME_STATUS: Final[Status] = "active"
 PRIME_SORT: Final[SortKey] = "updated_at"
@@ -90,6 +100,9 @@ TOOL_ERROR_HINTS: Final[dict[type[DomainError], str | None]] = {
     VersionMismatchError: None,
     WriteConflictError: None,
     StorageUnavailableError: "retry in {retry_after_seconds} s",
+    AuthenticationError: "the MCP client must send a valid agent-memory API key as `Authorization: Bearer <key>`",
+    PermissionDeniedError: "ask the user for an API key with the {scope} scope",
+    KeyNotFoundError: None,
 }
 
 
@@ -279,18 +292,49 @@ def _expected_version(value: object) -> int | None:
     return value
 
 
+def _request_of(ctx: Context | None) -> object | None:
+    """The HTTP request a tool call arrived in; None for an in-process client (or a call outside any request)."""
+    if ctx is None:
+        return None
+    try:
+        return ctx.request_context.request
+    except ValueError:  # the SDK's way of saying "no request context"
+        return None
+
+
+def verified_principal(ctx: Context | None) -> Principal | None:
+    """The principal the endpoint's guard verified for this request; None when no guard saw it."""
+    scope = getattr(_request_of(ctx), "scope", None)
+    principal = scope.get(PRINCIPAL_SCOPE_KEY) if isinstance(scope, Mapping) else None
+    return principal if isinstance(principal, Principal) else None
+
+
 def create_server(
     provide_service: Callable[[], MemoryService] = bootstrap.default_service,
-    provide_namespace: Callable[[], str] = bootstrap.current_namespace,
+    authenticate: Authenticator = DEFAULT_AUTHENTICATOR,
 ) -> MCPServer:
-    """The MCP server with the contract's tools; tests pass their own providers instead of patching."""
+    """The MCP server with the contract's tools; tests pass their own service and authenticator.
+
+    Each tool acts as the principal the endpoint's guard verified. A request that did not pass the guard (an
+    in-process client, or the SDK's app served unguarded) is authenticated here by `authenticate`, from its
+    `Authorization` header when it has one.
+    """
     # No subscriptions/listen: its stream never ends, and nothing here changes behind a client's back.
     server: MCPServer = MCPServer(
         "agent-memory", instructions=INSTRUCTIONS, version=VERSION, subscriptions=False, log_level="WARNING"
     )
 
-    def search(arguments: dict[str, object]) -> Page:
-        return provide_service().search(provide_namespace(), RetrievalQuery.parse(arguments))
+    def caller(ctx: Context | None, scope: Scope) -> Principal:
+        principal = verified_principal(ctx)
+        if principal is None:
+            headers = getattr(_request_of(ctx), "headers", None)
+            principal = authenticate(headers.get("authorization") if isinstance(headers, Mapping) else None)
+        require(principal, scope)
+        return principal
+
+    def search(ctx: Context | None, arguments: dict[str, object]) -> Page:
+        namespace = caller(ctx, "read").namespace
+        return provide_service().search(namespace, RetrievalQuery.parse(arguments))
 
     @server.tool(title="Prime memory context", annotations=_READ)
     @_domain_errors_as_tool_errors
@@ -302,6 +346,7 @@ def create_server(
         sort: SortArg = PRIME_SORT,
         limit: LimitArg = PRIME_LIMIT,
         offset: OffsetArg = 0,
+        ctx: Context | None = None,
     ) -> Page:
         """Call this first in every session: what you already know about the user, as a small, ordered pack.
 
@@ -319,7 +364,7 @@ def create_server(
         read-only from your side.
         """
         return search(
-            _given(status=status, memory_type=memory_type, tag=tag, q=q, sort=sort, limit=limit, offset=offset)
+            ctx, _given(status=status, memory_type=memory_type, tag=tag, q=q, sort=sort, limit=limit, offset=offset)
         )
 
     @server.tool(title="Search memories", annotations=_READ)
@@ -332,6 +377,7 @@ def create_server(
         sort: SortArg = "id",
         limit: LimitArg = DEFAULT_LIMIT,
         offset: OffsetArg = 0,
+        ctx: Context | None = None,
     ) -> Page:
         """Find memories by exact filters and a text substring, in a fixed order, one page at a time.
 
@@ -343,7 +389,7 @@ def create_server(
         side.
         """
         return search(
-            _given(status=status, memory_type=memory_type, tag=tag, q=q, sort=sort, limit=limit, offset=offset)
+            ctx, _given(status=status, memory_type=memory_type, tag=tag, q=q, sort=sort, limit=limit, offset=offset)
         )
 
     @server.tool(
@@ -365,19 +411,21 @@ def create_server(
         One atomic fact per memory: split "The user is vegetarian and lives in Lyon" into two. Search first; if a
         memory already says this, update it instead. Each call creates a new memory, even with the same content.
         """
+        namespace = caller(ctx, "write").namespace
         given = _given(content=content, tags=tags, memory_type=memory_type, status=status)
         new = NewMemory.parse({**given, **_undeclared_arguments(ctx, create_memory)})
-        return provide_service().create(provide_namespace(), new)
+        return provide_service().create(namespace, new)
 
     @server.tool(title="Read a memory", annotations=_READ)
     @_domain_errors_as_tool_errors
-    def get_memory(id: IdArg) -> Memory:
+    def get_memory(id: IdArg, ctx: Context | None = None) -> Memory:
         """Read one memory by id, with its current version (pass that to update_memory as expected_version).
 
         A deleted or unknown id is an error. Reading stamps last_accessed_at and changes nothing else, so it is
         read-only from your side.
         """
-        return provide_service().get(provide_namespace(), parse_memory_id(id))
+        namespace = caller(ctx, "read").namespace
+        return provide_service().get(namespace, parse_memory_id(id))
 
     @server.tool(
         title="Update a memory",
@@ -401,10 +449,11 @@ def create_server(
         that changes nothing returns the memory untouched, so repeating a call is harmless. To retire a wrong
         memory, set status to invalid rather than deleting it. The old content is not kept.
         """
+        namespace = caller(ctx, "write").namespace
         memory_id = parse_memory_id(id)
         given = _given(content=content, tags=tags, memory_type=memory_type, status=status)
         changes = MemoryChanges.parse({**given, **_undeclared_arguments(ctx, update_memory)})
-        return provide_service().update(provide_namespace(), memory_id, changes, _expected_version(expected_version))
+        return provide_service().update(namespace, memory_id, changes, _expected_version(expected_version))
 
     @server.tool(
         title="Delete a memory",
@@ -413,14 +462,15 @@ def create_server(
         ),
     )
     @_domain_errors_as_tool_errors
-    def delete_memory(id: IdArg) -> DeletedMemory:
+    def delete_memory(id: IdArg, ctx: Context | None = None) -> DeletedMemory:
         """Delete a memory the user asked you to forget: it disappears from reads and searches.
 
         For a memory that is merely wrong or outdated, use update_memory with status invalid instead, which keeps
         the record. Deleting an unknown or already deleted id is an error and changes nothing.
         """
+        namespace = caller(ctx, "write").namespace
         memory_id = parse_memory_id(id)
-        provide_service().delete(provide_namespace(), memory_id)
+        provide_service().delete(namespace, memory_id)
         return DeletedMemory(id=memory_id)
 
     return server
@@ -434,11 +484,18 @@ class MCPEndpoint:
     - A present Origin outside `allowed_origins` gets 403, as the MCP spec requires. The SDK's own Host/Origin
       check stays off: it admits only localhost hosts by default (a function URL host would get 421), and this
       Origin check is what stops DNS rebinding, since a browser always sends Origin on a cross-origin POST.
+    - A request without a valid API key gets 401 (problem+json, `WWW-Authenticate: Bearer`) before any tool runs;
+      the verified principal travels to the tools in the request's ASGI scope (`PRINCIPAL_SCOPE_KEY`).
 
     `session_manager` is the manager of this very app: building another app repoints the server's attribute.
     """
 
-    def __init__(self, server: MCPServer, allowed_origins: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        server: MCPServer,
+        allowed_origins: Iterable[str] = (),
+        authenticate: Authenticator = DEFAULT_AUTHENTICATOR,
+    ) -> None:
         self._app = server.streamable_http_app(
             streamable_http_path=MCP_PATH,
             stateless_http=True,
@@ -448,16 +505,25 @@ class MCPEndpoint:
         )
         self.session_manager: StreamableHTTPSessionManager = server.session_manager
         self.allowed_origins = frozenset(allowed_origins)
+        self._authenticate = authenticate
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             refusal = self._refusal(scope)
             if refusal is not None:
                 await refusal(scope, receive, send)
                 return
+            authorization = Headers(scope=scope).get("authorization")
+            try:
+                # A key lookup is a blocking DynamoDB call: keep it off the event loop.
+                principal = await run_in_threadpool(self._authenticate, authorization)
+            except (AuthenticationError, StorageUnavailableError) as exc:
+                await domain_problem(exc)(scope, receive, send)
+                return
+            scope = {**scope, PRINCIPAL_SCOPE_KEY: principal}
         await self._app(scope, receive, send)
 
-    def _refusal(self, scope: Scope) -> PlainTextResponse | None:
+    def _refusal(self, scope: AsgiScope) -> Response | None:
         if scope["path"].rstrip("/") == MCP_PATH and scope["method"] in ("GET", "HEAD", "DELETE"):
             return PlainTextResponse(
                 "Method Not Allowed: this stateless server answers POST only", 405, headers={"Allow": "POST"}
@@ -468,9 +534,11 @@ class MCPEndpoint:
         return None
 
 
-def create_mcp_asgi_app(server: MCPServer, allowed_origins: Iterable[str] = ()) -> MCPEndpoint:
+def create_mcp_asgi_app(
+    server: MCPServer, allowed_origins: Iterable[str] = (), authenticate: Authenticator = DEFAULT_AUTHENTICATOR
+) -> MCPEndpoint:
     """The guarded ASGI app serving `server` at /mcp; its lifespan runs the SDK session manager."""
-    return MCPEndpoint(server, allowed_origins)
+    return MCPEndpoint(server, allowed_origins, authenticate)
 
 
 def with_mcp_endpoint(app: ASGIApp, endpoint: MCPEndpoint) -> Starlette:
@@ -487,7 +555,9 @@ def with_mcp_endpoint(app: ASGIApp, endpoint: MCPEndpoint) -> Starlette:
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-def create_handler(server: MCPServer, allowed_origins: Iterable[str] = ()) -> LambdaHandler:
+def create_handler(
+    server: MCPServer, allowed_origins: Iterable[str] = (), authenticate: Authenticator = DEFAULT_AUTHENTICATOR
+) -> LambdaHandler:
     """A Lambda handler serving `server` for function URL (and API Gateway) events.
 
     The ASGI app is built per invocation with its lifespan on: the SDK session manager can run only once per
@@ -497,12 +567,14 @@ def create_handler(server: MCPServer, allowed_origins: Iterable[str] = ()) -> La
     origins = frozenset(allowed_origins)
 
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        response: dict[str, Any] = Mangum(create_mcp_asgi_app(server, origins), lifespan="on")(event, context)
+        endpoint = create_mcp_asgi_app(server, origins, authenticate)
+        response: dict[str, Any] = Mangum(endpoint, lifespan="on")(event, context)
         return response
 
     return handle
 
 
-handler = logger.inject_lambda_context(correlation_id_path=correlation_paths.LAMBDA_FUNCTION_URL)(
+# log_event=False whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event carries the caller's API key.
+handler = logger.inject_lambda_context(correlation_id_path=correlation_paths.LAMBDA_FUNCTION_URL, log_event=False)(
     create_handler(create_server(), bootstrap.settings_from_env().mcp_allowed_origins)
 )

@@ -61,3 +61,19 @@ def test_functions_run_python313_on_arm64_within_api_gateway_timeout(template: d
     assert globals_["Architectures"] == ["arm64"]
     for properties in _functions(template).values():
         assert properties.get("Timeout", globals_.get("Timeout", 3)) < 30
+
+
+def test_the_mcp_function_url_defaults_to_none_because_the_function_authenticates_and_still_offers_aws_iam(
+    template: dict[str, Any],
+):
+    parameter = template["Parameters"]["McpAuthType"]
+    assert parameter["Default"] == "NONE"
+    assert set(parameter["AllowedValues"]) == {"NONE", "AWS_IAM"}
+    assert "API key" in parameter["Description"]
+    assert template["Resources"]["McpFunction"]["Properties"]["FunctionUrlConfig"]["AuthType"] == "McpAuthType"
+
+
+def test_no_function_is_given_a_setting_that_turns_authentication_off(template: dict[str, Any]):
+    for properties in [template["Globals"]["Function"], *_functions(template).values()]:
+        variables = properties.get("Environment", {}).get("Variables", {})
+        assert not [name for name in variables if "AUTH" in name.upper()]

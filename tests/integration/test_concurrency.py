@@ -21,6 +21,7 @@ from core.errors import VersionMismatchError
 from core.model import Memory, MemoryChanges, NewMemory
 from core.repository.dynamodb import DynamoDBMemoryRepository
 from core.service import UPDATE_ATTEMPTS, MemoryService
+from handlers.auth import open_access
 from handlers.bootstrap import DEFAULT_NAMESPACE
 from handlers.http_api import create_app
 from tests.conftest import Engine, FakeClock
@@ -62,7 +63,7 @@ class Store:
 def store(ddb_local_engine: Engine, clock: FakeClock) -> Store:
     repository = DynamoDBMemoryRepository(ddb_local_engine.client, ddb_local_engine.new_table())
     service = MemoryService(repository, clock)
-    return Store(repository, service, create_app(provide_service=lambda: service))
+    return Store(repository, service, create_app(provide_service=lambda: service, authenticate=open_access()))
 
 
 def test_concurrent_creates_get_distinct_ids(ddb_local_service: MemoryService) -> None:

@@ -17,6 +17,7 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent
 
 from core.service import MemoryService
+from handlers.auth import open_access
 from handlers.mcp_server import create_server
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
@@ -33,7 +34,8 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def server(moto_service: MemoryService) -> MCPServer:
-    return create_server(provide_service=lambda: moto_service)
+    """The server over moto, acting for namespace "default" with every scope; tests/mcp/test_auth.py covers keys."""
+    return create_server(provide_service=lambda: moto_service, authenticate=open_access())
 
 
 def load_event(name: str) -> Event:

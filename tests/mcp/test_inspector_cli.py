@@ -1,10 +1,12 @@
 """The MCP Inspector CLI (npm `@modelcontextprotocol/inspector`, pinned in tests/mcp_inspector) lists and calls
-the tools of a real `agent-memory serve` process. It installs nothing: `npm ci --prefix tests/mcp_inspector` does."""
+the tools of a real `agent-memory serve` process, with the API key that serve printed on its first start. It
+installs nothing: `npm ci --prefix tests/mcp_inspector` does."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -13,6 +15,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,13 @@ ROOT = Path(__file__).resolve().parents[2]
 INSPECTOR_DIR = ROOT / "tests" / "mcp_inspector"
 INSPECTOR = INSPECTOR_DIR / "node_modules" / ".bin" / "mcp-inspector"
 STARTUP_SECONDS = 60
+PRINTED_KEY = re.compile(r"^API key +(am_[0-9a-f]{12}_[A-Za-z0-9_-]{43})$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Served:
+    url: str
+    key: str
 
 
 def _free_port() -> int:
@@ -46,8 +56,9 @@ def inspector() -> Path:
 
 
 @pytest.fixture(scope="module")
-def served_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`agent-memory serve` on free loopback ports with its embedded engine, for this module."""
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """`agent-memory serve` on free loopback ports with its embedded engine, for this module, and the key it
+    printed on creating the empty table's first key."""
     port, ddb_port = _free_port(), _free_port()
     env = {key: value for key, value in os.environ.items() if key not in ("AWS_ENDPOINT_URL_DYNAMODB", "TABLE_NAME")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
@@ -63,7 +74,9 @@ def served_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         base = f"http://127.0.0.1:{port}"
         try:
             _wait_until_healthy(base, process, log_path)
-            yield f"{base}/mcp"
+            printed = PRINTED_KEY.findall(log_path.read_text(errors="replace"))
+            assert len(printed) == 1, log_path.read_text(errors="replace")
+            yield Served(f"{base}/mcp", printed[0])
         finally:
             process.terminate()
             try:
@@ -87,9 +100,10 @@ def _wait_until_healthy(base: str, process: subprocess.Popen[bytes], log_path: P
         time.sleep(0.2)
 
 
-def run_inspector(inspector: Path, url: str, home: Path, *arguments: str) -> Any:
+def run_inspector(inspector: Path, served: Served, home: Path, *arguments: str) -> Any:
+    authorization = f"Authorization: Bearer {served.key}"
     completed = subprocess.run(
-        [str(inspector), "--cli", url, "--transport", "http", *arguments],
+        [str(inspector), "--cli", served.url, "--transport", "http", "--header", authorization, *arguments],
         capture_output=True,
         text=True,
         timeout=60,
@@ -101,8 +115,8 @@ def run_inspector(inspector: Path, url: str, home: Path, *arguments: str) -> Any
     return json.loads(completed.stdout)
 
 
-def test_the_inspector_lists_every_tool_with_its_schemas(inspector: Path, served_url: str, tmp_path: Path) -> None:
-    listed = run_inspector(inspector, served_url, tmp_path, "--method", "tools/list")
+def test_the_inspector_lists_every_tool_with_its_schemas(inspector: Path, served: Served, tmp_path: Path) -> None:
+    listed = run_inspector(inspector, served, tmp_path, "--method", "tools/list")
 
     tools = {tool["name"]: tool for tool in listed["tools"]}
     assert set(tools) == {
@@ -117,17 +131,17 @@ def test_the_inspector_lists_every_tool_with_its_schemas(inspector: Path, served
     assert tools["get_memory"]["annotations"]["readOnlyHint"] is True
 
 
-def test_the_inspector_creates_and_finds_a_memory(inspector: Path, served_url: str, tmp_path: Path) -> None:
+def test_the_inspector_creates_and_finds_a_memory(inspector: Path, served: Served, tmp_path: Path) -> None:
     created = run_inspector(
         inspector,
-        served_url,
+        served,
         tmp_path,
         *("--method", "tools/call", "--tool-name", "create_memory"),
         *("--tool-arg", "content=The user prefers window seats", "--tool-arg", 'tags=["travel","preference"]'),
     )
     found = run_inspector(
         inspector,
-        served_url,
+        served,
         tmp_path,
         *("--method", "tools/call", "--tool-name", "search_memories", "--tool-arg", "q=window"),
     )
@@ -136,3 +150,18 @@ def test_the_inspector_creates_and_finds_a_memory(inspector: Path, served_url: s
     assert created["structuredContent"]["tags"] == ["travel", "preference"]
     assert found["structuredContent"]["items"][0]["id"] == created["structuredContent"]["id"]
     assert found["structuredContent"]["items"][0]["last_accessed_at"] is not None
+
+
+def test_the_served_endpoints_refuse_a_request_without_the_key(served: Served) -> None:
+    call = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    base = served.url.removesuffix("/mcp")
+
+    for url, body in ((served.url, call), (f"{base}/memories", None)):
+        request = urllib.request.Request(url, data=body, headers=headers, method="POST" if body else "GET")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=5)
+        refused.value.close()
+
+        assert refused.value.code == 401, url
+        assert refused.value.headers["www-authenticate"] == 'Bearer realm="agent-memory"'

@@ -1,5 +1,6 @@
 """The Lambda `handler` fed function-URL events (payload 2.0) from events/, warm across invocations, and the real
-SDK client talking to it through those events."""
+SDK client talking to it through those events. The events carry tests.conftest.EVENT_API_KEY, stored in the table
+by the fixtures as `keys create` would."""
 
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from core.contract import RetrievalQuery
-from core.repository.dynamodb import ensure_table
+from core.keys import KeyService
+from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table
 from core.service import MemoryService
 from handlers import bootstrap, mcp_server
+from handlers.auth import Authenticator, key_authenticator
 from handlers.local import table_definition
 from handlers.mcp_server import create_handler, create_server
-from tests.conftest import Engine
+from tests.conftest import EVENT_API_KEY, Engine, store_event_key
 from tests.mcp.conftest import (
     EVENTS,
     FUNCTION_URL_HOST,
@@ -51,14 +54,22 @@ EXPECTED_STATUS: dict[str, int] = {
     "mcp_get.json": 405,
     "mcp_delete.json": 405,
     "mcp_tools_list_foreign_origin.json": 403,
+    "mcp_tools_list_unauthenticated.json": 401,
 }
 EVENT_FILES = sorted(path.name for path in EVENTS.glob("mcp_*.json"))
 WARM_ROUNDS = 5
 
 
 @pytest.fixture
-def handler(moto_service: MemoryService) -> Handler:
-    return create_handler(create_server(provide_service=lambda: moto_service))
+def event_key(moto_engine: Engine, moto_table: str, moto_keys: KeyService) -> Authenticator:
+    """An authenticator over moto_service's table, which holds the events' key."""
+    store_event_key(DynamoDBKeyRepository(moto_engine.client, moto_table))
+    return key_authenticator(lambda: moto_keys)
+
+
+@pytest.fixture
+def handler(moto_service: MemoryService, event_key: Authenticator) -> Handler:
+    return create_handler(create_server(provide_service=lambda: moto_service, authenticate=event_key), (), event_key)
 
 
 def test_every_mcp_event_file_has_an_expected_status_and_every_expectation_a_file() -> None:
@@ -98,12 +109,14 @@ def test_a_get_is_answered_at_once_with_405_allowing_post(handler: Handler, lamb
     assert header(response, "allow") == "POST"
 
 
-def test_a_foreign_origin_is_refused_even_with_a_valid_request(handler: Handler, lambda_worker: LambdaWorker) -> None:
+def test_a_foreign_origin_is_refused_even_with_a_valid_request(
+    handler: Handler, lambda_worker: LambdaWorker, event_key: Authenticator
+) -> None:
     event = load_event("mcp_tools_list_foreign_origin.json")
     assert event["headers"]["origin"] == "https://attacker.example"
 
     refused = lambda_worker.invoke(handler, event)
-    allowed = lambda_worker.invoke(create_handler(create_server(), ["https://attacker.example"]), event)
+    allowed = lambda_worker.invoke(create_handler(create_server(), ["https://attacker.example"], event_key), event)
 
     assert refused["statusCode"] == 403
     assert allowed["statusCode"] == 200
@@ -162,9 +175,10 @@ def deployed_environment(moto_engine: Engine, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("TABLE_NAME", "agent-memory-mcp-test")
     monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
     ensure_table(moto_engine.client, "agent-memory-mcp-test", table_definition())
-    bootstrap.default_service.cache_clear()
+    store_event_key(DynamoDBKeyRepository(moto_engine.client, "agent-memory-mcp-test"))
+    bootstrap.default_services.cache_clear()
     yield
-    bootstrap.default_service.cache_clear()
+    bootstrap.default_services.cache_clear()
 
 
 @pytest.mark.usefixtures("deployed_environment")
@@ -204,7 +218,7 @@ async def test_the_sdk_client_works_through_function_url_events(
     handler: Handler, lambda_worker: LambdaWorker, mode: str
 ) -> None:
     bridge = FunctionUrlBridge(handler, lambda_worker)
-    async with httpx2.AsyncClient(transport=bridge) as http:
+    async with httpx2.AsyncClient(transport=bridge, headers={"authorization": f"Bearer {EVENT_API_KEY}"}) as http:
         url = f"https://{FUNCTION_URL_HOST}/mcp"
         async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
             created = await client.call_tool("create_memory", {"content": "The user is left-handed"})
@@ -218,3 +232,26 @@ async def test_the_sdk_client_works_through_function_url_events(
     assert refused.is_error
     assert json.dumps(refused.content[0].model_dump()).count("is at version 1") == 1
     assert set(bridge.methods) == {"POST"}
+
+
+def test_a_request_without_a_key_is_refused_with_401_before_any_tool_runs(
+    handler: Handler, lambda_worker: LambdaWorker, moto_service: MemoryService
+) -> None:
+    event = load_event("mcp_tools_call_create.json")
+    del event["headers"]["authorization"]
+
+    response = lambda_worker.invoke(handler, event)
+
+    assert response["statusCode"] == 401
+    assert header(response, "www-authenticate") == 'Bearer realm="agent-memory"'
+    assert header(response, "content-type") == "application/problem+json"
+    assert response_json(response)["status"] == 401
+    assert moto_service.search("default", RetrievalQuery.parse({})).total == 0
+
+
+@pytest.mark.usefixtures("deployed_environment")
+def test_the_module_handler_refuses_a_request_without_a_key(lambda_worker: LambdaWorker) -> None:
+    response = lambda_worker.invoke(mcp_server.handler, load_event("mcp_tools_list_unauthenticated.json"))
+
+    assert response["statusCode"] == 401
+    assert header(response, "www-authenticate") == 'Bearer realm="agent-memory"'

@@ -15,6 +15,7 @@ from mcp.client import Client
 from core.model import MemoryChanges, NewMemory
 from core.repository.dynamodb import DynamoDBMemoryRepository
 from core.service import MemoryService
+from handlers.auth import open_access
 from handlers.http_api import create_app
 from handlers.mcp_server import create_server
 from tests.conftest import NAMESPACE, Engine, FakeClock
@@ -62,8 +63,8 @@ def doors(moto_engine: Engine) -> Iterator[Doors]:
     for_mcp, for_http = twin_service(moto_engine), twin_service(moto_engine)
     seed(for_mcp)
     seed(for_http)
-    with TestClient(create_app(provide_service=lambda: for_http)) as http:
-        yield Doors(Client(create_server(provide_service=lambda: for_mcp)), http)
+    with TestClient(create_app(provide_service=lambda: for_http, authenticate=open_access())) as http:
+        yield Doors(Client(create_server(provide_service=lambda: for_mcp, authenticate=open_access())), http)
 
 
 SEARCHES: list[dict[str, Any]] = [

@@ -13,6 +13,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server import MCPServer
 
 from core.service import MemoryService
+from handlers.auth import open_access
 from handlers.http_api import create_app
 from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app, create_server, with_mcp_endpoint
 from tests.mcp.conftest import FUNCTION_URL_HOST, tool_text
@@ -27,6 +28,8 @@ INITIALIZE = {
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
 }
 JSON_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+# The transport and the guard's other checks, with every request let in; tests/mcp/test_auth.py covers keys.
+OPEN = open_access()
 
 
 @asynccontextmanager
@@ -40,7 +43,7 @@ async def serving(endpoint: MCPEndpoint, base_url: str = "http://testserver") ->
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_sdk_client_lists_and_calls_tools_over_streamable_http(server: MCPServer, mode: str) -> None:
     async with (
-        serving(create_mcp_asgi_app(server)) as http,
+        serving(create_mcp_asgi_app(server, authenticate=OPEN)) as http,
         Client(streamable_http_client("http://testserver/mcp", http_client=http), mode=mode) as client,
     ):
         tools = await client.list_tools()
@@ -66,7 +69,7 @@ async def test_each_request_stands_alone_without_a_session_id(server: MCPServer,
     async def record(response: httpx2.Response) -> None:
         responses.append(response)
 
-    async with serving(create_mcp_asgi_app(server)) as http:
+    async with serving(create_mcp_asgi_app(server, authenticate=OPEN)) as http:
         http.event_hooks["response"].append(record)
         async with Client(streamable_http_client("http://testserver/mcp", http_client=http), mode=mode) as client:
             await client.call_tool("prime_memory_context", {})
@@ -81,7 +84,7 @@ async def test_each_request_stands_alone_without_a_session_id(server: MCPServer,
 async def test_get_head_and_delete_on_mcp_get_405_allowing_post_instead_of_an_endless_stream(
     server: MCPServer, method: str
 ) -> None:
-    async with serving(create_mcp_asgi_app(server)) as http:
+    async with serving(create_mcp_asgi_app(server, authenticate=OPEN)) as http:
         response = await http.request(method, "/mcp", headers={"accept": "text/event-stream"})
 
     assert response.status_code == 405
@@ -89,7 +92,7 @@ async def test_get_head_and_delete_on_mcp_get_405_allowing_post_instead_of_an_en
 
 
 async def test_a_foreign_origin_gets_403(server: MCPServer) -> None:
-    async with serving(create_mcp_asgi_app(server, allowed_origins=["https://app.example"])) as http:
+    async with serving(create_mcp_asgi_app(server, allowed_origins=["https://app.example"], authenticate=OPEN)) as http:
         response = await http.post(
             "/mcp", json=INITIALIZE, headers={**JSON_HEADERS, "origin": "https://attacker.example"}
         )
@@ -98,7 +101,7 @@ async def test_a_foreign_origin_gets_403(server: MCPServer) -> None:
 
 
 async def test_an_allowed_origin_and_no_origin_are_served(server: MCPServer) -> None:
-    async with serving(create_mcp_asgi_app(server, allowed_origins=["https://app.example"])) as http:
+    async with serving(create_mcp_asgi_app(server, allowed_origins=["https://app.example"], authenticate=OPEN)) as http:
         allowed = await http.post("/mcp", json=INITIALIZE, headers={**JSON_HEADERS, "origin": "https://app.example"})
         absent = await http.post("/mcp", json=INITIALIZE, headers=JSON_HEADERS)
 
@@ -106,7 +109,7 @@ async def test_an_allowed_origin_and_no_origin_are_served(server: MCPServer) -> 
 
 
 async def test_a_function_url_host_is_not_refused_as_a_rebinding_attempt(server: MCPServer) -> None:
-    async with serving(create_mcp_asgi_app(server), base_url=f"https://{FUNCTION_URL_HOST}") as http:
+    async with serving(create_mcp_asgi_app(server, authenticate=OPEN), base_url=f"https://{FUNCTION_URL_HOST}") as http:
         response = await http.post("/mcp", json=INITIALIZE, headers=JSON_HEADERS)
 
     assert response.status_code == 200
@@ -114,7 +117,7 @@ async def test_a_function_url_host_is_not_refused_as_a_rebinding_attempt(server:
 
 
 async def test_a_body_that_is_not_json_rpc_is_refused_with_400_not_a_crash(server: MCPServer) -> None:
-    async with serving(create_mcp_asgi_app(server)) as http:
+    async with serving(create_mcp_asgi_app(server, authenticate=OPEN)) as http:
         not_json = await http.post("/mcp", content=b"{oops", headers=JSON_HEADERS)
         wrong_type = await http.post("/mcp", content=b"{}", headers={**JSON_HEADERS, "content-type": "text/plain"})
 
@@ -122,15 +125,16 @@ async def test_a_body_that_is_not_json_rpc_is_refused_with_400_not_a_crash(serve
 
 
 async def test_a_body_over_the_http_doors_bound_is_refused_with_413(server: MCPServer) -> None:
-    async with serving(create_mcp_asgi_app(server)) as http:
+    async with serving(create_mcp_asgi_app(server, authenticate=OPEN)) as http:
         response = await http.post("/mcp", content=b" " * (128 * 1024 + 1), headers=JSON_HEADERS)
 
     assert response.status_code == 413
 
 
 def test_one_process_serves_the_http_api_and_mcp_side_by_side(moto_service: MemoryService) -> None:
-    endpoint = create_mcp_asgi_app(create_server(provide_service=lambda: moto_service))
-    app = with_mcp_endpoint(create_app(provide_service=lambda: moto_service), endpoint)
+    server = create_server(provide_service=lambda: moto_service, authenticate=OPEN)
+    endpoint = create_mcp_asgi_app(server, authenticate=OPEN)
+    app = with_mcp_endpoint(create_app(provide_service=lambda: moto_service, authenticate=OPEN), endpoint)
 
     with TestClient(app) as client:
         created = client.post("/memories", json={"content": "The user likes tea"})

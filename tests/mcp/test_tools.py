@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import pytest
@@ -10,20 +9,24 @@ from mcp.client import Client
 from mcp.server import MCPServer
 from mcp.types import Tool
 
-import core.errors
 from core.contract import RETRIEVAL_FIELDS, Page
 from core.errors import (
+    AuthenticationError,
     DomainError,
     FieldError,
     InvalidInputError,
+    KeyNotFoundError,
     MemoryNotFoundError,
+    PermissionDeniedError,
     StorageUnavailableError,
     VersionMismatchError,
     WriteConflictError,
 )
 from core.model import STANDARD_TAGS, Memory, MemoryChanges, NewMemory
 from core.service import MemoryService
+from handlers.auth import open_access
 from handlers.mcp_server import INSTRUCTIONS, TOOL_ERROR_HINTS, create_server
+from tests.conftest import domain_error_classes
 from tests.mcp.conftest import call_tool, tool_text
 
 pytestmark = pytest.mark.anyio
@@ -302,16 +305,6 @@ async def test_a_numeric_string_id_is_read_as_that_id(server: MCPServer, moto_se
     assert result.structured_content["id"] == memory.id
 
 
-def domain_error_classes() -> list[type[DomainError]]:
-    """Every concrete domain error core.errors defines, by name."""
-    found = [
-        cls
-        for _, cls in inspect.getmembers(core.errors, inspect.isclass)
-        if issubclass(cls, DomainError) and cls is not DomainError
-    ]
-    return sorted(found, key=lambda cls: cls.__name__)
-
-
 def test_every_domain_error_has_a_tool_error_entry() -> None:
     assert set(TOOL_ERROR_HINTS) == set(domain_error_classes())
 
@@ -334,6 +327,9 @@ EXAMPLES: dict[type[DomainError], DomainError] = {
     VersionMismatchError: VersionMismatchError(7, 3),
     WriteConflictError: WriteConflictError("memory 7 kept changing under this update; retry it"),
     StorageUnavailableError: StorageUnavailableError("storage is briefly unavailable", retry_after_seconds=2),
+    AuthenticationError: AuthenticationError("the API key has been revoked"),
+    PermissionDeniedError: PermissionDeniedError("write"),
+    KeyNotFoundError: KeyNotFoundError("0123456789ab"),
 }
 
 CALLS: list[tuple[str, dict[str, Any]]] = [
@@ -356,7 +352,7 @@ async def test_every_tool_reports_every_domain_error_to_the_model_in_the_cores_w
     error_class: type[DomainError], tool: str, arguments: dict[str, Any]
 ) -> None:
     error = EXAMPLES[error_class]
-    server = create_server(provide_service=lambda: FailingService(error))
+    server = create_server(provide_service=lambda: FailingService(error), authenticate=open_access())
 
     result = await call_tool(server, tool, arguments)
 
@@ -368,7 +364,9 @@ async def test_every_tool_reports_every_domain_error_to_the_model_in_the_cores_w
 
 
 async def test_an_unexpected_failure_reaches_the_model_without_its_details(server: MCPServer) -> None:
-    crashing = create_server(provide_service=lambda: FailingService(RuntimeError("secret table name")))
+    crashing = create_server(
+        provide_service=lambda: FailingService(RuntimeError("secret table name")), authenticate=open_access()
+    )
 
     result = await call_tool(crashing, "search_memories", {})
 

@@ -14,6 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from core.service import MemoryService
+from handlers.auth import open_access
 from handlers.http_api import create_app
 
 PROBLEM_JSON = "application/problem+json"
@@ -26,7 +27,9 @@ READ_ONLY = ["id", "created_at", "updated_at", "last_accessed_at", "version"]
 @pytest.fixture
 def door(moto_service: MemoryService) -> Iterator[TestClient]:
     """The app over moto, holding memory 1, answering a crash with its 500 instead of raising it in the test."""
-    with TestClient(create_app(provide_service=lambda: moto_service), raise_server_exceptions=False) as client:
+    with TestClient(
+        create_app(provide_service=lambda: moto_service, authenticate=open_access()), raise_server_exceptions=False
+    ) as client:
         assert client.post("/memories", json={"content": "the one memory"}).status_code == 201
         yield client
 

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from core.errors import StorageUnavailableError, WriteConflictError
 from core.model import Memory
 from core.service import MemoryService
+from handlers.auth import open_access
 from handlers.http_api import create_app
 from tests.conftest import FakeClock
 
@@ -659,7 +660,7 @@ class CollidingRepository:
 
 def client_over(repository: object, clock: FakeClock) -> TestClient:
     service = MemoryService(repository, clock)  # type: ignore[arg-type]  # a stand-in for the port
-    return TestClient(create_app(provide_service=lambda: service))
+    return TestClient(create_app(provide_service=lambda: service, authenticate=open_access()))
 
 
 @pytest.mark.parametrize(

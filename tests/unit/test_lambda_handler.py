@@ -1,5 +1,6 @@
 """The Lambda door end to end: the API Gateway HTTP API 2.0 payloads in events/ fed to `handlers.http_api.handler`,
-which builds its own service from the environment, over moto."""
+which builds its own services from the environment, over moto. The events carry tests.conftest.EVENT_API_KEY,
+which `lambda_env` stores in the table as `keys create` would."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
-from core.repository.dynamodb import ensure_table, make_client
+from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
 from handlers import bootstrap, http_api
 from handlers.local import table_definition
+from tests.conftest import store_event_key
 
 REGION = "us-east-1"
 TABLE = "agent-memory-lambda-test"
@@ -34,6 +36,7 @@ EXPECTED_STATUS = {
     "http_delete": 204,
     "http_get": 200,
     "http_get_missing": 404,
+    "http_get_unauthenticated": 401,
     "http_healthz": 200,
     "http_patch": 200,
     "http_patch_stale": 412,
@@ -91,10 +94,12 @@ def lambda_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("TABLE_NAME", TABLE)
     monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
     with mock_aws():
-        ensure_table(make_client(None, REGION), TABLE, table_definition())
-        bootstrap.default_service.cache_clear()
+        client = make_client(None, REGION)
+        ensure_table(client, TABLE, table_definition())
+        store_event_key(DynamoDBKeyRepository(client, TABLE))
+        bootstrap.default_services.cache_clear()
         yield
-        bootstrap.default_service.cache_clear()
+        bootstrap.default_services.cache_clear()
 
 
 @pytest.fixture
@@ -143,7 +148,7 @@ def test_warm_invocations_reuse_one_service_across_five_rounds_of_the_whole_life
         assert deleted["statusCode"] == 204, deleted
         gone = invoke(for_memory(get, memory_id, f"gone-{round_}"))
         assert gone["statusCode"] == 404, gone
-    assert bootstrap.default_service.cache_info().misses == 1
+    assert bootstrap.default_services.cache_info().misses == 1
 
 
 def test_create_answers_201_with_location_etag_and_the_stored_record(lambda_env: None) -> None:
@@ -253,7 +258,7 @@ def test_an_unexpected_failure_is_logged_with_the_correlation_id_and_answers_500
     # The Powertools handler bound sys.stdout at import, before capsys replaced it.
     monkeypatch.setattr(http_api.logger.registered_handler, "stream", sys.stdout)
     monkeypatch.setenv("TABLE_NAME", "no-such-table")
-    bootstrap.default_service.cache_clear()
+    bootstrap.default_services.cache_clear()
     event = load_event("http_get")
 
     response = invoke(event)
@@ -266,3 +271,29 @@ def test_an_unexpected_failure_is_logged_with_the_correlation_id_and_answers_500
     assert records[-1]["level"] == "ERROR"
     assert records[-1]["correlation_id"] == event["requestContext"]["requestId"]
     assert records[-1]["function_request_id"] == CONTEXT.aws_request_id
+
+
+def test_a_request_without_a_key_answers_401_with_a_bearer_challenge(lambda_env: None) -> None:
+    response = invoke(load_event("http_get_unauthenticated"))
+
+    assert response["statusCode"] == 401
+    assert response["headers"]["www-authenticate"] == 'Bearer realm="agent-memory"'
+    assert response["headers"]["content-type"] == PROBLEM_JSON
+    assert body_of(response)["type"] == "urn:agent-memory:problem:unauthenticated"
+
+
+def test_a_key_the_table_does_not_hold_answers_401(lambda_env: None) -> None:
+    event = load_event("http_get")
+    event["headers"]["authorization"] = "Bearer am_0123456789ab_" + "x" * 43
+
+    response = invoke(event)
+
+    assert response["statusCode"] == 401
+    assert response["headers"]["www-authenticate"] == 'Bearer realm="agent-memory", error="invalid_token"'
+
+
+def test_healthz_needs_no_key(lambda_env: None) -> None:
+    event = load_event("http_healthz")
+    assert "authorization" not in event["headers"]
+
+    assert invoke(event)["statusCode"] == 200

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Protocol
 
+from core.access import ApiKey
 from core.contract import SortKey
 from core.model import Memory, MemoryType, Status
 
@@ -52,4 +53,24 @@ class MemoryRepository(Protocol):
     def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
         """Set `last_accessed_at` on each listed memory concurrently (deleted ones too, when a listing asked for
         them: a stamp never changes `status`); never creates a memory or moves the stamp back."""
+        ...
+
+
+class KeyRepository(Protocol):
+    """The API keys of every namespace, by key id."""
+
+    def add(self, key: ApiKey) -> None:
+        """Store a new key; never overwrites an existing key id (WriteConflictError instead)."""
+        ...
+
+    def get(self, key_id: str) -> ApiKey | None:
+        """The stored key by a strongly consistent read, so a revoke is seen at once; None when unknown."""
+        ...
+
+    def find(self, namespace: str | None) -> Iterator[ApiKey]:
+        """Every key (revoked and expired ones included), or only one namespace's."""
+        ...
+
+    def revoke(self, key_id: str) -> ApiKey | None:
+        """Mark the key revoked (again, harmlessly, if it already is) and return it; None when unknown."""
         ...

@@ -1,0 +1,105 @@
+"""Who may do what: API keys, the principal a key proves, scopes and namespaces. Rules only, no storage.
+
+A key reads `am_<key_id>_<secret>`: the key id is public (it names the key for listing and revoking), the secret
+is 256 random bits. The store keeps only the SHA-256 of the whole key, so a leaked table leaks no usable key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Final, Literal, get_args
+
+from core.errors import AuthenticationError, FieldError, InvalidInputError, PermissionDeniedError
+
+Scope = Literal["read", "write"]
+# Canonical order: scopes are stored and shown in this order.
+SCOPES: Final[tuple[Scope, ...]] = get_args(Scope)
+
+KEY_PREFIX: Final = "am_"
+KEY_ID_HEX_CHARS: Final = 12
+SECRET_BYTES: Final = 32
+_KEY_ID = re.compile(rf"[0-9a-f]{{{KEY_ID_HEX_CHARS}}}")
+# token_urlsafe(32) is always 43 characters of the URL-safe base64 alphabet (which includes "_").
+_KEY = re.compile(rf"{KEY_PREFIX}([0-9a-f]{{{KEY_ID_HEX_CHARS}}})_[A-Za-z0-9_-]{{43}}")
+
+NAMESPACE_RULE: Final = "must be 1 to 64 characters of a-z 0-9 . _ - starting with a letter or digit"
+_NAMESPACE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+INVALID_KEY: Final = "the API key is not valid"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The caller a request proved to be: whose memories it reaches and what it may do with them."""
+
+    namespace: str
+    scopes: frozenset[Scope]
+    key_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """A stored API key. The plaintext is never stored: `secret_hash` is the SHA-256 (hex) of the whole key."""
+
+    key_id: str
+    namespace: str
+    scopes: tuple[Scope, ...]
+    created_at: str
+    expires_at: str | None
+    revoked: bool
+    secret_hash: str = field(repr=False)
+
+    def is_expired(self, now: str) -> bool:
+        return self.expires_at is not None and now >= self.expires_at
+
+    def state(self, now: str) -> Literal["active", "revoked", "expired"]:
+        if self.revoked:
+            return "revoked"
+        return "expired" if self.is_expired(now) else "active"
+
+
+def require(principal: Principal, scope: Scope) -> None:
+    """Refuse a principal that lacks `scope`."""
+    if scope not in principal.scopes:
+        raise PermissionDeniedError(scope)
+
+
+def validate_namespace(value: str) -> str:
+    if not _NAMESPACE.fullmatch(value):
+        raise InvalidInputError([FieldError("namespace", NAMESPACE_RULE)])
+    return value
+
+
+def parse_scopes(values: Iterable[str]) -> tuple[Scope, ...]:
+    """Scopes in canonical order without duplicates; at least one, each a known scope."""
+    given = {value.strip() for value in values}
+    unknown = sorted(given - set(SCOPES))
+    if unknown or not given:
+        raise InvalidInputError([FieldError("scopes", f"must be one or more of {', '.join(SCOPES)}")])
+    return tuple(scope for scope in SCOPES if scope in given)
+
+
+def new_key() -> tuple[str, str]:
+    """A fresh (key id, plaintext key)."""
+    key_id = secrets.token_hex(KEY_ID_HEX_CHARS // 2)
+    return key_id, f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(SECRET_BYTES)}"
+
+
+def key_id_of(token: str) -> str:
+    """The key id a presented key names; a token that cannot be a key is refused before any lookup."""
+    match = _KEY.fullmatch(token)
+    if match is None:
+        raise AuthenticationError(INVALID_KEY)
+    return match.group(1)
+
+
+def is_key_id(value: str) -> bool:
+    return _KEY_ID.fullmatch(value) is not None
+
+
+def hash_key(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()

@@ -1,0 +1,122 @@
+"""The API key use cases: create (the plaintext shown once), authenticate, list and revoke, over a KeyRepository."""
+
+from __future__ import annotations
+
+import hmac
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Final
+
+from core.access import (
+    INVALID_KEY,
+    SCOPES,
+    ApiKey,
+    Principal,
+    hash_key,
+    is_key_id,
+    key_id_of,
+    new_key,
+    parse_scopes,
+    validate_namespace,
+)
+from core.errors import AuthenticationError, FieldError, InvalidInputError, KeyNotFoundError, WriteConflictError
+from core.model import Clock, format_timestamp, utc_now
+from core.repository import KeyRepository
+
+# How long a verified key is trusted without asking the store again; a revoke elsewhere takes at most this long.
+CACHE_TTL: Final = timedelta(seconds=30)
+# Only keys that verified are cached, so this bounds memory by the number of live keys, not by what callers send.
+CACHE_MAX_ENTRIES: Final = 1024
+CREATE_ATTEMPTS: Final = 3
+
+
+@dataclass(frozen=True)
+class _Verified:
+    principal: Principal
+    expires_at: str | None
+    verified_at: datetime
+
+
+class KeyService:
+    def __init__(self, repository: KeyRepository, clock: Clock = utc_now, cache_ttl: timedelta = CACHE_TTL) -> None:
+        self._repository = repository
+        self._clock = clock
+        self._cache_ttl = cache_ttl
+        # Keyed by the SHA-256 of the presented key, never by the key itself.
+        self._cache: dict[str, _Verified] = {}
+        self._lock = threading.Lock()
+
+    def create(
+        self, namespace: str, scopes: Iterable[str] = SCOPES, expires_in: timedelta | None = None
+    ) -> tuple[ApiKey, str]:
+        """A new key and its plaintext, which exists only in this return value: show it once, never store it."""
+        namespace = validate_namespace(namespace)
+        granted = parse_scopes(scopes)
+        if expires_in is not None and expires_in <= timedelta(0):
+            raise InvalidInputError([FieldError("expires_in", "must be a positive duration")])
+        now = self._clock()
+        expires_at = format_timestamp(now + expires_in) if expires_in is not None else None
+        for _ in range(CREATE_ATTEMPTS):
+            key_id, token = new_key()
+            key = ApiKey(key_id, namespace, granted, format_timestamp(now), expires_at, False, hash_key(token))
+            try:
+                self._repository.add(key)
+            except WriteConflictError:
+                continue  # 48-bit key ids practically never collide; when one does, draw another
+            return key, token
+        raise WriteConflictError("could not find a free key id; retry")
+
+    def authenticate(self, token: str) -> Principal:
+        """The principal a presented key proves, or AuthenticationError when it is malformed, unknown, revoked
+        or expired. A verified key is cached for `cache_ttl`; its expiry is checked on every use."""
+        key_id = key_id_of(token)
+        digest = hash_key(token)
+        now = self._clock()
+        with self._lock:
+            cached = self._cache.get(digest)
+        if cached is not None and timedelta(0) <= now - cached.verified_at < self._cache_ttl:
+            self._refuse_if_expired(cached.expires_at, now, digest)
+            return cached.principal
+        key = self._repository.get(key_id)
+        if key is None or not hmac.compare_digest(key.secret_hash, digest):
+            raise AuthenticationError(INVALID_KEY)
+        if key.revoked:
+            self._forget(digest)
+            raise AuthenticationError("the API key has been revoked")
+        self._refuse_if_expired(key.expires_at, now, digest)
+        principal = Principal(key.namespace, frozenset(key.scopes), key.key_id)
+        with self._lock:
+            if len(self._cache) >= CACHE_MAX_ENTRIES:
+                self._cache.clear()
+            self._cache[digest] = _Verified(principal, key.expires_at, now)
+        return principal
+
+    def list(self, namespace: str | None = None) -> tuple[ApiKey, ...]:
+        """Every key, or one namespace's, oldest first; revoked and expired ones included."""
+        if namespace is not None:
+            validate_namespace(namespace)
+        return tuple(sorted(self._repository.find(namespace), key=lambda key: (key.created_at, key.key_id)))
+
+    def revoke(self, key_id: str) -> ApiKey:
+        """Revoke a key: at once in this process, within `cache_ttl` in every other one."""
+        revoked = self._repository.revoke(key_id) if is_key_id(key_id) else None
+        if revoked is None:
+            raise KeyNotFoundError(key_id)
+        with self._lock:
+            for digest in [digest for digest, entry in self._cache.items() if entry.principal.key_id == key_id]:
+                del self._cache[digest]
+        return revoked
+
+    def now(self) -> str:
+        return format_timestamp(self._clock())
+
+    def _refuse_if_expired(self, expires_at: str | None, now: datetime, digest: str) -> None:
+        if expires_at is not None and format_timestamp(now) >= expires_at:
+            self._forget(digest)
+            raise AuthenticationError(f"the API key expired at {expires_at}")
+
+    def _forget(self, digest: str) -> None:
+        with self._lock:
+            self._cache.pop(digest, None)

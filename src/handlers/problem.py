@@ -1,0 +1,95 @@
+"""RFC 9457 problem documents: the one shape of every HTTP error, and the one table from domain errors to HTTP
+statuses, shared by the HTTP API and the MCP endpoint's HTTP-level refusals."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pydantic import BaseModel
+from starlette.responses import JSONResponse
+
+from core.errors import (
+    AuthenticationError,
+    DomainError,
+    FieldError,
+    InvalidInputError,
+    KeyNotFoundError,
+    MemoryNotFoundError,
+    PermissionDeniedError,
+    StorageUnavailableError,
+    VersionMismatchError,
+    WriteConflictError,
+)
+
+PROBLEM_JSON: Final = "application/problem+json"
+REALM: Final = "agent-memory"
+
+
+class ProblemFieldError(BaseModel):
+    field: str
+    message: str
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem document."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    errors: list[ProblemFieldError] | None = None
+
+
+# The one table from domain errors to HTTP: status, problem type slug and title.
+DOMAIN_STATUS: Final[dict[type[DomainError], tuple[int, str, str]]] = {
+    InvalidInputError: (422, "invalid-input", "The request breaks the memory contract"),
+    MemoryNotFoundError: (404, "not-found", "No such memory"),
+    VersionMismatchError: (412, "version-mismatch", "The memory changed since that version"),
+    WriteConflictError: (409, "write-conflict", "The write collided with another one in flight"),
+    StorageUnavailableError: (503, "storage-unavailable", "Storage is briefly unavailable"),
+    AuthenticationError: (401, "unauthenticated", "A valid API key is required"),
+    PermissionDeniedError: (403, "forbidden", "The API key may not do this"),
+    KeyNotFoundError: (404, "key-not-found", "No such API key"),
+}
+
+
+def problem_response(
+    status: int,
+    slug: str,
+    title: str,
+    detail: str,
+    errors: list[FieldError] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body = Problem(
+        type=f"urn:agent-memory:problem:{slug}",
+        title=title,
+        status=status,
+        detail=detail,
+        errors=[ProblemFieldError(field=e.field, message=e.message) for e in errors] if errors is not None else None,
+    )
+    return JSONResponse(
+        body.model_dump(exclude_none=True), status_code=status, headers=headers, media_type=PROBLEM_JSON
+    )
+
+
+def www_authenticate(exc: AuthenticationError) -> str:
+    """The RFC 6750 challenge: `invalid_token` only when a bearer key was presented and refused."""
+    challenge = f'Bearer realm="{REALM}"'
+    return f'{challenge}, error="invalid_token"' if exc.credentials_given else challenge
+
+
+def domain_problem(exc: DomainError) -> JSONResponse:
+    """The problem document, status and headers for a domain error."""
+    status, slug, title = DOMAIN_STATUS[type(exc)]
+    headers: dict[str, str] = {}
+    if isinstance(exc, StorageUnavailableError):
+        headers["Retry-After"] = str(exc.retry_after_seconds)
+    if isinstance(exc, VersionMismatchError):
+        headers["ETag"] = f'"{exc.current_version}"'
+    if isinstance(exc, AuthenticationError):
+        headers["WWW-Authenticate"] = www_authenticate(exc)
+    if isinstance(exc, PermissionDeniedError):
+        headers["WWW-Authenticate"] = f'Bearer realm="{REALM}", error="insufficient_scope", scope="{exc.scope}"'
+    errors = list(exc.errors) if isinstance(exc, InvalidInputError) else None
+    return problem_response(status, slug, title, str(exc), errors, headers)

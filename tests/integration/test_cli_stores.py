@@ -1,0 +1,168 @@
+"""The `agent-memory` command against real local stores: `keys` on DynamoDB Local (`--endpoint-url`) and on the
+embedded engine of a `serve` (`--ddb-port`), and `serve` itself creating and printing the first key, or running open
+with `--no-auth`. `uvicorn.run` is replaced by a client that exercises the app serve built."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+from fastapi.testclient import TestClient
+from starlette.types import ASGIApp
+
+from core.keys import KeyService
+from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
+from handlers import cli
+from handlers.local import EmbeddedDynamoDB, table_definition
+from tests.conftest import REGION, Engine
+
+PRINTED_KEY = re.compile(r"^API key +(am_[0-9a-f]{12}_[A-Za-z0-9_-]{43})$", re.MULTILINE)
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"}
+
+
+@pytest.fixture
+def keys_cli(
+    dynamodb_local_endpoint: str, ddb_local_table: str, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., tuple[int, str]]:
+    def run(*arguments: str) -> tuple[int, str]:
+        code = cli.main(["keys", *arguments, "--endpoint-url", dynamodb_local_endpoint, "--table", ddb_local_table])
+        return code, capsys.readouterr().out
+
+    return run
+
+
+def test_keys_create_list_and_revoke_work_against_dynamodb_local(
+    keys_cli: Callable[..., tuple[int, str]], ddb_local_keys: KeyService
+) -> None:
+    created = json.loads(keys_cli("create", "--namespace", "alice", "--scopes", "read", "--json")[1])
+    assert ddb_local_keys.authenticate(created["key"]).scopes == {"read"}
+
+    listed = json.loads(keys_cli("list", "--json")[1])
+    revoked = keys_cli("revoke", created["key_id"])
+    relisted = json.loads(keys_cli("list", "--namespace", "alice", "--json")[1])
+
+    assert [(row["key_id"], row["state"]) for row in listed] == [(created["key_id"], "active")]
+    assert revoked[0] == 0
+    assert [(row["key_id"], row["state"]) for row in relisted] == [(created["key_id"], "revoked")]
+
+
+@pytest.fixture
+def embedded() -> Iterator[EmbeddedDynamoDB]:
+    engine = EmbeddedDynamoDB(free_port()).start()
+    yield engine
+    engine.stop()
+
+
+def test_keys_reach_the_embedded_engine_of_a_running_serve_by_its_ddb_port(
+    embedded: EmbeddedDynamoDB, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
+    client = make_client(embedded.endpoint_url, REGION)
+    ensure_table(client, "agent-memory", table_definition())
+    port = embedded.endpoint_url.rsplit(":", 1)[1]
+
+    code = cli.main(["keys", "create", "--namespace", "alice", "--ddb-port", port, "--json"])
+
+    created = json.loads(capsys.readouterr().out)
+    assert code == 0
+    keys = KeyService(DynamoDBKeyRepository(client, "agent-memory"))
+    assert keys.authenticate(created["key"]).namespace == "alice"
+
+
+class FakeUvicorn:
+    """Stands in for uvicorn.run: serves each request in `requests` to the app serve built, while serve runs."""
+
+    def __init__(self, requests: Callable[[TestClient], Any]) -> None:
+        self.requests = requests
+        self.results: list[Any] = []
+
+    def __call__(self, app: ASGIApp, **options: Any) -> None:
+        assert options["host"] == "127.0.0.1"
+        with TestClient(app) as client:
+            self.results.append(self.requests(client))
+
+
+def serve(
+    monkeypatch: pytest.MonkeyPatch, endpoint: str, table: str, requests: Callable[[TestClient], Any], *extra: str
+) -> tuple[int, FakeUvicorn]:
+    fake = FakeUvicorn(requests)
+    monkeypatch.setattr(uvicorn, "run", fake)
+    code = cli.main(["serve", "--endpoint-url", endpoint, "--table", table, *extra])
+    return code, fake
+
+
+def test_serve_creates_and_prints_a_first_key_once_and_every_door_requires_a_key(
+    dynamodb_local_endpoint: str,
+    ddb_local_engine: Engine,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    table = ddb_local_engine.new_table()
+    printed: list[str] = []
+
+    def requests(client: TestClient) -> list[int]:
+        (token,) = PRINTED_KEY.findall(capsys.readouterr().out)
+        printed.append(token)
+        return [
+            client.get("/memories").status_code,
+            client.post("/mcp", json=TOOLS_LIST, headers=MCP_HEADERS).status_code,
+            client.post("/memories", json={"content": "The user keeps bees"}, headers=bearer(token)).status_code,
+            client.post("/mcp", json=TOOLS_LIST, headers={**MCP_HEADERS, **bearer(token)}).status_code,
+            client.get("/healthz").status_code,
+        ]
+
+    code, first = serve(monkeypatch, dynamodb_local_endpoint, table, requests)
+
+    assert code == 0
+    assert first.results == [[401, 401, 201, 200, 200]]
+    keys = KeyService(DynamoDBKeyRepository(ddb_local_engine.client, table))
+    (stored,) = keys.list()
+    assert (stored.namespace, stored.scopes) == ("default", ("read", "write"))
+    assert keys.authenticate(printed[0]).key_id == stored.key_id
+
+    code, again = serve(monkeypatch, dynamodb_local_endpoint, table, lambda client: capsys.readouterr().out)
+
+    assert code == 0
+    assert PRINTED_KEY.findall(again.results[0]) == []
+    assert "1 in the table" in again.results[0]
+    assert len(keys.list()) == 1
+
+
+def test_serve_no_auth_on_loopback_runs_open_as_namespace_default_and_warns_loudly(
+    dynamodb_local_endpoint: str,
+    ddb_local_engine: Engine,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    table = ddb_local_engine.new_table()
+
+    def requests(client: TestClient) -> list[int]:
+        return [
+            client.post("/memories", json={"content": "The user keeps bees"}).status_code,
+            client.post("/mcp", json=TOOLS_LIST, headers=MCP_HEADERS).status_code,
+        ]
+
+    code, fake = serve(monkeypatch, dynamodb_local_endpoint, table, requests, "--no-auth")
+
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert fake.results == [[201, 200]]
+    assert "WARNING: --no-auth: authentication is OFF" in err
+    assert PRINTED_KEY.findall(out) == []
+    assert KeyService(DynamoDBKeyRepository(ddb_local_engine.client, table)).list() == ()

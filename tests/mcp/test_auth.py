@@ -1,0 +1,286 @@
+"""The MCP door with real API keys over moto: the endpoint answers 401 at the HTTP level before any tool runs, hands
+the verified principal to the tools, and the tools refuse a missing scope with a tool error."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from typing import Any
+
+import httpx2
+import pytest
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+
+from core.contract import RetrievalQuery
+from core.errors import StorageUnavailableError
+from core.keys import CACHE_TTL, KeyService
+from core.model import NewMemory
+from core.repository.dynamodb import DynamoDBKeyRepository
+from core.service import MemoryService
+from handlers.auth import Authenticator, key_authenticator
+from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app, create_server
+from tests.conftest import Engine, FakeClock
+from tests.mcp.conftest import call_tool, tool_text
+
+pytestmark = pytest.mark.anyio
+
+JSON_HEADERS = {
+    "accept": "application/json, text/event-stream",
+    "content-type": "application/json",
+    "mcp-protocol-version": "2025-11-25",
+}
+CHALLENGE = 'Bearer realm="agent-memory"'
+READ_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("prime_memory_context", {}),
+    ("search_memories", {}),
+    ("get_memory", {"id": 1}),
+]
+WRITE_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("create_memory", {"content": "The user keeps wasps"}),
+    ("update_memory", {"id": 1, "content": "The user keeps hornets"}),
+    ("delete_memory", {"id": 1}),
+]
+
+
+@pytest.fixture
+def keyed(moto_keys: KeyService) -> Authenticator:
+    return key_authenticator(lambda: moto_keys)
+
+
+@pytest.fixture
+def keyed_server(moto_service: MemoryService, keyed: Authenticator) -> MCPServer:
+    """The server over moto authenticating with moto_keys, holding memory 1 of namespace alice."""
+    moto_service.create("alice", NewMemory.parse({"content": "The user keeps bees"}))
+    return create_server(provide_service=lambda: moto_service, authenticate=keyed)
+
+
+@asynccontextmanager
+async def serving(endpoint: MCPEndpoint) -> AsyncIterator[httpx2.AsyncClient]:
+    transport = httpx2.ASGITransport(app=endpoint)
+    async with endpoint.session_manager.run(), httpx2.AsyncClient(transport=transport, base_url="http://t") as http:
+        yield http
+
+
+@pytest.fixture
+async def http(keyed_server: MCPServer, keyed: Authenticator) -> AsyncIterator[httpx2.AsyncClient]:
+    async with serving(create_mcp_asgi_app(keyed_server, authenticate=keyed)) as client:
+        yield client
+
+
+def rpc(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "method": method, **({"params": params} if params is not None else {})}
+
+
+async def post(http: httpx2.AsyncClient, body: dict[str, Any], token: str | None) -> httpx2.Response:
+    headers = {**JSON_HEADERS, **({"authorization": f"Bearer {token}"} if token is not None else {})}
+    return await http.post("/mcp", json=body, headers=headers)
+
+
+async def call(http: httpx2.AsyncClient, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    response = await post(http, rpc("tools/call", {"name": tool, "arguments": arguments}), token)
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()["result"]
+    return result
+
+
+def alice_contents(service: MemoryService) -> list[str]:
+    return [m.content for m in service.search("alice", RetrievalQuery.parse({"status": "active"})).items]
+
+
+# --- 401 at the HTTP level ---
+
+
+@pytest.mark.parametrize(
+    ("authorization", "challenge"),
+    [
+        (None, CHALLENGE),
+        ("Basic YWxpY2U6c2VjcmV0", CHALLENGE),
+        ("Bearer", CHALLENGE),
+        ("Bearer not-a-key", f'{CHALLENGE}, error="invalid_token"'),
+        ("Bearer am_0123456789ab_" + "a" * 43, f'{CHALLENGE}, error="invalid_token"'),
+    ],
+)
+async def test_a_request_without_a_valid_key_is_401_before_any_tool_runs(
+    http: httpx2.AsyncClient, moto_service: MemoryService, authorization: str | None, challenge: str
+) -> None:
+    headers = {**JSON_HEADERS, **({"authorization": authorization} if authorization is not None else {})}
+    create = rpc("tools/call", {"name": "create_memory", "arguments": {"content": "The user keeps wasps"}})
+
+    response = await http.post("/mcp", json=create, headers=headers)
+
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == challenge
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.json()["type"] == "urn:agent-memory:problem:unauthenticated"
+    assert alice_contents(moto_service) == ["The user keeps bees"]
+
+
+async def test_even_initialize_and_tools_list_need_a_key(http: httpx2.AsyncClient, moto_keys: KeyService) -> None:
+    _, token = moto_keys.create("alice", ["read"])
+
+    refused = await post(http, rpc("tools/list"), None)
+    listed = await post(http, rpc("tools/list"), token)
+
+    assert refused.status_code == 401
+    assert listed.status_code == 200
+    assert len(listed.json()["result"]["tools"]) == 6
+
+
+async def test_a_revoked_key_is_401_once_the_cache_window_has_passed(
+    http: httpx2.AsyncClient, moto_keys: KeyService, moto_engine: Engine, moto_table: str, clock: FakeClock
+) -> None:
+    key, token = moto_keys.create("alice")
+    assert (await post(http, rpc("tools/list"), token)).status_code == 200
+    KeyService(DynamoDBKeyRepository(moto_engine.client, moto_table), clock).revoke(key.key_id)
+    clock.advance(seconds=CACHE_TTL.total_seconds())
+
+    response = await post(http, rpc("tools/list"), token)
+
+    assert response.status_code == 401
+    assert response.json()["detail"] == "the API key has been revoked"
+
+
+async def test_an_expired_key_is_401(http: httpx2.AsyncClient, moto_keys: KeyService, clock: FakeClock) -> None:
+    _, token = moto_keys.create("alice", expires_in=timedelta(minutes=1))
+    assert (await post(http, rpc("tools/list"), token)).status_code == 200
+    clock.advance(minutes=1)
+
+    response = await post(http, rpc("tools/list"), token)
+
+    assert response.status_code == 401
+    assert response.json()["detail"].startswith("the API key expired at ")
+
+
+async def test_storage_unavailable_while_checking_a_key_is_503_with_retry_after(keyed_server: MCPServer) -> None:
+    def unavailable() -> KeyService:
+        raise StorageUnavailableError("storage is busy (ThrottlingException); retry shortly", retry_after_seconds=2)
+
+    async with serving(create_mcp_asgi_app(keyed_server, authenticate=key_authenticator(unavailable))) as http:
+        response = await post(http, rpc("tools/list"), "am_0123456789ab_" + "a" * 43)
+
+    assert response.status_code == 503
+    assert response.headers["retry-after"] == "2"
+    assert response.json()["type"] == "urn:agent-memory:problem:storage-unavailable"
+
+
+# --- the principal reaches the tools ---
+
+
+async def test_tools_act_in_the_namespace_of_the_key_the_guard_verified(
+    http: httpx2.AsyncClient, moto_service: MemoryService, moto_keys: KeyService
+) -> None:
+    _, bob = moto_keys.create("bob")
+
+    created = await call(http, bob, "create_memory", {"content": "The user plays chess"})
+    found = await call(http, bob, "search_memories", {})
+
+    assert created["structuredContent"]["id"] == 1
+    assert [item["content"] for item in found["structuredContent"]["items"]] == ["The user plays chess"]
+    assert alice_contents(moto_service) == ["The user keeps bees"]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_sdk_client_works_when_it_sends_a_key(
+    keyed_server: MCPServer, keyed: Authenticator, moto_keys: KeyService, mode: str
+) -> None:
+    _, token = moto_keys.create("alice")
+    endpoint = create_mcp_asgi_app(keyed_server, authenticate=keyed)
+    transport = httpx2.ASGITransport(app=endpoint)
+    headers = {"authorization": f"Bearer {token}"}
+    async with (
+        endpoint.session_manager.run(),
+        httpx2.AsyncClient(transport=transport, base_url="http://t", headers=headers) as http,
+        Client(streamable_http_client("http://t/mcp", http_client=http), mode=mode) as client,
+    ):
+        primed = await client.call_tool("prime_memory_context", {})
+
+    assert primed.structured_content is not None
+    assert [item["content"] for item in primed.structured_content["items"]] == ["The user keeps bees"]
+
+
+async def test_an_in_process_client_without_a_key_gets_a_tool_error_not_data(keyed_server: MCPServer) -> None:
+    result = await call_tool(keyed_server, "search_memories", {})
+
+    assert result.is_error
+    assert "Authorization: Bearer <key>" in tool_text(result)
+    assert "bees" not in tool_text(result)
+
+
+async def test_the_sdk_app_served_without_the_guard_still_authenticates_each_tool_call(
+    keyed_server: MCPServer, moto_keys: KeyService
+) -> None:
+    _, token = moto_keys.create("alice", ["read"])
+    app = keyed_server.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        json_response=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    search = rpc("tools/call", {"name": "search_memories", "arguments": {}})
+    async with (
+        keyed_server.session_manager.run(),
+        httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://t") as http,
+    ):
+        without = (await http.post("/mcp", json=search, headers=JSON_HEADERS)).json()["result"]
+        with_key = (await post(http, search, token)).json()["result"]
+
+    assert without["isError"] is True
+    assert with_key["isError"] is False
+    assert with_key["structuredContent"]["total"] == 1
+
+
+# --- scopes: tool errors ---
+
+
+@pytest.mark.parametrize(("tool", "arguments"), WRITE_CALLS, ids=[name for name, _ in WRITE_CALLS])
+async def test_a_read_only_key_gets_a_tool_error_for_every_write_and_changes_nothing(
+    http: httpx2.AsyncClient, moto_service: MemoryService, moto_keys: KeyService, tool: str, arguments: dict[str, Any]
+) -> None:
+    _, token = moto_keys.create("alice", ["read"])
+
+    result = await call(http, token, tool, arguments)
+
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert "lacks the 'write' scope" in text
+    assert text.endswith("ask the user for an API key with the write scope")
+    assert alice_contents(moto_service) == ["The user keeps bees"]
+
+
+@pytest.mark.parametrize(("tool", "arguments"), READ_CALLS, ids=[name for name, _ in READ_CALLS])
+async def test_a_read_only_key_may_read(
+    http: httpx2.AsyncClient, moto_keys: KeyService, tool: str, arguments: dict[str, Any]
+) -> None:
+    _, token = moto_keys.create("alice", ["read"])
+
+    result = await call(http, token, tool, arguments)
+
+    assert result["isError"] is False, result
+
+
+@pytest.mark.parametrize(("tool", "arguments"), READ_CALLS, ids=[name for name, _ in READ_CALLS])
+async def test_a_write_only_key_gets_a_tool_error_for_every_read(
+    http: httpx2.AsyncClient, moto_keys: KeyService, tool: str, arguments: dict[str, Any]
+) -> None:
+    _, token = moto_keys.create("alice", ["write"])
+
+    result = await call(http, token, tool, arguments)
+
+    assert result["isError"] is True
+    assert "lacks the 'read' scope" in result["content"][0]["text"]
+    assert "bees" not in str(result)
+
+
+async def test_a_write_only_key_may_create_update_and_delete(
+    http: httpx2.AsyncClient, moto_service: MemoryService, moto_keys: KeyService
+) -> None:
+    _, token = moto_keys.create("alice", ["write"])
+
+    results = [await call(http, token, tool, arguments) for tool, arguments in WRITE_CALLS]
+
+    assert [result["isError"] for result in results] == [False, False, False]
+    assert alice_contents(moto_service) == ["The user keeps wasps"]

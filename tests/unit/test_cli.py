@@ -1,0 +1,233 @@
+"""`agent-memory keys create|list|revoke` over moto (`--aws`, intercepted by moto), their refusals, and `serve`
+refusing `--no-auth` on a host other than loopback."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from typing import Any
+
+import pytest
+
+from core.errors import AuthenticationError
+from core.keys import KeyService
+from handlers import cli, local
+from tests.conftest import Engine, FakeClock
+
+KEY = re.compile(r"am_[0-9a-f]{12}_[A-Za-z0-9_-]{43}")
+
+
+@pytest.fixture
+def run(moto_table: str, capsys: pytest.CaptureFixture[str]) -> Any:
+    """`agent-memory keys ...` against moto_table; returns (exit code, stdout, stderr)."""
+
+    def run(*arguments: str) -> tuple[int, str, str]:
+        code = cli.main(["keys", *arguments, "--aws", "--table", moto_table])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# --- keys create ---
+
+
+def test_create_json_prints_the_key_its_id_namespace_and_scopes_and_the_key_works(
+    run: Any, moto_keys: KeyService
+) -> None:
+    code, out, _ = run("create", "--namespace", "alice", "--json")
+
+    printed = json.loads(out)
+    assert code == 0
+    assert set(printed) == {"key", "key_id", "namespace", "scopes"}
+    assert (printed["namespace"], printed["scopes"]) == ("alice", ["read", "write"])
+    assert printed["key"].startswith(f"am_{printed['key_id']}_")
+    principal = moto_keys.authenticate(printed["key"])
+    assert (principal.namespace, principal.key_id) == ("alice", printed["key_id"])
+
+
+def test_create_prints_the_key_exactly_once_with_what_it_can_do(run: Any) -> None:
+    code, out, _ = run("create", "--namespace", "alice")
+
+    assert code == 0
+    (token,) = KEY.findall(out)
+    assert out.count(token) == 1
+    assert "namespace alice" in out
+    assert "only this once" in out
+    assert "Authorization: Bearer <key>" in out
+
+
+@pytest.mark.parametrize(
+    ("expires_in", "expected"),
+    [("30d", "2026-05-06T14:12"), ("12h", "2026-04-07T02:12"), ("90m", "2026-04-06T15:42")],
+)
+def test_create_with_scopes_and_a_lifetime_stores_them(
+    run: Any, moto_keys: KeyService, clock: FakeClock, monkeypatch: pytest.MonkeyPatch, expires_in: str, expected: str
+) -> None:
+    monkeypatch.setattr("handlers.bootstrap.KeyService", lambda repository: KeyService(repository, clock))
+
+    code, _, _ = run("create", "--namespace", "alice", "--scopes", "read", "--expires-in", expires_in)
+
+    (key,) = moto_keys.list()
+    assert code == 0
+    assert key.scopes == ("read",)
+    assert key.expires_at is not None
+    assert key.expires_at.startswith(expected)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--namespace", "Alice"],
+        ["--namespace", ""],
+        ["--namespace", "alice", "--scopes", "admin"],
+        ["--namespace", "alice", "--scopes", "read,admin"],
+        ["--namespace", "alice", "--scopes", ","],
+        ["--namespace", "alice", "--expires-in", "30"],
+        ["--namespace", "alice", "--expires-in", "0d"],
+        ["--namespace", "alice", "--expires-in", "1w"],
+        ["--namespace", "alice", "--expires-in", "-1d"],
+        [],
+    ],
+    ids=lambda arguments: " ".join(arguments) or "no namespace",
+)
+def test_create_refuses_bad_arguments_with_a_usage_error_and_creates_nothing(
+    run: Any, moto_keys: KeyService, arguments: list[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        run("create", *arguments)
+
+    assert exited.value.code == 2
+    assert moto_keys.list() == ()
+
+
+# --- keys list ---
+
+
+def test_list_shows_each_key_its_namespace_scopes_and_state_but_never_a_secret(run: Any, moto_keys: KeyService) -> None:
+    alice, alice_token = moto_keys.create("alice")
+    bob, bob_token = moto_keys.create("bob", ["read"])
+    moto_keys.revoke(bob.key_id)
+
+    code, out, _ = run("list")
+
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["KEY", "ID", "NAMESPACE", "SCOPES", "STATE", "CREATED", "EXPIRES"]
+    assert lines[1].split()[:4] == [alice.key_id, "alice", "read,write", "active"]
+    assert lines[2].split()[:4] == [bob.key_id, "bob", "read", "revoked"]
+    for secret in (alice_token, bob_token, alice.secret_hash, bob.secret_hash):
+        assert secret not in out
+
+
+def test_list_json_of_one_namespace(run: Any, moto_keys: KeyService) -> None:
+    alice, _ = moto_keys.create("alice")
+    moto_keys.create("bob")
+
+    code, out, _ = run("list", "--namespace", "alice", "--json")
+
+    assert code == 0
+    assert json.loads(out) == [
+        {
+            "key_id": alice.key_id,
+            "namespace": "alice",
+            "scopes": ["read", "write"],
+            "created_at": alice.created_at,
+            "expires_at": None,
+            "revoked": False,
+            "state": "active",
+        }
+    ]
+
+
+def test_list_of_an_empty_table_says_so(run: Any) -> None:
+    assert run("list")[:2] == (0, "no API keys\n")
+
+
+# --- keys revoke ---
+
+
+def test_revoke_makes_the_key_stop_working(run: Any, moto_keys: KeyService) -> None:
+    key, token = moto_keys.create("alice")
+
+    code, out, _ = run("revoke", key.key_id)
+
+    assert code == 0
+    assert f"Revoked API key {key.key_id}" in out
+    with pytest.raises(AuthenticationError, match="revoked"):
+        moto_keys.authenticate(token)
+
+
+def test_revoking_an_unknown_key_fails_saying_so(run: Any) -> None:
+    code, _, err = run("revoke", "0123456789ab")
+
+    assert code == 1
+    assert "API key 0123456789ab does not exist" in err
+
+
+# --- the store ---
+
+
+def test_a_table_that_does_not_exist_is_reported_not_created(moto_engine: Engine, capsys: Any) -> None:
+    code = cli.main(["keys", "list", "--aws", "--table", "no-such-table"])
+
+    assert code == 1
+    assert "no table 'no-such-table'" in capsys.readouterr().err
+    assert "no-such-table" not in moto_engine.client.list_tables()["TableNames"]
+
+
+def test_without_a_running_serve_the_default_target_fails_naming_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
+    port = free_port()
+
+    code = cli.main(["keys", "list", "--ddb-port", str(port)])
+
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"http://127.0.0.1:{port}" in err
+    assert "is `agent-memory serve` running?" in err
+
+
+# --- serve --no-auth ---
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.20", "::", "example.com", "10.0.0.1"])
+def test_serve_refuses_no_auth_on_a_host_other_than_loopback_before_starting_anything(
+    host: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def must_not_start(*args: object) -> None:
+        raise AssertionError("serve started the embedded engine")
+
+    monkeypatch.setattr(local, "EmbeddedDynamoDB", must_not_start)
+
+    code = cli.main(["serve", "--no-auth", "--host", host])
+
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"refusing --no-auth on {host}" in err
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.8.9.10", True),
+        ("localhost", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("0.0.0.0", False),
+        ("localhost.example.com", False),
+        ("", False),
+    ],
+)
+def test_loopback_hosts_are_told_from_the_rest(host: str, loopback: bool) -> None:
+    assert cli.is_loopback(host) is loopback

@@ -1,0 +1,291 @@
+"""The HTTP door with real API keys over moto: 401 for every way a key can be missing or bad, 403 for a missing
+scope, the namespace taken from the key alone, and the security scheme in the OpenAPI document."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from core.contract import RetrievalQuery
+from core.errors import DomainError, StorageUnavailableError
+from core.keys import CACHE_TTL, KeyService
+from core.model import NewMemory
+from core.repository.dynamodb import DynamoDBKeyRepository
+from core.service import MemoryService
+from handlers.auth import bearer_token, key_authenticator
+from handlers.http_api import DOMAIN_STATUS, create_app
+from tests.conftest import Engine, FakeClock, domain_error_classes
+
+PROBLEM_JSON = "application/problem+json"
+CHALLENGE = 'Bearer realm="agent-memory"'
+INVALID_TOKEN = 'Bearer realm="agent-memory", error="invalid_token"'
+ROUTES: list[tuple[str, str, dict[str, Any] | None]] = [
+    ("POST", "/memories", {"content": "The user keeps bees"}),
+    ("GET", "/memories/1", None),
+    ("PATCH", "/memories/1", {"content": "The user keeps wasps"}),
+    ("DELETE", "/memories/1", None),
+    ("GET", "/memories", None),
+]
+READS = [route for route in ROUTES if route[0] == "GET"]
+WRITES = [route for route in ROUTES if route[0] != "GET"]
+ROUTE_IDS = [f"{method} {path}" for method, path, _ in ROUTES]
+
+
+@pytest.fixture
+def door(moto_service: MemoryService, moto_keys: KeyService) -> Iterator[TestClient]:
+    """The app over moto authenticating with moto_keys, holding memory 1 of namespace alice."""
+    moto_service.create("alice", NewMemory.parse({"content": "The user keeps bees"}))
+    app = create_app(provide_service=lambda: moto_service, authenticate=key_authenticator(lambda: moto_keys))
+    with TestClient(app) as client:
+        yield client
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"}
+
+
+def send(door: TestClient, route: tuple[str, str, dict[str, Any] | None], headers: dict[str, str]) -> Any:
+    method, path, body = route
+    return door.request(method, path, json=body, headers=headers)
+
+
+def assert_problem(response: Any, status: int, slug: str) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == PROBLEM_JSON
+    problem: dict[str, Any] = response.json()
+    assert problem["status"] == status
+    assert problem["type"] == f"urn:agent-memory:problem:{slug}"
+    assert problem["title"]
+    assert problem["detail"]
+    return problem
+
+
+def stored_state(service: MemoryService) -> list[tuple[int, str, str, int]]:
+    page = service.search("alice", RetrievalQuery.parse({"status": "active"}))
+    return [(m.id, m.content, m.status, m.version) for m in page.items]
+
+
+# --- 401 ---
+
+
+NO_KEY_HEADERS: list[dict[str, str]] = [
+    {},
+    {"authorization": ""},
+    {"authorization": "Bearer"},
+    {"authorization": "Bearer    "},
+    {"authorization": "Basic YWxpY2U6c2VjcmV0"},
+    {"authorization": "Token am_0123456789ab_" + "a" * 43},
+    {"x-api-key": "am_0123456789ab_" + "a" * 43},
+]
+BAD_KEY_HEADERS: list[dict[str, str]] = [
+    bearer("am_0123456789ab_" + "a" * 43),
+    bearer("not-a-key"),
+    bearer("am_0123456789ab_" + "a" * 43 + " trailing"),
+    bearer("am_" + "a" * 5000),
+]
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=ROUTE_IDS)
+@pytest.mark.parametrize("headers", NO_KEY_HEADERS, ids=lambda h: repr(h)[:40])
+def test_a_request_without_a_bearer_key_is_401_with_a_bearer_challenge(
+    door: TestClient, moto_service: MemoryService, route: tuple[str, str, Any], headers: dict[str, str]
+) -> None:
+    before = stored_state(moto_service)
+
+    response = send(door, route, headers)
+
+    assert_problem(response, 401, "unauthenticated")
+    assert response.headers["www-authenticate"] == CHALLENGE
+    assert stored_state(moto_service) == before
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=ROUTE_IDS)
+@pytest.mark.parametrize("headers", BAD_KEY_HEADERS, ids=lambda h: h["authorization"][:30])
+def test_a_request_with_an_unknown_or_malformed_key_is_401_naming_an_invalid_token(
+    door: TestClient, moto_service: MemoryService, route: tuple[str, str, Any], headers: dict[str, str]
+) -> None:
+    before = stored_state(moto_service)
+
+    response = send(door, route, headers)
+
+    assert_problem(response, 401, "unauthenticated")
+    assert response.headers["www-authenticate"] == INVALID_TOKEN
+    assert stored_state(moto_service) == before
+
+
+def test_a_known_key_id_with_a_wrong_secret_is_401(door: TestClient, moto_keys: KeyService) -> None:
+    key, _ = moto_keys.create("alice")
+
+    response = door.get("/memories", headers=bearer(f"am_{key.key_id}_{'a' * 43}"))
+
+    assert_problem(response, 401, "unauthenticated")
+
+
+def test_the_bearer_scheme_name_is_case_insensitive(door: TestClient, moto_keys: KeyService) -> None:
+    _, token = moto_keys.create("alice")
+
+    assert door.get("/memories", headers={"authorization": f"bEaReR {token}"}).status_code == 200
+
+
+def test_a_revoked_key_is_401_once_the_cache_window_has_passed(
+    door: TestClient, moto_keys: KeyService, moto_engine: Engine, moto_table: str, clock: FakeClock
+) -> None:
+    key, token = moto_keys.create("alice")
+    assert door.get("/memories", headers=bearer(token)).status_code == 200
+    # Revoked by another process (the CLI): this server learns of it when its cached verification runs out.
+    KeyService(DynamoDBKeyRepository(moto_engine.client, moto_table), clock).revoke(key.key_id)
+    clock.advance(seconds=CACHE_TTL.total_seconds())
+
+    response = door.get("/memories", headers=bearer(token))
+
+    problem = assert_problem(response, 401, "unauthenticated")
+    assert problem["detail"] == "the API key has been revoked"
+    assert response.headers["www-authenticate"] == INVALID_TOKEN
+
+
+def test_an_expired_key_is_401_even_while_its_verification_is_cached(
+    door: TestClient, moto_keys: KeyService, clock: FakeClock
+) -> None:
+    _, token = moto_keys.create("alice", expires_in=timedelta(seconds=5))
+    assert door.get("/memories", headers=bearer(token)).status_code == 200
+    clock.advance(seconds=5)
+
+    response = door.get("/memories", headers=bearer(token))
+
+    problem = assert_problem(response, 401, "unauthenticated")
+    assert problem["detail"].startswith("the API key expired at ")
+
+
+def test_authentication_comes_before_body_validation(door: TestClient) -> None:
+    response = door.post("/memories", content=b"{not json", headers={"content-type": "application/json"})
+
+    assert_problem(response, 401, "unauthenticated")
+
+
+def test_healthz_answers_without_a_key(door: TestClient) -> None:
+    assert door.get("/healthz").status_code == 200
+
+
+def test_storage_unavailable_while_checking_a_key_is_503_not_a_crash(moto_service: MemoryService) -> None:
+    def unavailable() -> KeyService:
+        raise StorageUnavailableError("storage is busy (ThrottlingException); retry shortly", retry_after_seconds=3)
+
+    app = create_app(provide_service=lambda: moto_service, authenticate=key_authenticator(unavailable))
+    with TestClient(app) as client:
+        response = client.get("/memories", headers=bearer("am_0123456789ab_" + "a" * 43))
+
+    assert_problem(response, 503, "storage-unavailable")
+    assert response.headers["retry-after"] == "3"
+
+
+# --- 403: scopes ---
+
+
+@pytest.mark.parametrize("route", WRITES, ids=[f"{m} {p}" for m, p, _ in WRITES])
+def test_a_read_only_key_may_not_write_and_changes_nothing(
+    door: TestClient, moto_service: MemoryService, moto_keys: KeyService, route: tuple[str, str, Any]
+) -> None:
+    _, token = moto_keys.create("alice", ["read"])
+    before = stored_state(moto_service)
+
+    response = send(door, route, bearer(token))
+
+    problem = assert_problem(response, 403, "forbidden")
+    assert "'write' scope" in problem["detail"]
+    assert (
+        response.headers["www-authenticate"] == 'Bearer realm="agent-memory", error="insufficient_scope", scope="write"'
+    )
+    assert stored_state(moto_service) == before
+
+
+@pytest.mark.parametrize("route", READS, ids=[f"{m} {p}" for m, p, _ in READS])
+def test_a_read_only_key_may_read(door: TestClient, moto_keys: KeyService, route: tuple[str, str, Any]) -> None:
+    _, token = moto_keys.create("alice", ["read"])
+
+    assert send(door, route, bearer(token)).status_code == 200
+
+
+@pytest.mark.parametrize("route", READS, ids=[f"{m} {p}" for m, p, _ in READS])
+def test_a_write_only_key_may_not_read(door: TestClient, moto_keys: KeyService, route: tuple[str, str, Any]) -> None:
+    _, token = moto_keys.create("alice", ["write"])
+
+    problem = assert_problem(send(door, route, bearer(token)), 403, "forbidden")
+
+    assert "'read' scope" in problem["detail"]
+
+
+def test_a_write_only_key_may_create_change_and_delete(door: TestClient, moto_keys: KeyService) -> None:
+    _, token = moto_keys.create("alice", ["write"])
+
+    statuses = [send(door, route, bearer(token)).status_code for route in WRITES]
+
+    assert statuses == [201, 200, 204]
+
+
+def test_a_missing_scope_is_403_even_for_an_id_that_does_not_exist(door: TestClient, moto_keys: KeyService) -> None:
+    _, token = moto_keys.create("alice", ["read"])
+
+    assert_problem(door.delete("/memories/999", headers=bearer(token)), 403, "forbidden")
+
+
+# --- the namespace comes from the key alone ---
+
+
+def test_a_key_reaches_only_its_own_namespace(
+    door: TestClient, moto_service: MemoryService, moto_keys: KeyService
+) -> None:
+    _, bob = moto_keys.create("bob")
+
+    created = door.post("/memories", json={"content": "The user plays chess"}, headers=bearer(bob))
+
+    assert created.json()["id"] == 1
+    assert [m.content for m in moto_service.search("bob", RetrievalQuery.parse({})).items] == ["The user plays chess"]
+    assert [m.content for m in moto_service.search("alice", RetrievalQuery.parse({})).items] == ["The user keeps bees"]
+
+
+def test_a_namespace_named_in_the_request_is_ignored_or_refused(door: TestClient, moto_keys: KeyService) -> None:
+    _, bob = moto_keys.create("bob")
+
+    listed = door.get("/memories", params={"namespace": "alice"}, headers={**bearer(bob), "x-namespace": "alice"})
+    body_field = door.post("/memories", json={"content": "x", "namespace": "alice"}, headers=bearer(bob))
+
+    assert listed.json()["total"] == 0
+    problem = assert_problem(body_field, 422, "invalid-input")
+    assert problem["errors"] == [{"field": "namespace", "message": "is not a field of this request"}]
+
+
+# --- the shared bearer parser ---
+
+
+@pytest.mark.parametrize(
+    ("header", "token"),
+    [("Bearer abc", "abc"), ("bearer abc", "abc"), ("BEARER   abc  ", "abc"), ("  Bearer abc", "abc")],
+)
+def test_the_bearer_parser_reads_the_token_of_a_bearer_header(header: str, token: str) -> None:
+    assert bearer_token(header) == token
+
+
+# --- the OpenAPI document and the error table ---
+
+
+def test_the_openapi_document_declares_the_bearer_scheme_on_every_route(door: TestClient) -> None:
+    schema = door.get("/openapi.json").json()
+
+    assert schema["components"]["securitySchemes"]["ApiKey"]["type"] == "http"
+    assert schema["components"]["securitySchemes"]["ApiKey"]["scheme"] == "bearer"
+    operations = [operation for path in schema["paths"].values() for operation in path.values()]
+    assert len(operations) == len(ROUTES)
+    for operation in operations:
+        assert operation["security"] == [{"ApiKey": []}], operation["summary"]
+        assert {"401", "403"} <= set(operation["responses"]), operation["summary"]
+        assert "WWW-Authenticate" in operation["responses"]["401"]["headers"]
+
+
+def test_every_domain_error_has_an_http_status() -> None:
+    classes: list[type[DomainError]] = domain_error_classes()
+
+    assert set(DOMAIN_STATUS) == set(classes)
