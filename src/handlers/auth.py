@@ -3,7 +3,7 @@ HTTP API and the MCP endpoint take (API keys in production, open access only for
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Final
 
 from core.access import SCOPES, Principal, Scope, require, validate_namespace
@@ -16,6 +16,20 @@ from handlers import bootstrap
 Authenticator = Callable[[str | None], Principal]
 
 MISSING_KEY: Final = "send an API key as `Authorization: Bearer <key>`"
+
+
+# Behind a function URL with AuthType AWS_IAM the caller's SigV4 signature occupies `Authorization`, so the key
+# travels in this header instead, with the same `Bearer <key>` value.
+SIGNED_KEY_HEADER: Final = "x-agent-memory-authorization"
+_SIGV4_SCHEME: Final = "aws4-hmac-sha256"
+
+
+def presented_credentials(headers: Mapping[str, str]) -> str | None:
+    """The header value that carries the API key: `Authorization`, unless that holds an AWS SigV4 signature."""
+    authorization = headers.get("authorization")
+    if authorization is not None and authorization.strip().lower().startswith(_SIGV4_SCHEME):
+        return headers.get(SIGNED_KEY_HEADER)
+    return authorization
 
 
 def bearer_token(authorization: str | None) -> str:

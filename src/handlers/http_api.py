@@ -25,7 +25,7 @@ from core.errors import DomainError, FieldError, InvalidInputError
 from core.model import Memory, MemoryChanges, NewMemory, parse_memory_id
 from core.service import MemoryService
 from handlers import bootstrap
-from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator, authorize
+from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator, authorize, presented_credentials
 from handlers.problem import DOMAIN_STATUS, PROBLEM_JSON, Problem, domain_problem, problem_response
 
 logger = Logger()
@@ -139,7 +139,7 @@ def create_app(
         def principal(
             request: Request, _: Annotated[HTTPAuthorizationCredentials | None, Security(API_KEY_SCHEME)]
         ) -> Principal:
-            return authorize(authenticate, request.headers.get("authorization"), scope)
+            return authorize(authenticate, presented_credentials(request.headers), scope)
 
         return principal
 

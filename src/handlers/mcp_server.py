@@ -54,7 +54,7 @@ from core.model import (
 )
 from core.service import MemoryService
 from handlers import bootstrap
-from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator
+from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator, presented_credentials
 from handlers.problem import domain_problem
 
 logger = Logger()
@@ -328,7 +328,7 @@ def create_server(
         principal = verified_principal(ctx)
         if principal is None:
             headers = getattr(_request_of(ctx), "headers", None)
-            principal = authenticate(headers.get("authorization") if isinstance(headers, Mapping) else None)
+            principal = authenticate(presented_credentials(headers) if isinstance(headers, Mapping) else None)
         require(principal, scope)
         return principal
 
@@ -513,7 +513,7 @@ class MCPEndpoint:
             if refusal is not None:
                 await refusal(scope, receive, send)
                 return
-            authorization = Headers(scope=scope).get("authorization")
+            authorization = presented_credentials(Headers(scope=scope))
             try:
                 # A key lookup is a blocking DynamoDB call: keep it off the event loop.
                 principal = await run_in_threadpool(self._authenticate, authorization)

@@ -284,3 +284,18 @@ async def test_a_write_only_key_may_create_update_and_delete(
 
     assert [result["isError"] for result in results] == [False, False, False]
     assert alice_contents(moto_service) == ["The user keeps wasps"]
+
+
+async def test_a_sigv4_signed_call_presents_its_key_in_the_agent_memory_header(
+    http: httpx2.AsyncClient, moto_keys: KeyService
+) -> None:
+    _, token = moto_keys.create("alice", ["read"])
+    signed = {**JSON_HEADERS, "authorization": "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/x, Signature=0"}
+
+    refused = await http.post("/mcp", json=rpc("tools/list"), headers=signed)
+    listed = await http.post(
+        "/mcp", json=rpc("tools/list"), headers={**signed, "x-agent-memory-authorization": f"Bearer {token}"}
+    )
+
+    assert refused.status_code == 401
+    assert listed.status_code == 200

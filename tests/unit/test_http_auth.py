@@ -289,3 +289,36 @@ def test_every_domain_error_has_an_http_status() -> None:
     classes: list[type[DomainError]] = domain_error_classes()
 
     assert set(DOMAIN_STATUS) == set(classes)
+
+
+# --- behind a function URL or API with AWS_IAM auth: SigV4 occupies Authorization ---
+
+SIGV4 = (
+    "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20261202/us-east-1/lambda/aws4_request, SignedHeaders=host, Signature=0"
+)
+
+
+def test_a_sigv4_signed_request_presents_its_key_in_the_agent_memory_header(
+    door: TestClient, moto_keys: KeyService
+) -> None:
+    _, token = moto_keys.create("alice", ["read"])
+
+    response = door.get(
+        "/memories/1", headers={"authorization": SIGV4, "x-agent-memory-authorization": f"Bearer {token}"}
+    )
+
+    assert response.status_code == 200, response.text
+    assert response.json()["content"] == "The user keeps bees"
+
+
+def test_a_sigv4_signed_request_without_the_agent_memory_header_is_401(door: TestClient) -> None:
+    assert_problem(door.get("/memories/1", headers={"authorization": SIGV4}), 401, "unauthenticated")
+
+
+def test_the_agent_memory_header_is_ignored_when_authorization_is_a_bearer_key(
+    door: TestClient, moto_keys: KeyService
+) -> None:
+    _, token = moto_keys.create("alice", ["read"])
+    headers = {**bearer("am_0123456789ab_" + "a" * 43), "x-agent-memory-authorization": f"Bearer {token}"}
+
+    assert_problem(door.get("/memories/1", headers=headers), 401, "unauthenticated")
