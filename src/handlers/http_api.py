@@ -1,6 +1,5 @@
 """The HTTP door: FastAPI routes over the core's service, and the Lambda `handler` (API Gateway HTTP API 2.0)."""
 
-import asyncio
 import json
 import re
 from collections.abc import Callable
@@ -13,8 +12,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from mangum import Mangum
-from mangum.adapter import DEFAULT_TEXT_MIME_TYPES
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope as AsgiScope
@@ -26,6 +23,7 @@ from core.model import Memory, MemoryChanges, NewMemory, parse_memory_id
 from core.service import MemoryService
 from handlers import bootstrap
 from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator, authorize, presented_credentials
+from handlers.lambda_asgi import invoke
 from handlers.problem import DOMAIN_STATUS, PROBLEM_JSON, Problem, domain_problem, problem_response
 
 logger = Logger()
@@ -281,16 +279,9 @@ def _retrieval_parameters() -> list[dict[str, Any]]:
 
 
 app = create_app()
-# Mangum runs each invocation on the current event loop, and an asyncio.run() elsewhere in the process unsets it:
-# keep one loop for the process and make it current before every invocation.
-_loop = asyncio.new_event_loop()
-asyncio.set_event_loop(_loop)
-# problem+json is text too: without it Mangum base64-encodes every error body.
-_mangum = Mangum(app, lifespan="off", text_mime_types=[*DEFAULT_TEXT_MIME_TYPES, PROBLEM_JSON])
 
 
 # log_event=False whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event carries the caller's API key.
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    asyncio.set_event_loop(_loop)
-    return _mangum(event, context)
+    return invoke(app, event, context)

@@ -9,7 +9,6 @@ from typing import Annotated, Any, Final, Literal, ParamSpec, TypeVar
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging import correlation_paths
-from mangum import Mangum
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -55,6 +54,7 @@ from core.model import (
 from core.service import MemoryService
 from handlers import bootstrap
 from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator, presented_credentials
+from handlers.lambda_asgi import invoke
 from handlers.problem import domain_problem
 
 logger = Logger()
@@ -568,8 +568,7 @@ def create_handler(
 
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
         endpoint = create_mcp_asgi_app(server, origins, authenticate)
-        response: dict[str, Any] = Mangum(endpoint, lifespan="on")(event, context)
-        return response
+        return invoke(endpoint, event, context, lifespan="on")
 
     return handle
 

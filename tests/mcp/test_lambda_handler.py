@@ -245,6 +245,7 @@ def test_a_request_without_a_key_is_refused_with_401_before_any_tool_runs(
     assert response["statusCode"] == 401
     assert header(response, "www-authenticate") == 'Bearer realm="agent-memory"'
     assert header(response, "content-type") == "application/problem+json"
+    assert response["isBase64Encoded"] is False  # problem+json leaves the function as text
     assert response_json(response)["status"] == 401
     assert moto_service.search("default", RetrievalQuery.parse({})).total == 0
 
