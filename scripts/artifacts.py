@@ -2,8 +2,8 @@
 ship, and print each function's unzipped size.
 
 Bytecode: /var/task is read-only, so without shipped .pyc files every cold start compiles every import again
-(1.6-2x slower imports). They are compiled by this interpreter, which must be the runtime's version, and checked
-by hash rather than by mtime, because the zip does not keep the mtimes they were compiled against.
+(1.6-2x slower imports). All are (re)compiled by this interpreter, which must be the runtime's version, checked
+by hash rather than by mtime, because a zip keeps mtimes only to 2 s (in local time), which need not match theirs.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def report(artifact: Path, top: int = 6) -> str:
     return f"{artifact.name}: {total / MB:.1f} MB unzipped (boto3/botocore not included); largest MB: {heaviest}"
 
 
-def main(build_dir: Path) -> int:
+def main(build_dir: Path, workers: int = 0) -> int:
+    """`workers=0` compiles on every core (processes); 1 stays in this process."""
     runtime = runtime_of(build_dir)
     interpreter = f"python{sys.version_info.major}.{sys.version_info.minor}"
     if interpreter != runtime:
@@ -70,8 +71,9 @@ def main(build_dir: Path) -> int:
     for artifact in artifacts:
         ok = compileall.compile_dir(
             artifact,
+            force=True,
             quiet=1,
-            workers=0,
+            workers=workers,
             invalidation_mode=compileall.py_compile.PycInvalidationMode.UNCHECKED_HASH,
         )
         if not ok:

@@ -37,7 +37,7 @@ def test_a_clean_artifact_is_compiled_to_bytecode_and_reported(
     artifacts: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ):
     build = _build_dir(tmp_path)
-    assert artifacts.main(build) == 0
+    assert artifacts.main(build, workers=1) == 0
     assert list((build / "HttpFunction" / "handlers" / "__pycache__").glob("http_api.*.pyc"))
     assert "HttpFunction: 0.0 MB unzipped" in capsys.readouterr().out
 
@@ -48,7 +48,7 @@ def test_an_artifact_carrying_tests_runtime_provided_or_local_only_packages_is_r
 ):
     build = _build_dir(tmp_path)
     (build / "HttpFunction" / intruder).mkdir()
-    assert artifacts.main(build) == 1
+    assert artifacts.main(build, workers=1) == 1
     assert f"HttpFunction: {intruder} must not be in the artifact" in capsys.readouterr().err
 
 
@@ -56,7 +56,7 @@ def test_bytecode_from_an_interpreter_other_than_the_runtime_is_refused(
     artifacts: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ):
     build = _build_dir(tmp_path, runtime="python3.99")
-    assert artifacts.main(build) == 1
+    assert artifacts.main(build, workers=1) == 1
     assert f"must be compiled by python3.99, not {RUNNING}" in capsys.readouterr().err
 
 
@@ -64,7 +64,7 @@ def test_a_build_folder_without_function_artifacts_is_refused(
     artifacts: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ):
     build = _build_dir(tmp_path, functions=())
-    assert artifacts.main(build) == 1
+    assert artifacts.main(build, workers=1) == 1
     assert "no function artifacts" in capsys.readouterr().err
 
 
@@ -72,4 +72,4 @@ def test_a_built_template_without_a_python_runtime_is_refused(artifacts: ModuleT
     build = _build_dir(tmp_path)
     (build / "template.yaml").write_text("Resources: {}\n")
     with pytest.raises(SystemExit, match="no python Runtime"):
-        artifacts.main(build)
+        artifacts.main(build, workers=1)
