@@ -195,6 +195,26 @@ def test_mcp_function_url_auth_is_none_or_aws_iam_and_defaults_to_none(template:
     assert url["InvokeMode"] == "BUFFERED"
 
 
+def test_a_public_mcp_url_is_granted_both_public_invoke_permissions_only_when_auth_is_none(
+    template: dict[str, Any],
+):
+    # SAM adds these grants itself only for a literal AuthType: NONE; with a parameter, a NONE URL would answer 403.
+    permissions = _resources_of_type(template, "AWS::Lambda::Permission")
+    granted = {
+        (permission["Properties"]["Action"], permission.get("Condition"))
+        for permission in permissions.values()
+        if permission["Properties"]["FunctionName"] == "McpFunction" and permission["Properties"]["Principal"] == "*"
+    }
+    assert granted == {("lambda:InvokeFunctionUrl", "McpUrlIsPublic"), ("lambda:InvokeFunction", "McpUrlIsPublic")}
+    assert template["Conditions"]["McpUrlIsPublic"] == ["McpAuthType", "NONE"]
+    for permission in permissions.values():
+        properties = permission["Properties"]
+        if properties["Action"] == "lambda:InvokeFunctionUrl":
+            assert properties["FunctionUrlAuthType"] == "NONE"
+        elif properties["FunctionName"] == "McpFunction":
+            assert properties["InvokedViaFunctionUrl"] is True
+
+
 def test_only_the_mcp_function_has_a_function_url(template: dict[str, Any]):
     with_url = {name for name, properties in _functions(template).items() if "FunctionUrlConfig" in properties}
     assert with_url == {"McpFunction"}
