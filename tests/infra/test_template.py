@@ -1,14 +1,36 @@
-"""Checks on template.yaml that cfn-lint cannot make: it must match what the code reads and queries."""
+"""Checks on template.yaml that cfn-lint cannot make: it must match what the code reads, calls and queries.
+
+The loader keeps each intrinsic's plain value: `!Ref X` reads as "X", `!GetAtt T.Arn` as "T.Arn", `!Sub "s"` as "s".
+"""
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
 from typing import Any
 
 import pytest
+from aws_lambda_powertools.shared import constants as powertools_constants
+from botocore.retries.standard import ExponentialBackoff
 
-from core.repository.dynamodb import INDEXES
+from core.repository.dynamodb import INDEXES, DynamoDBMemoryRepository, make_client
+from handlers import bootstrap
 from handlers.local import TABLE_RESOURCE, load_template, table_definition
+
+API_GATEWAY_INTEGRATION_LIMIT_S = 30
+# Set by the Lambda runtime itself; a template may not set them.
+RUNTIME_PROVIDED_ENV = {"AWS_REGION", "AWS_DEFAULT_REGION"}
+# Only for local runs against another DynamoDB; setting it on Lambda would send the data elsewhere.
+LOCAL_ONLY_ENV = {"AWS_ENDPOINT_URL_DYNAMODB"}
+# What each function must be told; TABLE_NAME's fallback would silently name a table the stack does not own.
+REQUIRED_ENV = {
+    "HttpFunction": {"TABLE_NAME"},
+    "McpFunction": {"TABLE_NAME", "MCP_ALLOWED_ORIGINS"},
+}
+POWERTOOLS_SETTINGS = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_LOG_LEVEL", "POWERTOOLS_METRICS_NAMESPACE"}
+TABLE_ARN = f"{TABLE_RESOURCE}.Arn"
+INDEX_ARNS = f"${{{TABLE_ARN}}}/index/*"
 
 
 @pytest.fixture(scope="module")
@@ -17,11 +39,70 @@ def template() -> dict[str, Any]:
 
 
 def _functions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {
-        name: resource["Properties"]
-        for name, resource in template["Resources"].items()
-        if resource["Type"] == "AWS::Serverless::Function"
+    """Each function's properties with the template's Globals applied (environment variables merged, as SAM does)."""
+    globals_ = template["Globals"]["Function"]
+    merged = {}
+    for name, resource in template["Resources"].items():
+        if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        properties = {**globals_, **resource["Properties"]}
+        properties["Environment"] = {
+            "Variables": {
+                **globals_.get("Environment", {}).get("Variables", {}),
+                **resource["Properties"].get("Environment", {}).get("Variables", {}),
+            }
+        }
+        merged[name] = properties
+    return merged
+
+
+def _resources_of_type(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
+    return {name: resource for name, resource in template["Resources"].items() if resource["Type"] == kind}
+
+
+def _environment_names_bootstrap_reads() -> set[str]:
+    """Every `env.get("NAME")` / `env["NAME"]` in bootstrap, the one module that reads the environment."""
+    names = set()
+    for node in ast.walk(ast.parse(inspect.getsource(bootstrap))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            argument = node.args[0] if node.args else None
+        elif isinstance(node, ast.Subscript):
+            argument = node.slice
+        else:
+            continue
+        if isinstance(argument, ast.Constant) and isinstance(argument.value, str) and argument.value.isupper():
+            names.add(argument.value)
+    return names
+
+
+def _dynamodb_actions_the_repository_calls() -> set[str]:
+    """IAM action names of every `self._client.<operation>` the adapter's repository class uses."""
+    tree = ast.parse(inspect.getsource(DynamoDBMemoryRepository))
+    operations = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "_client"
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id == "self"
     }
+    return {"dynamodb:" + "".join(part.title() for part in operation.split("_")) for operation in operations}
+
+
+def _statements(properties: dict[str, Any]) -> list[dict[str, Any]]:
+    statements = []
+    for policy in properties["Policies"]:
+        assert set(policy) == {"Statement"}, f"only inline statements, no managed or template policies: {policy}"
+        statements.extend(policy["Statement"])
+    return statements
+
+
+def _as_list(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+# --- the table ---------------------------------------------------------------------------------------------------
 
 
 def test_table_gsis_are_exactly_the_ones_the_repository_queries():
@@ -47,6 +128,31 @@ def test_table_is_a_retained_on_demand_dynamodb_table(template: dict[str, Any]):
     assert table["DeletionPolicy"] == "Retain"
     assert table["UpdateReplacePolicy"] == "Retain"
     assert table["Properties"]["BillingMode"] == "PAY_PER_REQUEST"
+    assert "ProvisionedThroughput" not in table["Properties"]
+    assert all("ProvisionedThroughput" not in gsi for gsi in table["Properties"]["GlobalSecondaryIndexes"])
+
+
+def test_table_survives_operator_error_with_pitr_deletion_protection_and_encryption():
+    definition = table_definition()
+    assert definition["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+    assert definition["DeletionProtectionEnabled"] is True
+    assert definition["SSESpecification"]["SSEEnabled"] is True
+
+
+def test_template_declares_the_memory_table_and_no_other_table(template: dict[str, Any]):
+    tables = {
+        name
+        for name, resource in template["Resources"].items()
+        if resource["Type"] in {"AWS::DynamoDB::Table", "AWS::Serverless::SimpleTable"}
+    }
+    assert tables == {TABLE_RESOURCE}
+
+
+# --- the functions -----------------------------------------------------------------------------------------------
+
+
+def test_the_template_has_the_http_and_the_mcp_function(template: dict[str, Any]):
+    assert set(_functions(template)) == set(REQUIRED_ENV)
 
 
 def test_every_function_handler_is_importable_and_callable(template: dict[str, Any]):
@@ -55,22 +161,210 @@ def test_every_function_handler_is_importable_and_callable(template: dict[str, A
         assert callable(getattr(importlib.import_module(module_name), attribute))
 
 
-def test_functions_run_python313_on_arm64_within_api_gateway_timeout(template: dict[str, Any]):
-    globals_ = template["Globals"]["Function"]
-    assert globals_["Runtime"] == "python3.13"
-    assert globals_["Architectures"] == ["arm64"]
-    for properties in _functions(template).values():
-        assert properties.get("Timeout", globals_.get("Timeout", 3)) < 30
+def test_every_function_runs_python313_on_arm64_from_the_source_folder(template: dict[str, Any]):
+    for name, properties in _functions(template).items():
+        assert properties["Runtime"] == "python3.13", name
+        assert properties["Architectures"] == ["arm64"], name
+        assert properties["CodeUri"] == "src/", name
 
 
-def test_the_mcp_function_url_defaults_to_none_because_the_function_authenticates_and_still_offers_aws_iam(
+def test_every_timeout_is_under_api_gateways_limit_and_above_the_dynamodb_clients_worst_case(
     template: dict[str, Any],
 ):
+    config = make_client(None, "us-east-1").meta.config
+    attempts = config.retries["total_max_attempts"]
+    # Standard mode sleeps up to min(2**i, 20) s before retry i+1 when throttled (its largest base scale).
+    backoff = sum(min(ExponentialBackoff._BASE**i, ExponentialBackoff._MAX_BACKOFF) for i in range(attempts - 1))
+    worst_case = attempts * (config.connect_timeout + config.read_timeout) + backoff
+    assert worst_case == 24
+    for name, properties in _functions(template).items():
+        assert worst_case < properties["Timeout"] < API_GATEWAY_INTEGRATION_LIMIT_S, name
+
+
+def test_every_function_has_memory_between_512_mb_and_one_vcpu(template: dict[str, Any]):
+    for name, properties in _functions(template).items():
+        assert 512 <= properties["MemorySize"] <= 1769, name
+
+
+def test_mcp_function_url_auth_is_none_or_aws_iam_and_defaults_to_none(template: dict[str, Any]):
+    url = template["Resources"]["McpFunction"]["Properties"]["FunctionUrlConfig"]
+    assert url["AuthType"] == "McpAuthType"
     parameter = template["Parameters"]["McpAuthType"]
-    assert parameter["Default"] == "NONE"
     assert set(parameter["AllowedValues"]) == {"NONE", "AWS_IAM"}
-    assert "API key" in parameter["Description"]
-    assert template["Resources"]["McpFunction"]["Properties"]["FunctionUrlConfig"]["AuthType"] == "McpAuthType"
+    assert parameter["Default"] == "NONE"
+    assert url["InvokeMode"] == "BUFFERED"
+
+
+def test_a_public_mcp_url_is_granted_both_public_invoke_permissions_only_when_auth_is_none(
+    template: dict[str, Any],
+):
+    # SAM adds these grants itself only for a literal AuthType: NONE; with a parameter, a NONE URL would answer 403.
+    permissions = _resources_of_type(template, "AWS::Lambda::Permission")
+    granted = {
+        (permission["Properties"]["Action"], permission.get("Condition"))
+        for permission in permissions.values()
+        if permission["Properties"]["FunctionName"] == "McpFunction" and permission["Properties"]["Principal"] == "*"
+    }
+    assert granted == {("lambda:InvokeFunctionUrl", "McpUrlIsPublic"), ("lambda:InvokeFunction", "McpUrlIsPublic")}
+    assert template["Conditions"]["McpUrlIsPublic"] == ["McpAuthType", "NONE"]
+    for permission in permissions.values():
+        properties = permission["Properties"]
+        if properties["Action"] == "lambda:InvokeFunctionUrl":
+            assert properties["FunctionUrlAuthType"] == "NONE"
+        elif properties["FunctionName"] == "McpFunction":
+            assert properties["InvokedViaFunctionUrl"] is True
+
+
+def test_only_the_mcp_function_has_a_function_url(template: dict[str, Any]):
+    with_url = {name for name, properties in _functions(template).items() if "FunctionUrlConfig" in properties}
+    assert with_url == {"McpFunction"}
+
+
+def test_http_function_serves_every_path_and_method_of_the_http_api(template: dict[str, Any]):
+    events = template["Resources"]["HttpFunction"]["Properties"]["Events"]
+    assert events == {
+        "Api": {"Type": "HttpApi", "Properties": {"ApiId": "HttpApi", "Path": "/{proxy+}", "Method": "ANY"}}
+    }
+
+
+def test_both_functions_reserve_concurrency_from_a_parameter_where_minus_one_reserves_none(template: dict[str, Any]):
+    for function, parameter, condition in [
+        ("HttpFunction", "HttpReservedConcurrency", "ReserveHttpConcurrency"),
+        ("McpFunction", "McpReservedConcurrency", "ReserveMcpConcurrency"),
+    ]:
+        reserved = template["Resources"][function]["Properties"]["ReservedConcurrentExecutions"]
+        assert reserved == [condition, parameter, "AWS::NoValue"], function
+        assert template["Conditions"][condition] == [[parameter, -1]], function
+        assert template["Parameters"][parameter]["Default"] > 0, function
+        assert template["Parameters"][parameter]["MinValue"] == -1, function
+
+
+def test_tracing_is_a_parameter_choosing_active_or_passthrough(template: dict[str, Any]):
+    assert set(template["Parameters"]["Tracing"]["AllowedValues"]) == {"Active", "PassThrough"}
+    for name, properties in _functions(template).items():
+        assert properties["Tracing"] == "Tracing", name
+
+
+# --- environment -------------------------------------------------------------------------------------------------
+
+
+def test_bootstrap_reads_the_settings_this_file_classifies():
+    # A setting added to bootstrap must be classified here (and set by the template when required).
+    required = set().union(*REQUIRED_ENV.values())
+    assert _environment_names_bootstrap_reads() == required | RUNTIME_PROVIDED_ENV | LOCAL_ONLY_ENV
+
+
+def test_every_function_is_given_every_setting_the_code_requires(template: dict[str, Any]):
+    for name, properties in _functions(template).items():
+        assert REQUIRED_ENV[name] <= set(properties["Environment"]["Variables"]), name
+
+
+def test_every_environment_variable_the_template_sets_is_read_by_the_code_or_by_powertools(template: dict[str, Any]):
+    powertools_reads = {
+        value
+        for value in vars(powertools_constants).values()
+        if isinstance(value, str) and value.startswith("POWERTOOLS_")
+    }
+    assert powertools_reads >= POWERTOOLS_SETTINGS
+    code_reads = _environment_names_bootstrap_reads() - RUNTIME_PROVIDED_ENV - LOCAL_ONLY_ENV
+    for name, properties in _functions(template).items():
+        assert set(properties["Environment"]["Variables"]) <= code_reads | powertools_reads, name
+
+
+def test_every_function_sets_powertools_service_log_level_and_metrics_namespace(template: dict[str, Any]):
+    services = set()
+    for name, properties in _functions(template).items():
+        variables = properties["Environment"]["Variables"]
+        assert set(variables) >= POWERTOOLS_SETTINGS, name
+        assert variables["POWERTOOLS_LOG_LEVEL"] == "LogLevel", name
+        services.add(variables["POWERTOOLS_SERVICE_NAME"])
+    assert len(services) == len(REQUIRED_ENV), "each door logs under its own service name"
+
+
+def test_every_function_reads_the_stacks_own_table(template: dict[str, Any]):
+    for name, properties in _functions(template).items():
+        assert properties["Environment"]["Variables"]["TABLE_NAME"] == TABLE_RESOURCE, name
+
+
+# --- permissions -------------------------------------------------------------------------------------------------
+
+
+def test_the_repository_calls_only_item_and_query_actions():
+    # Guards the parse below: a new call (a Scan, a batch, a transaction) must be granted on purpose.
+    assert _dynamodb_actions_the_repository_calls() == {
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:Query",
+    }
+
+
+def test_functions_may_call_exactly_the_dynamodb_actions_the_repository_uses(template: dict[str, Any]):
+    used = _dynamodb_actions_the_repository_calls()
+    for name, properties in _functions(template).items():
+        granted = {action for statement in _statements(properties) for action in _as_list(statement["Action"])}
+        assert granted == used, name
+
+
+def test_function_policies_name_only_this_table_and_query_only_its_indexes(template: dict[str, Any]):
+    for name, properties in _functions(template).items():
+        for statement in _statements(properties):
+            assert statement["Effect"] == "Allow", name
+            resources = _as_list(statement["Resource"])
+            assert "*" not in "".join(resources).replace("/index/*", ""), (name, resources)
+            assert set(resources) <= {TABLE_ARN, INDEX_ARNS}, (name, resources)
+            if INDEX_ARNS in resources:
+                assert _as_list(statement["Action"]) == ["dynamodb:Query"], name
+
+
+# --- the HTTP API, logs and outputs ------------------------------------------------------------------------------
+
+
+def test_http_api_throttles_every_route_from_parameters(template: dict[str, Any]):
+    routes = template["Resources"]["HttpApi"]["Properties"]["DefaultRouteSettings"]
+    assert routes == {"ThrottlingRateLimit": "ThrottlingRateLimit", "ThrottlingBurstLimit": "ThrottlingBurstLimit"}
+    parameters = template["Parameters"]
+    assert 0 < parameters["ThrottlingRateLimit"]["Default"] <= parameters["ThrottlingBurstLimit"]["Default"]
+
+
+def test_http_api_writes_access_logs_without_headers_to_its_log_group(template: dict[str, Any]):
+    settings = template["Resources"]["HttpApi"]["Properties"]["AccessLogSettings"]
+    assert settings["DestinationArn"] == "ApiAccessLogGroup.Arn"
+    assert "$context.requestId" in settings["Format"]
+    assert "header" not in settings["Format"].lower()
+
+
+def test_every_log_group_keeps_logs_for_the_retention_parameter(template: dict[str, Any]):
+    groups = _resources_of_type(template, "AWS::Logs::LogGroup")
+    assert set(groups) == {"ApiAccessLogGroup", "HttpFunctionLogGroup", "McpFunctionLogGroup"}
+    for name, group in groups.items():
+        assert group["Properties"]["RetentionInDays"] == "LogRetentionDays", name
+    assert (
+        template["Parameters"]["LogRetentionDays"]["Default"]
+        in template["Parameters"]["LogRetentionDays"]["AllowedValues"]
+    )
+
+
+def test_every_function_logs_to_its_own_log_group_named_after_it(template: dict[str, Any]):
+    for name, properties in _functions(template).items():
+        group = template["Resources"][properties["LoggingConfig"]["LogGroup"]]
+        assert group["Properties"]["LogGroupName"] == f"/aws/lambda/{properties['FunctionName']}", name
+
+
+def test_stage_names_every_function_and_log_group(template: dict[str, Any]):
+    for name, properties in _functions(template).items():
+        assert "${Stage}" in properties["FunctionName"], name
+        assert properties["Tags"]["stage"] == "Stage", name
+    for name, group in _resources_of_type(template, "AWS::Logs::LogGroup").items():
+        assert "${Stage}" in group["Properties"]["LogGroupName"], name
+
+
+def test_outputs_give_the_api_url_the_mcp_url_and_the_table_name(template: dict[str, Any]):
+    outputs = template["Outputs"]
+    assert set(outputs) == {"ApiUrl", "McpUrl", "TableName"}
+    assert outputs["ApiUrl"]["Value"].startswith("https://${HttpApi}.execute-api.")
+    assert outputs["McpUrl"]["Value"] == "${McpFunctionUrl.FunctionUrl}mcp"
+    assert outputs["TableName"]["Value"] == TABLE_RESOURCE
 
 
 def test_no_function_is_given_a_setting_that_turns_authentication_off(template: dict[str, Any]):

@@ -1,0 +1,75 @@
+"""scripts/artifacts.py, which finishes `sam build`'s output: it refuses artifacts carrying what must not ship."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "artifacts.py"
+RUNNING = f"python{sys.version_info.major}.{sys.version_info.minor}"
+
+
+@pytest.fixture(scope="module")
+def artifacts() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("artifacts", SCRIPT)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _build_dir(root: Path, runtime: str = RUNNING, functions: tuple[str, ...] = ("HttpFunction",)) -> Path:
+    build = root / "build"
+    build.mkdir()
+    (build / "template.yaml").write_text(f"Resources:\n  F:\n    Properties:\n      Runtime: {runtime}\n")
+    for function in functions:
+        (build / function / "handlers").mkdir(parents=True)
+        (build / function / "handlers" / "http_api.py").write_text("handler = print\n")
+    return build
+
+
+def test_a_clean_artifact_is_compiled_to_bytecode_and_reported(
+    artifacts: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    build = _build_dir(tmp_path)
+    assert artifacts.main(build, workers=1) == 0
+    assert list((build / "HttpFunction" / "handlers" / "__pycache__").glob("http_api.*.pyc"))
+    assert "HttpFunction: 0.0 MB unzipped" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("intruder", ["tests", "boto3", "botocore", "moto", "yaml", "conftest.py"])
+def test_an_artifact_carrying_tests_runtime_provided_or_local_only_packages_is_refused(
+    artifacts: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str], intruder: str
+):
+    build = _build_dir(tmp_path)
+    (build / "HttpFunction" / intruder).mkdir()
+    assert artifacts.main(build, workers=1) == 1
+    assert f"HttpFunction: {intruder} must not be in the artifact" in capsys.readouterr().err
+
+
+def test_bytecode_from_an_interpreter_other_than_the_runtime_is_refused(
+    artifacts: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    build = _build_dir(tmp_path, runtime="python3.99")
+    assert artifacts.main(build, workers=1) == 1
+    assert f"must be compiled by python3.99, not {RUNNING}" in capsys.readouterr().err
+
+
+def test_a_build_folder_without_function_artifacts_is_refused(
+    artifacts: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    build = _build_dir(tmp_path, functions=())
+    assert artifacts.main(build, workers=1) == 1
+    assert "no function artifacts" in capsys.readouterr().err
+
+
+def test_a_built_template_without_a_python_runtime_is_refused(artifacts: ModuleType, tmp_path: Path):
+    build = _build_dir(tmp_path)
+    (build / "template.yaml").write_text("Resources: {}\n")
+    with pytest.raises(SystemExit, match="no python Runtime"):
+        artifacts.main(build, workers=1)
