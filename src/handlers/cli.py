@@ -143,7 +143,8 @@ def serve(args: argparse.Namespace) -> int:
     from handlers.auth import key_authenticator, open_access
     from handlers.http_api import create_app
     from handlers.local import TEMPLATE, EmbeddedDynamoDB, table_definition
-    from handlers.mcp_server import create_mcp_asgi_app, create_server, with_mcp_endpoint
+    from handlers.mcp_server import create_mcp_asgi_app, with_mcp_endpoint
+    from handlers.mcp_tools import create_server
 
     embedded = None
     endpoint_url = args.endpoint_url

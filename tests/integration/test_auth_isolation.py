@@ -19,7 +19,8 @@ from core.repository.dynamodb import DynamoDBMemoryRepository
 from core.service import MemoryService
 from handlers.auth import key_authenticator
 from handlers.http_api import create_app
-from handlers.mcp_server import create_mcp_asgi_app, create_server
+from handlers.mcp_server import create_mcp_asgi_app
+from handlers.mcp_tools import create_server
 from tests.conftest import Engine
 
 ALICE_IDS = [1, 2, 3, 4]

@@ -18,7 +18,7 @@ from mcp.types import CallToolResult, TextContent
 
 from core.service import MemoryService
 from handlers.auth import open_access
-from handlers.mcp_server import create_server
+from handlers.mcp_tools import create_server
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 FUNCTION_URL_HOST = "k7x2m4q9p1r8s3t6v5w0y2z4a6b8c0d1.lambda-url.us-east-1.on.aws"

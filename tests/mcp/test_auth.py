@@ -22,7 +22,8 @@ from core.model import NewMemory
 from core.repository.dynamodb import DynamoDBKeyRepository
 from core.service import MemoryService
 from handlers.auth import Authenticator, key_authenticator
-from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app, create_server
+from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app
+from handlers.mcp_tools import create_server
 from tests.conftest import Engine, FakeClock
 from tests.mcp.conftest import call_tool, tool_text
 

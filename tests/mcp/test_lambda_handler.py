@@ -23,7 +23,8 @@ from core.service import MemoryService
 from handlers import bootstrap, mcp_server
 from handlers.auth import Authenticator, key_authenticator
 from handlers.local import table_definition
-from handlers.mcp_server import create_handler, create_server
+from handlers.mcp_server import create_handler
+from handlers.mcp_tools import create_server
 from tests.conftest import EVENT_API_KEY, Engine, store_event_key
 from tests.mcp.conftest import (
     EVENTS,

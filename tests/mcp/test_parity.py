@@ -17,7 +17,7 @@ from core.repository.dynamodb import DynamoDBMemoryRepository
 from core.service import MemoryService
 from handlers.auth import open_access
 from handlers.http_api import create_app
-from handlers.mcp_server import create_server
+from handlers.mcp_tools import create_server
 from tests.conftest import NAMESPACE, Engine, FakeClock
 from tests.mcp.conftest import tool_text
 

@@ -15,7 +15,8 @@ from mcp.server import MCPServer
 from core.service import MemoryService
 from handlers.auth import open_access
 from handlers.http_api import create_app
-from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app, create_server, with_mcp_endpoint
+from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app, with_mcp_endpoint
+from handlers.mcp_tools import create_server
 from tests.mcp.conftest import FUNCTION_URL_HOST, tool_text
 
 pytestmark = pytest.mark.anyio

@@ -25,7 +25,7 @@ from core.errors import (
 from core.model import STANDARD_TAGS, Memory, MemoryChanges, NewMemory
 from core.service import MemoryService
 from handlers.auth import open_access
-from handlers.mcp_server import INSTRUCTIONS, TOOL_ERROR_HINTS, create_server
+from handlers.mcp_tools import INSTRUCTIONS, TOOL_ERROR_HINTS, create_server
 from tests.conftest import domain_error_classes
 from tests.mcp.conftest import call_tool, tool_text
 
