@@ -63,6 +63,10 @@ def format_timestamp(moment: datetime) -> str:
     return f"{utc.year:04d}-{utc:%m-%dT%H:%M:%S.%f}Z"
 
 
+# Invisible to a person reading a memory, yet read by the model it is injected into: a way to hide instructions.
+_HIDDEN_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\U000e0000-\U000e007f]")
+
+
 def _require_unicode(value: str) -> None:
     # JSON can carry lone surrogates ("\ud800"); they are not text and cannot be stored or sent back.
     try:
@@ -84,6 +88,12 @@ def _normalize_content(value: str) -> str:
     content = value.strip()
     if not 1 <= len(content) <= CONTENT_MAX_CHARS:
         raise ValueError(f"must be 1 to {CONTENT_MAX_CHARS} characters after trimming")
+    hidden = _HIDDEN_CHARACTERS.search(content)
+    if hidden:
+        raise ValueError(
+            "must not contain control characters other than tab and newline, nor Unicode tag characters "
+            f"(U+E0000 to U+E007F); found U+{ord(hidden.group()):04X} at position {hidden.start()}"
+        )
     return content
 
 

@@ -361,3 +361,18 @@ def test_a_query_value_that_is_not_utf8_is_not_crashed_on(door: TestClient, quer
 
 def test_a_huge_integer_for_content_is_422_not_400(door: TestClient) -> None:
     assert_invalid(send(door, "POST", "/memories", b'{"content": 1' + b"0" * 4300 + b"}"), {"content"})
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        pytest.param("POST", "/memories", rb'{"content": "remember \u001b[8mthis"}', id="POST-escape"),
+        pytest.param("POST", "/memories", rb'{"content": "hi \udb40\udc41 there"}', id="POST-unicode-tag-char"),
+        pytest.param("PATCH", "/memories/1", rb'{"content": "carriage\rreturn"}', id="PATCH-cr"),
+    ],
+)
+def test_content_hiding_characters_is_422_and_changes_nothing(
+    door: TestClient, method: str, path: str, body: bytes
+) -> None:
+    assert_invalid(send(door, method, path, body), {"content"})
+    assert door.get("/memories/1").json()["version"] == 1

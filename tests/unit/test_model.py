@@ -118,7 +118,10 @@ def test_a_tag_with_a_lone_surrogate_is_refused_naming_its_position() -> None:
     assert named(refused(NewMemory, {"content": "x", "tags": ["ok", "a\ud800"]})) == ["tags[1]"]
 
 
-@given(st.text(min_size=1, max_size=200).filter(lambda s: s.strip() != ""))
+HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\U000e0000-\U000e007f]")
+
+
+@given(st.text(min_size=1, max_size=200).filter(lambda s: s.strip() != "" and not HIDDEN.search(s.strip())))
 def test_any_accepted_content_is_stored_trimmed_and_reparses_unchanged(raw: str) -> None:
     content = NewMemory.parse({"content": raw}).content
     assert content == raw.strip()
@@ -507,3 +510,33 @@ def test_timestamps_compare_as_strings_as_their_instants_compare(a: datetime, b:
 
 def test_format_timestamp_pads_the_year_to_four_digits() -> None:
     assert format_timestamp(datetime(999, 1, 2, tzinfo=UTC)) == "0999-01-02T00:00:00.000000Z"
+
+
+# --- hidden characters (they hide instructions from people reading memories bound for prompts) ---
+
+
+@pytest.mark.parametrize(
+    ("content", "code_point"),
+    [
+        ("stop\x00here", "U+0000"),
+        ("colour\x1b[31m red", "U+001B"),
+        ("line\rfeed", "U+000D"),
+        ("bell\x07", "U+0007"),
+        ("plain \U000e0049\U000e0067\U000e006e\U000e006f\U000e0072\U000e0065 text", "U+E0049"),
+        ("\U000e007f end", "U+E007F"),
+    ],
+)
+def test_content_with_control_or_unicode_tag_characters_is_refused_naming_the_character(
+    content: str, code_point: str
+) -> None:
+    with pytest.raises(InvalidInputError) as raised:
+        NewMemory.parse({"content": content})
+    (error,) = raised.value.errors
+    assert error.field == "content"
+    assert code_point in error.message
+    with pytest.raises(InvalidInputError):
+        MemoryChanges.parse({"content": content})
+
+
+def test_tabs_newlines_and_trimmed_carriage_returns_are_kept_or_trimmed_not_refused() -> None:
+    assert NewMemory.parse({"content": "\r\n one\tcolumn\ntwo \r\n"}).content == "one\tcolumn\ntwo"
