@@ -296,5 +296,6 @@ class StatefulContract(RuleBasedStateMachine):
                 assert record["updated_at"] == record["created_at"]
 
 
-StatefulContract.TestCase.settings = settings(max_examples=25, stateful_step_count=20, deadline=None)
+# Derandomized: CI explores the same bounded sequences every run, so a red build always means a code change.
+StatefulContract.TestCase.settings = settings(max_examples=25, stateful_step_count=20, deadline=None, derandomize=True)
 TestStatefulContract = StatefulContract.TestCase
