@@ -75,16 +75,21 @@ class Engine:
         return name
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-def _missing_dynamodb_local(reason: str) -> NoReturn:
+def missing_test_peer(what: str, reason: str, install: str) -> NoReturn:
+    """A real peer (DynamoDB Local, the MCP Inspector) is absent: a failure in CI, a skip saying why elsewhere."""
     if os.environ.get("CI"):
-        pytest.fail(f"DynamoDB Local is required in CI: {reason}")
-    pytest.skip(f"DynamoDB Local unavailable ({reason}); run `make test`, which installs it")
+        pytest.fail(f"{what} is required in CI: {reason}")
+    pytest.skip(f"{what} unavailable ({reason}); {install}")
+
+
+def _missing_dynamodb_local(reason: str) -> NoReturn:
+    missing_test_peer("DynamoDB Local", reason, "run `make test`, which installs it")
 
 
 @pytest.fixture(scope="session")
@@ -97,7 +102,7 @@ def dynamodb_local_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterato
     if not jars:
         _missing_dynamodb_local(f"no DynamoDBLocal.jar under {DDB_LOCAL_DIR}")
     jar = jars[-1]
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path_factory.mktemp("dynamodb-local") / "stderr.log"
     log = log_path.open("wb")
     process = subprocess.Popen(

@@ -8,7 +8,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -17,9 +16,11 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
+
+from tests.conftest import free_port, missing_test_peer
 
 ROOT = Path(__file__).resolve().parents[2]
 INSPECTOR_DIR = ROOT / "tests" / "mcp_inspector"
@@ -34,16 +35,8 @@ class Served:
     key: str
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _missing_inspector(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"the MCP Inspector is required in CI: {reason}")
-    pytest.skip(f"MCP Inspector unavailable ({reason}); run `npm ci --prefix tests/mcp_inspector`")
+def _missing_inspector(reason: str) -> NoReturn:
+    missing_test_peer("the MCP Inspector", reason, "run `npm ci --prefix tests/mcp_inspector`")
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +52,7 @@ def inspector() -> Path:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """`agent-memory serve` on free loopback ports with its embedded engine, for this module, and the key it
     printed on creating the empty table's first key."""
-    port, ddb_port = _free_port(), _free_port()
+    port, ddb_port = free_port(), free_port()
     env = {key: value for key, value in os.environ.items() if key not in ("AWS_ENDPOINT_URL_DYNAMODB", "TABLE_NAME")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
     log_path = tmp_path_factory.mktemp("serve") / "serve.log"
