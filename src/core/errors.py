@@ -48,7 +48,12 @@ class VersionMismatchError(DomainError):
 
 
 class WriteConflictError(DomainError):
-    """Concurrent writers kept colliding with this write; it changed nothing and may be retried."""
+    """Concurrent writers kept colliding with this write (or an identical request is still in flight); it changed
+    nothing and may be retried after `retry_after_seconds`."""
+
+    def __init__(self, detail: str, retry_after_seconds: int = 1) -> None:
+        self.retry_after_seconds = retry_after_seconds
+        super().__init__(detail)
 
 
 class StorageUnavailableError(DomainError):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, Self, get_args
 
@@ -176,6 +179,36 @@ class NewMemory(InputModel):
     status: WritableStatus = "active"
 
 
+IDEMPOTENCY_KEY_MAX_CHARS = 255
+IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60
+_IDEMPOTENCY_KEY = re.compile(rf"[\x21-\x7e]{{1,{IDEMPOTENCY_KEY_MAX_CHARS}}}")
+
+
+@dataclass(frozen=True)
+class IdempotentCreate:
+    """A create that may be retried: the caller's key (only its hash is kept) and the request it stands for.
+
+    `field` is the name the door gave the key (a header or a tool argument), so errors name it in the door's words.
+    """
+
+    key_hash: str
+    fingerprint: str
+    field: str
+
+    @classmethod
+    def of(cls, key: str, new: NewMemory, field: str) -> IdempotentCreate:
+        if not _IDEMPOTENCY_KEY.fullmatch(key):
+            message = f"must be 1 to {IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters (no spaces)"
+            raise InvalidInputError([FieldError(field, message)])
+        # The validated, normalised create is the request: the same fields and values give the same fingerprint.
+        canonical = json.dumps(new.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return cls(
+            key_hash=hashlib.sha256(key.encode()).hexdigest(),
+            fingerprint=hashlib.sha256(canonical.encode()).hexdigest(),
+            field=field,
+        )
+
+
 class MemoryChanges(InputModel):
     """The body of a PATCH: any subset of the editable fields; an absent field is left as it is."""
 
@@ -200,6 +233,11 @@ class MemoryChanges(InputModel):
         if not changed:
             return memory
         return memory.model_copy(update={**changed, "updated_at": now, "version": memory.version + 1})
+
+    @property
+    def moves_between_totals(self) -> bool:
+        """Whether this PATCH may change `status` or `memory_type`, the fields that per-kind totals count by."""
+        return bool({"status", "memory_type"} & self.model_fields_set)
 
 
 def field_errors(exc: ValidationError) -> list[FieldError]:

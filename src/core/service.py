@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from core.contract import Page, RetrievalQuery
-from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
-from core.model import Clock, Memory, MemoryChanges, NewMemory, format_timestamp, utc_now
-from core.repository import MemoryRepository
+from core.errors import FieldError, InvalidInputError, MemoryNotFoundError, VersionMismatchError, WriteConflictError
+from core.model import Clock, IdempotentCreate, Memory, MemoryChanges, NewMemory, format_timestamp, utc_now
+from core.repository import IdempotencyKeyTakenError, MemoryRepository, PriorCreate
 
 # A PATCH without a precondition re-reads and re-applies when a concurrent writer got in first; this bounds it.
 UPDATE_ATTEMPTS = 3
@@ -20,21 +20,14 @@ class MemoryService:
     def _now(self) -> str:
         return format_timestamp(self._clock())
 
-    def create(self, namespace: str, new: NewMemory) -> Memory:
-        memory_id = self._repository.next_id(namespace)
-        now = self._now()
-        memory = Memory(
-            id=memory_id,
-            content=new.content,
-            tags=new.tags,
-            created_at=now,
-            updated_at=now,
-            last_accessed_at=None,
-            memory_type=new.memory_type,
-            status=new.status,
-            version=1,
-        )
-        self._repository.add(namespace, memory)
+    def create(self, namespace: str, new: NewMemory, idempotency: IdempotentCreate | None = None) -> Memory:
+        """Store a new memory; with `idempotency`, a retry of the same create within the window returns the
+        record the first one returned and stores nothing, and the same key with another body is refused."""
+        memory = _created(self._repository.next_id(namespace), new, self._now())
+        try:
+            self._repository.add(namespace, memory, idempotency)
+        except IdempotencyKeyTakenError as taken:
+            return _replayed(taken.prior, new, idempotency)
         return memory
 
     def get(self, namespace: str, memory_id: int) -> Memory:
@@ -49,8 +42,11 @@ class MemoryService:
         """Apply a PATCH conditionally on the version it was computed from, so no concurrent update is lost.
 
         With `expected_version`, a record at any other version raises VersionMismatchError, even when the
-        PATCH would change nothing.
+        PATCH would change nothing. A PATCH of content or tags takes one conditional write; one that may move the
+        memory between status or type totals reads it first.
         """
+        if changes.model_fields_set and not changes.moves_between_totals:
+            return self._repository.edit(namespace, memory_id, changes, expected_version, self._now())
         for _ in range(UPDATE_ATTEMPTS):
             current = self._repository.get(namespace, memory_id)
             if current is None or current.status == "deleted":
@@ -60,7 +56,7 @@ class MemoryService:
             updated = changes.apply_to(current, self._now())
             if updated is current:
                 return current
-            stored = self._repository.update(namespace, updated, expected_version=current.version)
+            stored = self._repository.update(namespace, updated, current)
             if stored is not None:
                 return stored
         raise WriteConflictError(f"memory {memory_id} kept changing under this update; retry it")
@@ -71,21 +67,40 @@ class MemoryService:
 
     def search(self, namespace: str, query: RetrievalQuery) -> Page:
         """Filter, order and page as the contract says, then stamp exactly the returned rows with one timestamp."""
-        page: list[Memory] = []
-        total = 0
-        for memory in self._repository.scan(namespace, query.sort, query.status, query.memory_type):
-            if query.matches(memory):
-                if query.offset <= total < query.offset + query.limit:
-                    page.append(memory)
-                total += 1
+        found = self._repository.find(namespace, query)
+        page = found.items
         if page:
             now = self._now()
             self._repository.stamp(namespace, [memory.id for memory in page], now)
             page = [memory.model_copy(update={"last_accessed_at": now}) for memory in page]
         return Page(
             items=page,
-            total=total,
+            total=found.total,
             limit=query.limit,
             offset=query.offset,
-            has_more=query.offset + len(page) < total,
+            has_more=query.offset + len(page) < found.total,
         )
+
+
+def _replayed(prior: PriorCreate, new: NewMemory, idempotency: IdempotentCreate | None) -> Memory:
+    """The record the first create returned, when this is its retry; the id drawn for the retry stays unused (ids
+    may have gaps, never repeats)."""
+    if idempotency is None or prior.fingerprint != idempotency.fingerprint:
+        field = idempotency.field if idempotency else "idempotency_key"
+        message = "was already used within 24 hours for a create with a different body; use a new key"
+        raise InvalidInputError([FieldError(field, message)])
+    return _created(prior.memory_id, new, prior.created_at)
+
+
+def _created(memory_id: int, new: NewMemory, now: str) -> Memory:
+    return Memory(
+        id=memory_id,
+        content=new.content,
+        tags=new.tags,
+        created_at=now,
+        updated_at=now,
+        last_accessed_at=None,
+        memory_type=new.memory_type,
+        status=new.status,
+        version=1,
+    )

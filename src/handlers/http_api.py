@@ -19,7 +19,7 @@ from starlette.types import Scope as AsgiScope
 from core.access import Principal, Scope
 from core.contract import Page, RetrievalQuery
 from core.errors import DomainError, FieldError, InvalidInputError
-from core.model import Memory, MemoryChanges, NewMemory, parse_memory_id
+from core.model import IDEMPOTENCY_KEY_MAX_CHARS, IdempotentCreate, Memory, MemoryChanges, NewMemory, parse_memory_id
 from core.service import MemoryService
 from handlers import bootstrap
 from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator, authorize, presented_credentials
@@ -185,9 +185,24 @@ def create_app(
         openapi_extra=_json_schema_body(NewMemory),
         summary="Create a memory",
     )
-    async def create_memory(request: Request, response: Response, service: Service, caller: Writer) -> Memory:
+    async def create_memory(
+        request: Request,
+        response: Response,
+        service: Service,
+        caller: Writer,
+        idempotency_key: Annotated[
+            str | None,
+            Header(
+                description="A unique string (e.g. a UUID) naming this create, 1 to "
+                f"{IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters. Within 24 hours, a retry with the same key "
+                "and body returns the first response's record with 201 and creates nothing; the same key with another "
+                "body is a 422; while an identical request is still in flight, a 409 with Retry-After.",
+            ),
+        ] = None,
+    ) -> Memory:
         new = NewMemory.parse(await read_json_body(request))
-        memory = service.create(caller.namespace, new)
+        once = None if idempotency_key is None else IdempotentCreate.of(idempotency_key, new, "Idempotency-Key")
+        memory = service.create(caller.namespace, new, once)
         response.headers["Location"] = f"/memories/{memory.id}"
         return _with_etag(memory, response)
 

@@ -28,9 +28,11 @@ from core.errors import (
 )
 from core.model import (
     CONTENT_MAX_CHARS,
+    IDEMPOTENCY_KEY_MAX_CHARS,
     STANDARD_TAGS,
     TAG_MAX_CHARS,
     TAGS_MAX,
+    IdempotentCreate,
     Memory,
     MemoryChanges,
     MemoryType,
@@ -79,7 +81,7 @@ TOOL_ERROR_HINTS: Final[dict[type[DomainError], str | None]] = {
     InvalidInputError: None,
     MemoryNotFoundError: "find the right id with search_memories",
     VersionMismatchError: None,
-    WriteConflictError: None,
+    WriteConflictError: "retry in {retry_after_seconds} s",
     StorageUnavailableError: "retry in {retry_after_seconds} s",
     AuthenticationError: "the MCP client must send a valid agent-memory API key as `Authorization: Bearer <key>`",
     PermissionDeniedError: "ask the user for an API key with the {scope} scope",
@@ -211,6 +213,15 @@ NewContentArg = Annotated[str, _documented(_CONTENT_SCHEMA), Field(description=_
 NewTagsArg = Annotated[list[str], _documented(list[str] | None), Field(description=_TAGS_DESCRIPTION)]
 NewMemoryTypeArg = Annotated[str, _documented(MemoryType), Field(description=_MEMORY_TYPE_DESCRIPTION)]
 NewStatusArg = Annotated[str, _documented(WritableStatus), Field(description=_STATUS_DESCRIPTION)]
+IdempotencyKeyArg = Annotated[
+    str,
+    _documented(Annotated[str, Field(min_length=1, max_length=IDEMPOTENCY_KEY_MAX_CHARS)] | None),
+    Field(
+        description="A unique string (e.g. a UUID) naming this create, so retrying it is safe: the same key with "
+        "the same arguments within 24 hours returns the memory the first call created and creates nothing; the "
+        "same key with other arguments is an error. Recommended whenever a call may be retried."
+    ),
+]
 
 _UNCHANGED = " Left out or null: unchanged."
 ContentChangeArg = Annotated[
@@ -385,17 +396,20 @@ def create_server(
         tags: NewTagsArg = ABSENT,
         memory_type: NewMemoryTypeArg = "fact",
         status: NewStatusArg = "active",
+        idempotency_key: IdempotencyKeyArg = ABSENT,
         ctx: Context | None = None,
     ) -> Memory:
         """Store one new memory and return it with its id and version 1.
 
         One atomic fact per memory: split "The user is vegetarian and lives in Lyon" into two. Search first; if a
-        memory already says this, update it instead. Each call creates a new memory, even with the same content.
+        memory already says this, update it instead. Each call creates a new memory, even with the same content,
+        unless it repeats an earlier call's idempotency_key.
         """
         namespace = caller(ctx, "write").namespace
         given = _given(content=content, tags=tags, memory_type=memory_type, status=status)
         new = NewMemory.parse({**given, **_undeclared_arguments(ctx, create_memory)})
-        return provide_service().create(namespace, new)
+        once = None if idempotency_key is None else IdempotentCreate.of(idempotency_key, new, "idempotency_key")
+        return provide_service().create(namespace, new, once)
 
     @server.tool(title="Read a memory", annotations=_READ)
     @_domain_errors_as_tool_errors

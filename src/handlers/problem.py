@@ -83,7 +83,7 @@ def domain_problem(exc: DomainError) -> JSONResponse:
     """The problem document, status and headers for a domain error."""
     status, slug, title = DOMAIN_STATUS[type(exc)]
     headers: dict[str, str] = {}
-    if isinstance(exc, StorageUnavailableError):
+    if isinstance(exc, StorageUnavailableError | WriteConflictError):
         headers["Retry-After"] = str(exc.retry_after_seconds)
     if isinstance(exc, VersionMismatchError):
         headers["ETag"] = f'"{exc.current_version}"'

@@ -47,6 +47,21 @@ def ids(memories: Any) -> list[int]:
     return [m.id for m in memories]
 
 
+def scan(
+    repository: DynamoDBMemoryRepository, namespace: str, sort: str, status: Any, memory_type: Any
+) -> list[Memory]:
+    """Every match (up to 100) of the exact filters, in `sort`'s order, checking the total against the rows."""
+    fields = {"sort": sort, "status": status, "memory_type": memory_type, "limit": 100}
+    found = repository.find(namespace, RetrievalQuery.parse({k: v for k, v in fields.items() if v is not None}))
+    assert found.total == len(found.items)
+    return found.items
+
+
+def unstamped(memories: list[Memory]) -> list[Memory]:
+    """Rows as a listing reads them: it stamps every row it returns, so it never reads `last_accessed_at`."""
+    return [m.model_copy(update={"last_accessed_at": None}) for m in memories]
+
+
 def raw_item(engine: Engine, table: str, namespace: str, memory_id: int) -> dict[str, Any] | None:
     """The stored item read straight from the engine, bypassing the repository."""
     key = {"pk": {"S": f"NS#{namespace}"}, "sk": {"S": f"MEM#{memory_id:010d}"}}
@@ -241,7 +256,7 @@ def test_update_writes_when_the_expected_version_still_holds(repository: DynamoD
     repository.add(NS, memory(1, last_accessed_at=at(3)))
     changed = memory(1, content="new", tags=["x"], memory_type="event", status="invalid", updated_at=at(8), version=2)
 
-    stored = repository.update(NS, changed, expected_version=1)
+    stored = repository.update(NS, changed, current=memory(1))
 
     assert stored is not None
     assert (stored.content, stored.tags, stored.memory_type, stored.status) == ("new", ["x"], "event", "invalid")
@@ -255,7 +270,7 @@ def test_update_refuses_a_stale_expected_version(repository: DynamoDBMemoryRepos
     original = memory(1, version=3)
     repository.add(NS, original)
 
-    assert repository.update(NS, memory(1, content="late", version=3), expected_version=2) is None
+    assert repository.update(NS, memory(1, content="late", version=3), current=memory(1, version=2)) is None
     assert repository.get(NS, 1) == original
 
 
@@ -263,7 +278,7 @@ def test_update_refuses_a_deleted_memory_even_at_its_version(repository: DynamoD
     repository.add(NS, memory(1))
     repository.soft_delete(NS, 1)
 
-    assert repository.update(NS, memory(1, content="revived", version=2), expected_version=1) is None
+    assert repository.update(NS, memory(1, content="revived", version=2), current=memory(1, version=1)) is None
 
     stored = repository.get(NS, 1)
     assert stored is not None
@@ -273,7 +288,7 @@ def test_update_refuses_a_deleted_memory_even_at_its_version(repository: DynamoD
 def test_update_of_a_missing_id_creates_nothing(
     engine: Engine, table: str, raw_repository: DynamoDBMemoryRepository
 ) -> None:
-    assert raw_repository.update(NS, memory(4, version=2), expected_version=1) is None
+    assert raw_repository.update(NS, memory(4, version=2), current=memory(4, version=1)) is None
 
     assert raw_item(engine, table, NS, 4) is None
 
@@ -342,7 +357,7 @@ def scan_fixture(repository: DynamoDBMemoryRepository) -> DynamoDBMemoryReposito
 def test_scan_orders_id_ascending_and_timestamps_descending_with_ties_by_id_descending(
     scan_fixture: DynamoDBMemoryRepository, sort: Any, expected: list[int]
 ) -> None:
-    assert ids(scan_fixture.scan(NS, sort, None, None)) == expected
+    assert ids(scan(scan_fixture, NS, sort, None, None)) == expected
 
 
 def test_scan_puts_never_accessed_memories_after_accessed_ones_by_id_descending(
@@ -353,21 +368,24 @@ def test_scan_puts_never_accessed_memories_after_accessed_ones_by_id_descending(
     repository.stamp(NS, [2], at(1))
     repository.get_and_stamp(NS, 5, at(1))
 
-    assert ids(repository.scan(NS, "last_accessed_at", None, None)) == [5, 2, 6, 4, 3, 1]
+    assert ids(scan(repository, NS, "last_accessed_at", None, None)) == [5, 2, 6, 4, 3, 1]
 
 
 def test_scan_follows_stamps_and_updates_into_the_timestamp_orders(scan_fixture: DynamoDBMemoryRepository) -> None:
     scan_fixture.stamp(NS, [1], at(9))
-    scan_fixture.update(NS, memory(3, content="edited", updated_at=at(9), version=2), expected_version=1)
+    scan_fixture.update(NS, memory(3, content="edited", updated_at=at(9), version=2), current=memory(3, version=1))
 
-    assert ids(scan_fixture.scan(NS, "last_accessed_at", None, None)) == [1, 5, 4, 2, 6, 3]
-    assert ids(scan_fixture.scan(NS, "updated_at", None, None)) == [3, 5, 6, 2, 4, 1]
+    assert ids(scan(scan_fixture, NS, "last_accessed_at", None, None)) == [1, 5, 4, 2, 6, 3]
+    assert ids(scan(scan_fixture, NS, "updated_at", None, None)) == [3, 5, 6, 2, 4, 1]
     # A stamp and an update leave created_at where it was.
-    assert ids(scan_fixture.scan(NS, "created_at", None, None)) == [3, 1, 6, 4, 5, 2]
+    assert ids(scan(scan_fixture, NS, "created_at", None, None)) == [3, 1, 6, 4, 5, 2]
 
 
-def test_scan_returns_whole_records(scan_fixture: DynamoDBMemoryRepository) -> None:
-    assert sorted(scan_fixture.scan(NS, "updated_at", None, None), key=lambda m: m.id) == SCAN_FIXTURE
+@pytest.mark.parametrize("sort", SORTS)
+def test_scan_returns_whole_records_but_the_stamp_it_will_replace(
+    scan_fixture: DynamoDBMemoryRepository, sort: Any
+) -> None:
+    assert sorted(scan(scan_fixture, NS, sort, None, None), key=lambda m: m.id) == unstamped(SCAN_FIXTURE)
 
 
 # --- scan filters ------------------------------------------------------------------------------------------
@@ -393,7 +411,7 @@ def mixed(repository: DynamoDBMemoryRepository) -> DynamoDBMemoryRepository:
 
 @pytest.mark.parametrize("sort", SORTS)
 def test_scan_without_status_leaves_deleted_memories_out(mixed: DynamoDBMemoryRepository, sort: Any) -> None:
-    assert sorted(ids(mixed.scan(NS, sort, None, None))) == [1, 2, 3, 4, 5]
+    assert sorted(ids(scan(mixed, NS, sort, None, None))) == [1, 2, 3, 4, 5]
 
 
 @pytest.mark.parametrize(
@@ -413,8 +431,8 @@ def test_scan_without_status_leaves_deleted_memories_out(mixed: DynamoDBMemoryRe
 def test_scan_filters_status_and_memory_type_exactly(
     mixed: DynamoDBMemoryRepository, status: Any, memory_type: Any, expected: list[int]
 ) -> None:
-    assert ids(mixed.scan(NS, "id", status, memory_type)) == expected
-    assert ids(mixed.scan(NS, "created_at", status, memory_type)) == expected[::-1]
+    assert ids(scan(mixed, NS, "id", status, memory_type)) == expected
+    assert ids(scan(mixed, NS, "created_at", status, memory_type)) == expected[::-1]
 
 
 # --- namespaces --------------------------------------------------------------------------------------------
@@ -448,7 +466,7 @@ def test_scan_never_returns_another_namespaces_memories(
 
     for sort in SORTS:
         # Prefixes and extensions of a namespace are other namespaces, with nothing in them.
-        seen = {ns: [m.content for m in two_namespaces.scan(ns, sort, status, None)] for ns in NAMESPACES_PROBED}
+        seen = {ns: [m.content for m in scan(two_namespaces, ns, sort, status, None)] for ns in NAMESPACES_PROBED}
         assert seen == {NS: alice, OTHER_NS: bob, "alic": [], "alice2": [], "": []}, sort
 
 
@@ -469,7 +487,7 @@ def test_stamping_in_one_namespace_never_touches_or_creates_another_namespaces_m
 def test_update_in_one_namespace_never_touches_or_creates_another_namespaces_memory(
     engine: Engine, table: str, two_namespaces: DynamoDBMemoryRepository
 ) -> None:
-    assert two_namespaces.update(OTHER_NS, memory(2, content="hijack", version=2), expected_version=1) is None
+    assert two_namespaces.update(OTHER_NS, memory(2, content="hijack", version=2), current=memory(2, version=1)) is None
 
     alice_two = two_namespaces.get(NS, 2)
     assert alice_two is not None

@@ -9,6 +9,7 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.exceptions import EndpointConnectionError
 
+from core.contract import RetrievalQuery
 from core.errors import StorageUnavailableError
 from core.model import Memory
 from core.repository.dynamodb import DynamoDBMemoryRepository
@@ -86,14 +87,15 @@ def test_a_server_error_is_reported_unavailable_not_raised_raw(
     Faults(moto_engine.client, "Query", "InternalServerError", times=10)
 
     with pytest.raises(StorageUnavailableError):
-        list(repository.scan(NAMESPACE, "id", None, None))
+        repository.find(NAMESPACE, RetrievalQuery.parse({}))
 
 
 def test_a_failed_condition_is_never_retried(moto_engine: Engine, repository: DynamoDBMemoryRepository) -> None:
     repository.add(NAMESPACE, memory(1))
     counter = Faults(moto_engine.client, "UpdateItem", "ThrottlingException", times=0)
 
-    assert repository.update(NAMESPACE, memory(1).model_copy(update={"version": 3}), expected_version=2) is None
+    stale = memory(1).model_copy(update={"version": 2})
+    assert repository.update(NAMESPACE, memory(1).model_copy(update={"version": 3}), current=stale) is None
     assert counter.attempts == 1
 
 
@@ -101,7 +103,7 @@ def test_a_throttled_create_reports_unavailable_and_its_id_is_never_reused(
     moto_engine: Engine, repository: DynamoDBMemoryRepository
 ) -> None:
     first = repository.next_id(NAMESPACE)
-    Faults(moto_engine.client, "PutItem", "ThrottlingException", times=10)
+    Faults(moto_engine.client, "TransactWriteItems", "ThrottlingException", times=10)
 
     with pytest.raises(StorageUnavailableError):
         repository.add(NAMESPACE, memory(first))

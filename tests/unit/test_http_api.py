@@ -648,13 +648,13 @@ class CollidingRepository:
     def next_id(self, namespace: str) -> int:
         return 1
 
-    def add(self, namespace: str, memory: Memory) -> None:
+    def add(self, namespace: str, memory: Memory, idempotency: object = None) -> None:
         raise WriteConflictError("id 1 is already taken; retry the create")
 
     def get(self, namespace: str, memory_id: int) -> Memory:
         return self.stored
 
-    def update(self, namespace: str, memory: Memory, expected_version: int) -> None:
+    def update(self, namespace: str, memory: Memory, current: Memory) -> None:
         return None
 
 
@@ -682,15 +682,18 @@ def test_storage_briefly_unavailable_is_503_with_retry_after(
     assert response.headers["retry-after"] == "2"
 
 
-def test_a_create_colliding_with_a_write_in_flight_is_409(clock: FakeClock) -> None:
+def test_a_create_colliding_with_a_write_in_flight_is_409_with_retry_after(clock: FakeClock) -> None:
     with client_over(CollidingRepository(), clock) as client:
-        assert_problem(client.post("/memories", json={"content": "x"}), 409)
+        response = client.post("/memories", json={"content": "x"})
+    assert_problem(response, 409)
+    assert response.headers["retry-after"] == "1"
 
 
-def test_a_patch_that_keeps_losing_to_concurrent_writers_is_409(clock: FakeClock) -> None:
+def test_a_status_patch_that_keeps_losing_to_concurrent_writers_is_409(clock: FakeClock) -> None:
+    # A PATCH that may move the memory between status or type totals reads, then writes conditionally.
     with client_over(CollidingRepository(), clock) as client:
-        assert_problem(client.patch("/memories/1", json={"content": "changed"}), 409)
-        assert client.patch("/memories/1", json={"content": "stored"}).json()["version"] == 1
+        assert_problem(client.patch("/memories/1", json={"status": "invalid"}), 409)
+        assert client.patch("/memories/1", json={"status": "active"}).json()["version"] == 1
 
 
 # --- health ---

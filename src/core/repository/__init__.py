@@ -3,22 +3,57 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from core.access import ApiKey
-from core.contract import SortKey
-from core.model import Memory, MemoryType, Status
+from core.contract import RetrievalQuery
+from core.model import IdempotentCreate, Memory, MemoryChanges
+
+
+@dataclass(frozen=True)
+class PriorCreate:
+    """What an earlier create with the same idempotency key left: enough to answer its retry exactly."""
+
+    memory_id: int
+    created_at: str
+    fingerprint: str
+
+
+class IdempotencyKeyTakenError(Exception):
+    """`add` found the idempotency key already used within its window; `prior` is that create."""
+
+    def __init__(self, prior: PriorCreate) -> None:
+        self.prior = prior
+        super().__init__(f"idempotency key already used for memory {prior.memory_id}")
+
+
+@dataclass(frozen=True)
+class Found:
+    """One page of a retrieval and the number of matches before paging."""
+
+    items: list[Memory]
+    total: int
 
 
 class MemoryRepository(Protocol):
-    """Memories of many namespaces; every method is confined to the namespace it is given."""
+    """Memories of many namespaces; every method is confined to the namespace it is given.
+
+    Each namespace keeps exact totals per `status` and `memory_type`, changed in the same atomic write as the
+    memories they count, so a listing without `q` or `tag` never has to read the namespace to count it.
+    """
 
     def next_id(self, namespace: str) -> int:
         """A fresh id from the namespace's atomic counter; ids may have gaps but never repeat."""
         ...
 
-    def add(self, namespace: str, memory: Memory) -> None:
-        """Store a new memory; never overwrites an existing id."""
+    def add(self, namespace: str, memory: Memory, idempotency: IdempotentCreate | None = None) -> None:
+        """Store a new memory and count it, atomically; never overwrites an existing id.
+
+        With `idempotency`, the key is recorded in the same write for IDEMPOTENCY_WINDOW_SECONDS; when the key is
+        already recorded, nothing is written and IdempotencyKeyTakenError names the earlier create. An identical
+        request still in flight is a WriteConflictError.
+        """
         ...
 
     def get(self, namespace: str, memory_id: int) -> Memory | None:
@@ -32,21 +67,29 @@ class MemoryRepository(Protocol):
         """
         ...
 
-    def update(self, namespace: str, memory: Memory, expected_version: int) -> Memory | None:
-        """Write the editable fields, `updated_at` and `version` if the stored version is still `expected_version`
-        and the memory is not deleted; return the stored result, or None when that condition failed."""
+    def update(self, namespace: str, memory: Memory, current: Memory) -> Memory | None:
+        """Write `memory`'s editable fields, `updated_at` and `version` if the stored version is still
+        `current.version` and the memory is not deleted, moving it between totals when its status or type changed;
+        return the stored result, or None when that condition failed."""
+        ...
+
+    def edit(
+        self, namespace: str, memory_id: int, changes: MemoryChanges, expected_version: int | None, updated_at: str
+    ) -> Memory:
+        """Apply a PATCH of `content` and/or `tags` only in one round trip: a new version when a field changes,
+        the stored memory unchanged when none does. MemoryNotFoundError when missing or deleted,
+        VersionMismatchError when `expected_version` is given and no longer current."""
         ...
 
     def soft_delete(self, namespace: str, memory_id: int) -> bool:
         """Mark a visible memory deleted, leaving `version` and `updated_at`; False when missing or deleted."""
         ...
 
-    def scan(
-        self, namespace: str, sort: SortKey, status: Status | None, memory_type: MemoryType | None
-    ) -> Iterator[Memory]:
-        """Every memory matching the exact filters, in the contract's total order for `sort`.
+    def find(self, namespace: str, query: RetrievalQuery) -> Found:
+        """The page `query` asks for, in the contract's total order, and the exact number of matches.
 
-        Without `status`, deleted memories are left out.
+        Rows come back as stored, except `last_accessed_at`, which may be None: the caller stamps every row it
+        returns. Without `status`, deleted memories are left out.
         """
         ...
 

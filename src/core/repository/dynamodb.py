@@ -1,8 +1,16 @@
 """The DynamoDB adapter: the only module that talks to boto3.
 
-One table holds every namespace. Keys: `pk = "NS#<namespace>"`; a memory has `sk = "MEM#<id:010d>"`, the
-namespace's id counter `sk = "COUNTER"`. Each timestamp sort has a GSI on `pk` whose sort attribute joins the
-fixed-width timestamp and the zero-padded id, so DynamoDB's own order is total and ties fall by id.
+One table holds every namespace. Keys: `pk = "NS#<namespace>"`; in that partition a memory has
+`sk = "MEM#<id:010d>"`, the id counter `sk = "COUNTER"`, the exact totals per status and type `sk = "STATS"`
+(changed in the same transaction as every memory they count), and a create's idempotency record
+`sk = "IDEM#<sha256 of the key>"` (with a TTL attribute, `expires_at`).
+
+A memory item holds `content`, `tags` (one string, each tag framed by newlines, so `contains` finds a whole tag or a
+substring of one), `folded` (the casefolded content, only when it differs), `memory_type`, `status`, `version`
+and three sort values, `created_key`, `updated_key`, `accessed_key`: the fixed-width timestamp joined to the
+zero-padded id, so DynamoDB's own order is total and ties fall by id. The timestamps and the id are read back from
+those keys. Each timestamp sort has a GSI on `pk` and its sort value; the GSIs project what a listing returns but
+not `accessed_key`, so an access stamp rewrites only the table item and the last-accessed index entry.
 
 API keys share the table in one small partition, `pk = "KEYS"`, `sk = "KEY#<key_id>"`: listing them is a Query,
 and no memory key (always `NS#...`) can collide with them. They carry no GSI attribute, so no index holds them.
@@ -11,8 +19,12 @@ and no memory key (always `NS#...`) can collide with them. They carry no GSI att
 from __future__ import annotations
 
 import contextlib
+import random
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import boto3
@@ -20,9 +32,20 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, ConnectionError, HTTPClientError
 
 from core.access import ApiKey, Scope
-from core.contract import SortKey
-from core.errors import StorageUnavailableError, WriteConflictError
-from core.model import ID_DIGITS, Memory, MemoryType, Status
+from core.contract import RetrievalQuery
+from core.errors import MemoryNotFoundError, StorageUnavailableError, VersionMismatchError, WriteConflictError
+from core.model import (
+    ID_DIGITS,
+    IDEMPOTENCY_WINDOW_SECONDS,
+    MEMORY_TYPES,
+    TIMESTAMP_FORMAT,
+    IdempotentCreate,
+    Memory,
+    MemoryChanges,
+    MemoryType,
+    Status,
+)
+from core.repository import Found, IdempotencyKeyTakenError, PriorCreate
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -35,6 +58,12 @@ INDEXES: Final[Mapping[str, tuple[str, str]]] = {
 }
 # Below every real timestamp, so never-accessed memories sort after accessed ones (descending) and stay indexed.
 NEVER_ACCESSED: Final = "0000-00-00T00:00:00.000000Z"
+TIMESTAMP_CHARS: Final = len(NEVER_ACCESSED)
+MEMORY_PREFIX: Final = "MEM#"
+IDEMPOTENCY_PREFIX: Final = "IDEM#"
+COUNTER_SK: Final = "COUNTER"
+STATS_SK: Final = "STATS"
+_ABSENT: Final = "attribute_not_exists(pk)"
 STAMP_CONCURRENCY: Final = 16
 
 # Codes that mean "briefly unavailable, retry later"; botocore has already retried them within its bound.
@@ -98,21 +127,38 @@ def _pk(namespace: str) -> dict[str, Any]:
 
 
 def _key(namespace: str, memory_id: int) -> dict[str, Any]:
-    return {"pk": _pk(namespace), "sk": {"S": f"MEM#{memory_id:0{ID_DIGITS}d}"}}
+    return {"pk": _pk(namespace), "sk": {"S": f"{MEMORY_PREFIX}{memory_id:0{ID_DIGITS}d}"}}
 
 
 def _sort_value(timestamp: str | None, memory_id: int) -> dict[str, Any]:
     return {"S": f"{timestamp or NEVER_ACCESSED}#{memory_id:0{ID_DIGITS}d}"}
 
 
+def _timestamp(sort_value: str) -> str:
+    return sort_value[:TIMESTAMP_CHARS]
+
+
+def _tags_value(tags: Sequence[str]) -> str:
+    # Framed by newlines (never in a tag), so `contains` finds a whole tag as "\n<tag>\n" and a substring of
+    # one tag only, as long as the needle holds tag characters alone.
+    return "\n" + "\n".join(tags) + "\n"
+
+
+def _folded(content: str) -> str | None:
+    """The casefolded content `q` searches, kept only when it differs from the content itself."""
+    folded = content.casefold()
+    return folded if folded != content else None
+
+
+def _cell(status: str, memory_type: str) -> str:
+    """The attribute of a namespace's STATS item counting the memories of one status and type."""
+    return f"n_{status}_{memory_type}"
+
+
 def _to_item(namespace: str, memory: Memory) -> dict[str, Any]:
     item: dict[str, Any] = {
         **_key(namespace, memory.id),
-        "id": {"N": str(memory.id)},
         "content": {"S": memory.content},
-        "tags": {"L": [{"S": tag} for tag in memory.tags]},
-        "created_at": {"S": memory.created_at},
-        "updated_at": {"S": memory.updated_at},
         "memory_type": {"S": memory.memory_type},
         "status": {"S": memory.status},
         "version": {"N": str(memory.version)},
@@ -120,24 +166,32 @@ def _to_item(namespace: str, memory: Memory) -> dict[str, Any]:
         "updated_key": _sort_value(memory.updated_at, memory.id),
         "accessed_key": _sort_value(memory.last_accessed_at, memory.id),
     }
-    if memory.last_accessed_at is not None:
-        item["last_accessed_at"] = {"S": memory.last_accessed_at}
+    if memory.tags:
+        item["tags"] = {"S": _tags_value(memory.tags)}
+    if (folded := _folded(memory.content)) is not None:
+        item["folded"] = {"S": folded}
     return item
 
 
 def _from_item(item: Mapping[str, Any]) -> Memory:
-    accessed = item.get("last_accessed_at")
+    """A stored memory, or a listed one (whose `last_accessed_at` may be left out: see LISTED_ATTRIBUTES)."""
+    accessed = item.get("accessed_key", {}).get("S", NEVER_ACCESSED)
+    tags = item.get("tags")
     return Memory.model_construct(
-        id=int(item["id"]["N"]),
+        id=int(item["sk"]["S"][len(MEMORY_PREFIX) :]),
         content=item["content"]["S"],
-        tags=[tag["S"] for tag in item["tags"]["L"]],
-        created_at=item["created_at"]["S"],
-        updated_at=item["updated_at"]["S"],
-        last_accessed_at=accessed["S"] if accessed else None,
+        tags=tags["S"][1:-1].split("\n") if tags else [],
+        created_at=_timestamp(item["created_key"]["S"]),
+        updated_at=_timestamp(item["updated_key"]["S"]),
+        last_accessed_at=None if accessed.startswith(NEVER_ACCESSED) else _timestamp(accessed),
         memory_type=item["memory_type"]["S"],
         status=item["status"]["S"],
         version=int(item["version"]["N"]),
     )
+
+
+def _epoch_seconds(timestamp: str) -> int:
+    return int(datetime.strptime(timestamp, TIMESTAMP_FORMAT).replace(tzinfo=UTC).timestamp())
 
 
 class _ConditionFailedError(Exception):
@@ -148,6 +202,20 @@ class _ConditionFailedError(Exception):
         super().__init__("condition failed")
 
 
+class _TransactionCancelledError(Exception):
+    """A TransactWriteItems wrote nothing; `codes` holds each action's reason, in the order of the actions."""
+
+    def __init__(self, codes: Sequence[str]) -> None:
+        self.codes = tuple(codes)
+        super().__init__(f"transaction cancelled: {', '.join(self.codes)}")
+
+    def failed(self, action: int) -> bool:
+        return self.codes[action] == "ConditionalCheckFailed"
+
+    def collided(self, action: int) -> bool:
+        return self.codes[action] == "TransactionConflict"
+
+
 def _call(operation: Callable[..., Any], **kwargs: Any) -> Any:
     """Run one DynamoDB call, turning its failures into the domain's terms by error code."""
     try:
@@ -156,6 +224,9 @@ def _call(operation: Callable[..., Any], **kwargs: Any) -> Any:
         code = exc.response["Error"]["Code"]
         if code == "ConditionalCheckFailedException":
             raise _ConditionFailedError(exc.response.get("Item")) from None  # type: ignore[arg-type]
+        if code == "TransactionCanceledException":
+            reasons = exc.response.get("CancellationReasons", [])
+            raise _TransactionCancelledError([reason.get("Code", "None") for reason in reasons]) from None
         if code in _UNAVAILABLE_CODES:
             raise StorageUnavailableError(f"storage is busy ({code}); retry shortly") from exc
         raise
@@ -167,6 +238,24 @@ def _call(operation: Callable[..., Any], **kwargs: Any) -> Any:
 _STAMPERS: Final = ThreadPoolExecutor(max_workers=STAMP_CONCURRENCY, thread_name_prefix="stamp")
 
 _VISIBLE = "attribute_exists(pk) AND #status <> :deleted"
+_DELETED: Final = {"S": "deleted"}
+# A listing returns every row stamped, so it never reads `last_accessed_at`: the indexes leave it out and a stamp
+# rewrites only the table item and the last_accessed_at index entry (template.yaml projects exactly these).
+LISTED_ATTRIBUTES: Final = (
+    "pk",
+    "sk",
+    "content",
+    "tags",
+    "memory_type",
+    "status",
+    "version",
+    "created_key",
+    "updated_key",
+)
+_TAG_CHARACTERS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.:")
+# Transactions touching a namespace's STATS item at the same moment cancel each other; each retries this often.
+TRANSACTION_ATTEMPTS: Final = 4
+TRANSACTION_BACKOFF_SECONDS: Final = 0.02
 
 
 class DynamoDBMemoryRepository:
@@ -180,23 +269,94 @@ class DynamoDBMemoryRepository:
         response = _call(
             self._client.update_item,
             TableName=self._table,
-            Key={"pk": _pk(namespace), "sk": {"S": "COUNTER"}},
+            Key={"pk": _pk(namespace), "sk": {"S": COUNTER_SK}},
             UpdateExpression="ADD next_id :one",
             ExpressionAttributeValues={":one": {"N": "1"}},
             ReturnValues="UPDATED_NEW",
         )
         return int(response["Attributes"]["next_id"]["N"])
 
-    def add(self, namespace: str, memory: Memory) -> None:
+    def add(self, namespace: str, memory: Memory, idempotency: IdempotentCreate | None = None) -> None:
+        actions: list[dict[str, Any]] = [
+            {"Put": {"TableName": self._table, "Item": _to_item(namespace, memory), "ConditionExpression": _ABSENT}},
+            self._count(namespace, {_cell(memory.status, memory.memory_type): 1}),
+        ]
+        if idempotency is not None:
+            actions.append({"Put": self._idempotency_put(namespace, memory, idempotency)})
         try:
-            _call(
-                self._client.put_item,
-                TableName=self._table,
-                Item=_to_item(namespace, memory),
-                ConditionExpression="attribute_not_exists(pk)",
-            )
-        except _ConditionFailedError:
-            raise WriteConflictError(f"id {memory.id} is already taken; retry the create") from None
+            self._transact(actions)
+        except _TransactionCancelledError as cancelled:
+            if idempotency is not None and cancelled.failed(2):
+                prior = self._prior_create(namespace, idempotency.key_hash)
+                if prior is not None:
+                    raise IdempotencyKeyTakenError(prior) from None
+            if idempotency is not None and cancelled.collided(2):
+                raise WriteConflictError(
+                    f"a create with this {idempotency.field} is still in flight; retry it shortly"
+                ) from None
+            if cancelled.failed(0) or cancelled.failed(2):
+                raise WriteConflictError(f"id {memory.id} collided with another write; retry the create") from None
+            raise _busy(cancelled) from None
+
+    def _idempotency_put(self, namespace: str, memory: Memory, idempotency: IdempotentCreate) -> dict[str, Any]:
+        now = _epoch_seconds(memory.created_at)
+        return {
+            "TableName": self._table,
+            "Item": {
+                "pk": _pk(namespace),
+                "sk": {"S": f"{IDEMPOTENCY_PREFIX}{idempotency.key_hash}"},
+                "memory_id": {"N": str(memory.id)},
+                "created_at": {"S": memory.created_at},
+                "fingerprint": {"S": idempotency.fingerprint},
+                # Also the table's TTL attribute: DynamoDB removes the record some time after it lapses.
+                "expires_at": {"N": str(now + IDEMPOTENCY_WINDOW_SECONDS)},
+            },
+            # A lapsed record that TTL has not removed yet counts as absent.
+            "ConditionExpression": f"{_ABSENT} OR expires_at <= :now",
+            "ExpressionAttributeValues": {":now": {"N": str(now)}},
+        }
+
+    def _prior_create(self, namespace: str, key_hash: str) -> PriorCreate | None:
+        response = _call(
+            self._client.get_item,
+            TableName=self._table,
+            Key={"pk": _pk(namespace), "sk": {"S": f"{IDEMPOTENCY_PREFIX}{key_hash}"}},
+            ConsistentRead=True,
+        )
+        item = response.get("Item")
+        if not item:
+            return None
+        return PriorCreate(
+            memory_id=int(item["memory_id"]["N"]),
+            created_at=item["created_at"]["S"],
+            fingerprint=item["fingerprint"]["S"],
+        )
+
+    def _count(self, namespace: str, deltas: Mapping[str, int]) -> dict[str, Any]:
+        """The transaction action moving a namespace's totals by `deltas` (STATS attribute -> change)."""
+        names = {f"#c{i}": cell for i, cell in enumerate(deltas)}
+        values = {f":d{i}": {"N": str(delta)} for i, delta in enumerate(deltas.values())}
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": {"pk": _pk(namespace), "sk": {"S": STATS_SK}},
+                "UpdateExpression": "ADD " + ", ".join(f"#c{i} :d{i}" for i in range(len(deltas))),
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+            }
+        }
+
+    def _transact(self, actions: list[dict[str, Any]]) -> None:
+        """One all-or-nothing write, retried (with jittered backoff) only while it collides with another one."""
+        for attempt in range(TRANSACTION_ATTEMPTS):
+            try:
+                _call(self._client.transact_write_items, TransactItems=actions)
+                return
+            except _TransactionCancelledError as cancelled:
+                collided_only = all(code in ("None", "TransactionConflict") for code in cancelled.codes)
+                if not collided_only or attempt == TRANSACTION_ATTEMPTS - 1:
+                    raise
+                time.sleep(random.uniform(0, TRANSACTION_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
 
     def get(self, namespace: str, memory_id: int) -> Memory | None:
         response = _call(
@@ -216,77 +376,197 @@ class DynamoDBMemoryRepository:
             return _from_item(old)
         return _from_item(response["Attributes"])
 
-    def update(self, namespace: str, memory: Memory, expected_version: int) -> Memory | None:
+    def update(self, namespace: str, memory: Memory, current: Memory) -> Memory | None:
+        write = _Write()
+        write.content(memory.content)
+        write.tags(memory.tags)
+        write.set("memory_type = :type", type={"S": memory.memory_type})
+        write.set("#status = :status", status={"S": memory.status})
+        write.set("updated_key = :updated_key", updated_key=_sort_value(memory.updated_at, memory.id))
+        write.set("version = :version", version={"N": str(memory.version)})
+        write.values.update({":expected": {"N": str(current.version)}, ":deleted": _DELETED})
+        update = {
+            "TableName": self._table,
+            "Key": _key(namespace, memory.id),
+            "ConditionExpression": "version = :expected AND #status <> :deleted",
+            **write.request(),
+        }
+        before, after = _cell(current.status, current.memory_type), _cell(memory.status, memory.memory_type)
+        if before == after:
+            try:
+                response = _call(self._client.update_item, **update, ReturnValues="ALL_NEW")
+            except _ConditionFailedError:
+                return None
+            return _from_item(response["Attributes"])
+        try:
+            self._transact([{"Update": update}, self._count(namespace, {before: -1, after: 1})])
+        except _TransactionCancelledError as cancelled:
+            if cancelled.failed(0):
+                return None
+            raise _busy(cancelled) from None
+        # A transaction returns nothing; the record is what was written (stamps may have moved on since).
+        return memory
+
+    def edit(
+        self, namespace: str, memory_id: int, changes: MemoryChanges, expected_version: int | None, updated_at: str
+    ) -> Memory:
+        write = _Write()
+        # Only a change of some given field makes a new version; otherwise the condition fails and the stored
+        # memory comes back unchanged, in the same round trip.
+        differs = []
+        if changes.content is not None:
+            write.content(changes.content)
+            differs.append("content <> :content")
+        if changes.tags is not None:
+            write.tags(changes.tags)
+            differs.append(
+                "(attribute_not_exists(tags) OR tags <> :tags)" if changes.tags else "attribute_exists(tags)"
+            )
+        write.set("updated_key = :updated_key", updated_key=_sort_value(updated_at, memory_id))
+        write.set("version = version + :one", one={"N": "1"})
+        write.values[":deleted"] = _DELETED
+        condition = f"{_VISIBLE} AND ({' OR '.join(differs)})"
+        if expected_version is not None:
+            condition += " AND version = :expected"
+            write.values[":expected"] = {"N": str(expected_version)}
         try:
             response = _call(
                 self._client.update_item,
                 TableName=self._table,
-                Key=_key(namespace, memory.id),
-                UpdateExpression=(
-                    "SET content = :content, tags = :tags, memory_type = :type, #status = :status, "
-                    "updated_at = :updated, updated_key = :updated_key, version = :version"
-                ),
-                ConditionExpression="version = :expected AND #status <> :deleted",
-                ExpressionAttributeNames={"#status": "status"},
-                ExpressionAttributeValues={
-                    ":content": {"S": memory.content},
-                    ":tags": {"L": [{"S": tag} for tag in memory.tags]},
-                    ":type": {"S": memory.memory_type},
-                    ":status": {"S": memory.status},
-                    ":updated": {"S": memory.updated_at},
-                    ":updated_key": _sort_value(memory.updated_at, memory.id),
-                    ":version": {"N": str(memory.version)},
-                    ":expected": {"N": str(expected_version)},
-                    ":deleted": {"S": "deleted"},
-                },
+                Key=_key(namespace, memory_id),
+                ConditionExpression=condition,
                 ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                **write.request(),
             )
-        except _ConditionFailedError:
-            return None
+        except _ConditionFailedError as failed:
+            old = failed.old_item
+            if not old or old["status"]["S"] == "deleted":
+                raise MemoryNotFoundError(memory_id) from None
+            current = _from_item(old)
+            if expected_version is not None and current.version != expected_version:
+                raise VersionMismatchError(memory_id, current.version) from None
+            return current
         return _from_item(response["Attributes"])
 
     def soft_delete(self, namespace: str, memory_id: int) -> bool:
-        try:
-            _call(
-                self._client.update_item,
-                TableName=self._table,
-                Key=_key(namespace, memory_id),
-                UpdateExpression="SET #status = :deleted",
-                ConditionExpression=_VISIBLE,
-                ExpressionAttributeNames={"#status": "status"},
-                ExpressionAttributeValues={":deleted": {"S": "deleted"}},
-            )
-        except _ConditionFailedError:
-            return False
-        return True
+        # The totals move from the memory's status to `deleted`, so the delete reads which status that is first,
+        # and writes only if the memory is still at that version and status.
+        for _ in range(TRANSACTION_ATTEMPTS):
+            current = self.get(namespace, memory_id)
+            if current is None or current.status == "deleted":
+                return False
+            delete = {
+                "TableName": self._table,
+                "Key": _key(namespace, memory_id),
+                "UpdateExpression": "SET #status = :deleted",
+                "ConditionExpression": "version = :version AND #status = :status",
+                "ExpressionAttributeNames": {"#status": "status"},
+                "ExpressionAttributeValues": {
+                    ":deleted": _DELETED,
+                    ":version": {"N": str(current.version)},
+                    ":status": {"S": current.status},
+                },
+            }
+            moved = {_cell(current.status, current.memory_type): -1, _cell("deleted", current.memory_type): 1}
+            try:
+                self._transact([{"Update": delete}, self._count(namespace, moved)])
+            except _TransactionCancelledError as cancelled:
+                if cancelled.failed(0):
+                    continue  # changed since the read: read it again
+                raise _busy(cancelled) from None
+            return True
+        raise WriteConflictError(f"memory {memory_id} kept changing under this delete; retry it")
 
-    def scan(
-        self, namespace: str, sort: SortKey, status: Status | None, memory_type: MemoryType | None
-    ) -> Iterator[Memory]:
-        values: dict[str, Any] = {":pk": _pk(namespace), ":status": {"S": status or "deleted"}}
-        filters = ["#status = :status" if status else "#status <> :status"]
-        if memory_type:
+    def find(self, namespace: str, query: RetrievalQuery) -> Found:
+        request = self._listing(namespace, query)
+        wanted = query.offset + query.limit
+        if query.q is None and query.tag is None:
+            # The exact total comes from the namespace's counts, read while the page is.
+            total = _STAMPERS.submit(self._total, namespace, query.status, query.memory_type)
+            rows = self._first_matches(request, wanted)
+            count = total.result()
+        else:
+            rows, count = self._all_matches(request, wanted)
+        return Found(items=[_from_item(row) for row in rows[query.offset : wanted]], total=count)
+
+    def _listing(self, namespace: str, query: RetrievalQuery) -> dict[str, Any]:
+        """The Query for `query`'s order, with every filter evaluated by DynamoDB, exactly as query.matches does."""
+        values: dict[str, Any] = {":pk": _pk(namespace)}
+        if query.status is None:
+            filters = ["#status <> :deleted"]
+            values[":deleted"] = _DELETED
+        else:
+            filters = ["#status = :status"]
+            values[":status"] = {"S": query.status}
+        if query.memory_type is not None:
             filters.append("memory_type = :type")
-            values[":type"] = {"S": memory_type}
-        query: dict[str, Any] = {
+            values[":type"] = {"S": query.memory_type}
+        if query.tag is not None:
+            filters.append("contains(tags, :tag)")
+            values[":tag"] = {"S": _tags_value([query.tag])}
+        if query.q is not None:
+            needle = query.q.casefold()
+            found_in = ["contains(folded, :q)", "(attribute_not_exists(folded) AND contains(content, :q))"]
+            if set(needle) <= _TAG_CHARACTERS:  # any other character can be in no tag, and cannot span two
+                found_in.append("contains(tags, :q)")
+            filters.append(f"({' OR '.join(found_in)})")
+            values[":q"] = {"S": needle}
+        request: dict[str, Any] = {
             "TableName": self._table,
             "FilterExpression": " AND ".join(filters),
+            "ProjectionExpression": ", ".join(f"#{name}" if name == "status" else name for name in LISTED_ATTRIBUTES),
             "ExpressionAttributeNames": {"#status": "status"},
             "ExpressionAttributeValues": values,
         }
-        if sort == "id":
-            query["KeyConditionExpression"] = "pk = :pk AND begins_with(sk, :mem)"
-            values[":mem"] = {"S": "MEM#"}
+        if query.sort == "id":
+            request["KeyConditionExpression"] = "pk = :pk AND begins_with(sk, :memory)"
+            values[":memory"] = {"S": MEMORY_PREFIX}
         else:
-            query["IndexName"] = INDEXES[sort][0]
-            query["KeyConditionExpression"] = "pk = :pk"
-            query["ScanIndexForward"] = False
-        while True:
-            response = _call(self._client.query, **query)
-            yield from (_from_item(item) for item in response.get("Items", []))
+            request["IndexName"] = INDEXES[query.sort][0]
+            request["KeyConditionExpression"] = "pk = :pk"
+            request["ScanIndexForward"] = False
+        return request
+
+    def _first_matches(self, request: dict[str, Any], wanted: int) -> list[dict[str, Any]]:
+        """The first `wanted` matches, reading no more items than that many matches need."""
+        rows: list[dict[str, Any]] = []
+        while len(rows) < wanted:
+            # Limit counts items read before the filter, so a page never holds more matches than still wanted.
+            response = _call(self._client.query, **request, Limit=wanted - len(rows))
+            rows.extend(response.get("Items", []))
             if "LastEvaluatedKey" not in response:
-                return
-            query["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+                break
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        return rows
+
+    def _all_matches(self, request: dict[str, Any], wanted: int) -> tuple[list[dict[str, Any]], int]:
+        """The first `wanted` matches and the number of all of them: whole pages until the window is full, then
+        counts only (DynamoDB filters and counts; nothing beyond the window is sent back or parsed)."""
+        rows: list[dict[str, Any]] = []
+        total = 0
+        while True:
+            response = _call(self._client.query, **request)
+            total += response["Count"]
+            rows.extend(response.get("Items", [])[: max(0, wanted - len(rows))])
+            if "LastEvaluatedKey" not in response:
+                return rows, total
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+            if len(rows) >= wanted and "Select" not in request:
+                del request["ProjectionExpression"]
+                request["Select"] = "COUNT"
+
+    def _total(self, namespace: str, status: Status | None, memory_type: MemoryType | None) -> int:
+        response = _call(
+            self._client.get_item,
+            TableName=self._table,
+            Key={"pk": _pk(namespace), "sk": {"S": STATS_SK}},
+            ConsistentRead=True,
+        )
+        counts = response.get("Item", {})
+        statuses = [status] if status else ["active", "invalid"]
+        types = [memory_type] if memory_type else MEMORY_TYPES
+        return sum(int(counts[cell]["N"]) for s in statuses for t in types if (cell := _cell(s, t)) in counts)
 
     def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
         # list() waits for every stamp and re-raises the first failure.
@@ -298,24 +578,63 @@ class DynamoDBMemoryRepository:
             self._stamp_call(namespace, memory_id, accessed_at, visible_only=False)
 
     def _stamp_call(self, namespace: str, memory_id: int, accessed_at: str, *, visible_only: bool, **extra: Any) -> Any:
-        condition = "attribute_exists(pk) AND (attribute_not_exists(last_accessed_at) OR last_accessed_at < :at)"
+        # The sort value starts with the timestamp and ends with this memory's id, so it compares as the stamp.
+        condition = "attribute_exists(pk) AND accessed_key < :stamp"
         names: dict[str, str] = {}
-        values: dict[str, Any] = {":at": {"S": accessed_at}, ":ak": _sort_value(accessed_at, memory_id)}
+        values: dict[str, Any] = {":stamp": _sort_value(accessed_at, memory_id)}
         if visible_only:
             condition += " AND #status <> :deleted"
             names["#status"] = "status"
-            values[":deleted"] = {"S": "deleted"}
+            values[":deleted"] = _DELETED
         return _call(
             self._client.update_item,
             TableName=self._table,
             Key=_key(namespace, memory_id),
-            UpdateExpression="SET last_accessed_at = :at, accessed_key = :ak",
+            UpdateExpression="SET accessed_key = :stamp",
             ConditionExpression=condition,
             ExpressionAttributeValues=values,
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
             **({"ExpressionAttributeNames": names} if names else {}),
             **extra,
         )
+
+
+@dataclass
+class _Write:
+    """An UpdateItem's SET and REMOVE clauses and their values, built up clause by clause."""
+
+    sets: list[str] = field(default_factory=list)
+    removes: list[str] = field(default_factory=list)
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def set(self, clause: str, **values: Any) -> None:
+        self.sets.append(clause)
+        self.values.update({f":{name}": value for name, value in values.items()})
+
+    def content(self, content: str) -> None:
+        self.set("content = :content", content={"S": content})
+        if (folded := _folded(content)) is None:
+            self.removes.append("folded")
+        else:
+            self.set("folded = :folded", folded={"S": folded})
+
+    def tags(self, tags: Sequence[str]) -> None:
+        if tags:
+            self.set("tags = :tags", tags={"S": _tags_value(tags)})
+        else:
+            self.removes.append("tags")
+
+    def request(self) -> dict[str, Any]:
+        expression = "SET " + ", ".join(self.sets) + (" REMOVE " + ", ".join(self.removes) if self.removes else "")
+        return {
+            "UpdateExpression": expression,
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": self.values,
+        }
+
+
+def _busy(cancelled: _TransactionCancelledError) -> StorageUnavailableError:
+    return StorageUnavailableError(f"storage kept refusing the write ({', '.join(cancelled.codes)}); retry shortly")
 
 
 KEYS_PARTITION: Final = "KEYS"
