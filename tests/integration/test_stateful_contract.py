@@ -1,0 +1,13 @@
+"""The stateful contract machine (tests/stateful_contract.py) over Amazon DynamoDB Local: both doors, one store,
+one model, on the engine whose order, conditions and errors are the reference (moto's are not)."""
+
+from __future__ import annotations
+
+from hypothesis.stateful import run_state_machine_as_test
+
+from tests.conftest import Engine
+from tests.stateful_contract import SETTINGS, StatefulContract
+
+
+def test_http_and_mcp_doors_keep_one_contract_on_dynamodb_local(ddb_local_engine: Engine) -> None:
+    run_state_machine_as_test(lambda: StatefulContract(ddb_local_engine.client), settings=SETTINGS)

@@ -1,0 +1,453 @@
+"""A stateful check of both doors against one plain Python model of CONTRACT.md.
+
+Hypothesis drives random sequences of create, get, patch (with and without `If-Match` / `expected_version`,
+sometimes stale), delete and listing (`GET /memories`, `search_memories`, `prime_memory_context`), each step through
+a door it chooses: the HTTP door (a FastAPI TestClient) or the MCP door (the SDK's own in-process Client, driven
+from this synchronous machine through an anyio blocking portal). Both doors sit over the same service, the same
+store and a FakeClock that sometimes stands still to make ties, so one sequence interleaves them freely and proves
+they are one contract. After every call the answer is compared with what the model predicts, and after every step
+every stored record is compared with the model: ids, versions, `updated_at`, `last_accessed_at` stamps, soft
+delete, and the exact order, totals and pages of every listing.
+
+The machine takes a DynamoDB client, so the same machine runs on moto (tests/unit) and on Amazon DynamoDB Local
+(tests/integration); each run gets its own table.
+"""
+
+from __future__ import annotations
+
+import uuid
+from contextlib import ExitStack
+from datetime import timedelta
+from typing import Any, Literal
+
+from anyio.from_thread import start_blocking_portal
+from fastapi.testclient import TestClient
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from mcp.client import Client
+from mcp.types import CallToolResult
+
+from core.model import format_timestamp
+from core.repository.dynamodb import DynamoDBMemoryRepository, ensure_table
+from core.service import MemoryService
+from handlers.auth import open_access
+from handlers.http_api import create_app
+from handlers.local import table_definition
+from handlers.mcp_tools import create_server
+from tests.conftest import NAMESPACE, FakeClock
+from tests.mcp.conftest import tool_text
+
+Record = dict[str, Any]
+Door = Literal["http", "mcp"]
+
+# Derandomized: CI explores the same bounded sequences every run, so a red build always means a code change.
+SETTINGS = settings(max_examples=25, stateful_step_count=20, deadline=None, derandomize=True)
+
+# Small vocabularies so that filters, no-op patches and ties happen often.
+CONTENTS = st.sampled_from(["Alpha beta", "  alpha  ", "GAMMA ray", "delta_50%", "travel plans", "a\\b"])
+TAG_VALUES = st.sampled_from(["travel", " Travel ", "travel-plans", "work", "WORK", "a_b", "x:1"])
+TAGS = st.lists(TAG_VALUES, max_size=3)
+MEMORY_TYPES = st.sampled_from(["preference", "fact", "identity", "event"])
+WRITABLE_STATUSES = st.sampled_from(["active", "invalid"])
+NEW_BODIES = st.fixed_dictionaries(
+    {"content": CONTENTS}, optional={"tags": TAGS, "memory_type": MEMORY_TYPES, "status": WRITABLE_STATUSES}
+)
+SORTS = ["id", "created_at", "updated_at", "last_accessed_at"]
+DOORS: st.SearchStrategy[Door] = st.sampled_from(["http", "mcp"])
+
+
+def mostly_absent(values: list[Any]) -> st.SearchStrategy[Any]:
+    """Leave a listing field out about four times in five, so pages often hold several rows to order."""
+    return st.sampled_from([None] * (4 * len(values)) + values)
+
+
+MEMORY_TYPE_FILTERS = mostly_absent(["preference", "fact", "identity", "event"])
+TAG_FILTERS = mostly_absent(["", "travel", " TRAVEL ", "work", "travel-plans", "a_b", "x:1", "nope"])
+Q_FILTERS = mostly_absent(["", "alpha", "A", "ph", "_", "%", "\\", "TRAV", "x:", " "])
+OFFSETS = st.sampled_from([None, None, 0, 1, 2])
+
+
+def normalize_tags(tags: list[str]) -> list[str]:
+    return list(dict.fromkeys(tag.strip().lower() for tag in tags))
+
+
+def normalize(field: str, value: Any) -> Any:
+    if field == "content":
+        return value.strip()
+    if field == "tags":
+        return normalize_tags(value)
+    return value
+
+
+def sort_key(sort: str, record: Record) -> Any:
+    if sort == "last_accessed_at":
+        stamp = record["last_accessed_at"]
+        return (stamp is not None, stamp or "", record["id"])
+    return (record[sort], record["id"])
+
+
+def not_found(tool: str, memory_id: int) -> str:
+    """The MCP door's words for an unknown or deleted id: the HTTP 404's detail plus a hint."""
+    return f"Error executing tool {tool}: memory {memory_id} does not exist; find the right id with search_memories"
+
+
+def version_mismatch(memory_id: int, version: int) -> str:
+    """The MCP door's words for a stale `expected_version`, naming the current version like the HTTP 412."""
+    return (
+        f"Error executing tool update_memory: memory {memory_id} is at version {version}; "
+        "read it again and retry with that version"
+    )
+
+
+class StatefulContract(RuleBasedStateMachine):
+    def __init__(self, dynamodb: Any) -> None:
+        super().__init__()
+        # Everything the run opens, closed in reverse order by teardown even when a step failed.
+        self.resources = ExitStack()
+        table = f"memories-{uuid.uuid4().hex[:12]}"
+        ensure_table(dynamodb, table, table_definition())
+        self.resources.callback(dynamodb.delete_table, TableName=table)
+        self.repository = DynamoDBMemoryRepository(dynamodb, table)
+        self.clock = FakeClock()
+        service = MemoryService(self.repository, self.clock)
+        self.http = self.resources.enter_context(
+            TestClient(create_app(provide_service=lambda: service, authenticate=open_access()))
+        )
+        # One MCP session for the whole run, on an event loop in the portal's thread; each tool call blocks on it.
+        self.portal = self.resources.enter_context(start_blocking_portal())
+        server = create_server(provide_service=lambda: service, authenticate=open_access())
+        self.mcp = self.resources.enter_context(self.portal.wrap_async_context_manager(Client(server)))
+        self.model: dict[int, Record] = {}
+        self.created = 0
+
+    def teardown(self) -> None:
+        self.resources.close()
+
+    # -- helpers ---------------------------------------------------------------------------------------------
+
+    def now(self) -> str:
+        """The last timestamp the service read: FakeClock keeps the latest reading in `now`."""
+        return format_timestamp(self.clock.now)
+
+    def target(self, data: st.DataObject) -> int:
+        """An id that exists (live or deleted) most of the time, else one never handed out."""
+        known = sorted(self.model)
+        return data.draw(st.sampled_from([*known, *known, self.created + 1]))
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+        return self.portal.call(self.mcp.call_tool, name, arguments)
+
+    def tool_result(self, name: str, arguments: dict[str, Any]) -> Any:
+        """A tool call that must succeed: its structured content."""
+        result = self.call_tool(name, arguments)
+        assert not result.is_error, tool_text(result)
+        return result.structured_content
+
+    def tool_error(self, name: str, arguments: dict[str, Any]) -> str:
+        """A tool call that must fail: its error text."""
+        result = self.call_tool(name, arguments)
+        assert result.is_error, result.structured_content
+        assert result.structured_content is None
+        return tool_text(result)
+
+    def assert_record(self, response: Any, expected: Record) -> None:
+        assert response.json() == expected
+        assert response.headers["ETag"] == f'"{expected["version"]}"'
+
+    # -- the clock -------------------------------------------------------------------------------------------
+
+    @rule()
+    def freeze_clock(self) -> None:
+        self.clock.freeze()
+
+    @rule()
+    def unfreeze_clock(self) -> None:
+        self.clock.step = timedelta(milliseconds=1)
+
+    @rule(seconds=st.integers(min_value=1, max_value=3))
+    def advance_clock(self, seconds: int) -> None:
+        self.clock.advance(seconds=seconds)
+
+    # -- operations ------------------------------------------------------------------------------------------
+
+    @initialize(bodies=st.lists(st.tuples(NEW_BODIES, DOORS), min_size=2, max_size=6), frozen=st.booleans())
+    def seed(self, bodies: list[tuple[dict[str, Any], Door]], frozen: bool) -> None:
+        """Start with a few records (sometimes created in the same instant) so listings have rows to order."""
+        if frozen:
+            self.clock.freeze()
+        for body, door in bodies:
+            self.create(body, door)
+
+    @rule(body=NEW_BODIES, door=DOORS)
+    def create(self, body: dict[str, Any], door: Door) -> None:
+        if door == "http":
+            response = self.http.post("/memories", json=body)
+            assert response.status_code == 201, response.text
+        else:
+            created = self.tool_result("create_memory", body)
+        self.created += 1
+        now = self.now()
+        expected: Record = {
+            "id": self.created,
+            "content": body["content"].strip(),
+            "tags": normalize_tags(body.get("tags", [])),
+            "created_at": now,
+            "updated_at": now,
+            "last_accessed_at": None,
+            "memory_type": body.get("memory_type", "fact"),
+            "status": body.get("status", "active"),
+            "version": 1,
+        }
+        if door == "http":
+            self.assert_record(response, expected)
+            assert response.headers["Location"] == f"/memories/{self.created}"
+        else:
+            assert created == expected
+        self.model[self.created] = expected
+
+    @rule(data=st.data(), door=DOORS)
+    def get(self, data: st.DataObject, door: Door) -> None:
+        memory_id = self.target(data)
+        record = self.model.get(memory_id)
+        if record is None or record["status"] == "deleted":
+            if door == "http":
+                response = self.http.get(f"/memories/{memory_id}")
+                assert response.status_code == 404, response.text
+            else:
+                assert self.tool_error("get_memory", {"id": memory_id}) == not_found("get_memory", memory_id)
+            return
+        if door == "http":
+            response = self.http.get(f"/memories/{memory_id}")
+            assert response.status_code == 200, response.text
+        else:
+            found = self.tool_result("get_memory", {"id": memory_id})
+        now = self.now()
+        assert record["last_accessed_at"] is None or record["last_accessed_at"] <= now
+        record["last_accessed_at"] = now
+        if door == "http":
+            self.assert_record(response, record)
+        else:
+            assert found == record
+
+    @rule(
+        data=st.data(),
+        changes=st.fixed_dictionaries(
+            {},
+            optional={"content": CONTENTS, "tags": TAGS, "memory_type": MEMORY_TYPES, "status": WRITABLE_STATUSES},
+        ),
+        precondition=st.sampled_from(["none", "none", "current", "current", "stale", "ahead", "star"]),
+        door=DOORS,
+    )
+    def patch(self, data: st.DataObject, changes: dict[str, Any], precondition: str, door: Door) -> None:
+        memory_id = self.target(data)
+        record = self.model.get(memory_id)
+        version = record["version"] if record else 1
+        expected_version = {
+            "none": None,
+            "current": version,
+            "stale": version - 1,
+            "ahead": version + 1,
+            "star": None,
+        }[precondition]
+        if door == "http":
+            if_match = "*" if precondition == "star" else None if expected_version is None else f'"{expected_version}"'
+            headers = {"If-Match": if_match} if if_match is not None else {}
+            outcome: Any = self.http.patch(f"/memories/{memory_id}", json=changes, headers=headers)
+        else:
+            # MCP has no `*`: an explicit null expected_version plays it (no precondition).
+            arguments: dict[str, Any] = {"id": memory_id, **changes}
+            if precondition != "none":
+                arguments["expected_version"] = expected_version
+            if expected_version == 0:
+                # Not a version at all: refused as bad input before the id is even looked up.
+                text = self.tool_error("update_memory", arguments)
+                assert text == "Error executing tool update_memory: expected_version: must be an integer of 1 or more"
+                return
+            outcome = self.call_tool("update_memory", arguments)
+
+        if record is None or record["status"] == "deleted":
+            if door == "http":
+                assert outcome.status_code == 404, outcome.text
+            else:
+                assert outcome.is_error, outcome.structured_content
+                assert tool_text(outcome) == not_found("update_memory", memory_id)
+            return
+        if precondition in {"stale", "ahead"}:
+            if door == "http":
+                assert outcome.status_code == 412, outcome.text
+                assert outcome.headers["ETag"] == f'"{version}"'
+            else:
+                assert outcome.is_error, outcome.structured_content
+                assert tool_text(outcome) == version_mismatch(memory_id, version)
+            return
+        if door == "http":
+            assert outcome.status_code == 200, outcome.text
+        else:
+            assert not outcome.is_error, tool_text(outcome)
+        changed = {
+            name: normalize(name, value) for name, value in changes.items() if normalize(name, value) != record[name]
+        }
+        if changed:
+            record.update(changed)
+            record["version"] += 1
+            record["updated_at"] = self.now()
+        # A PATCH never stamps last_accessed_at; a no-op keeps version and updated_at.
+        if door == "http":
+            self.assert_record(outcome, record)
+        else:
+            assert outcome.structured_content == record
+
+    @rule(data=st.data(), door=DOORS)
+    def delete(self, data: st.DataObject, door: Door) -> None:
+        memory_id = self.target(data)
+        record = self.model.get(memory_id)
+        gone = record is None or record["status"] == "deleted"
+        if door == "http":
+            response = self.http.delete(f"/memories/{memory_id}")
+            if gone:
+                assert response.status_code == 404, response.text
+                return
+            assert response.status_code == 204, response.text
+            assert response.content == b""
+        elif gone:
+            assert self.tool_error("delete_memory", {"id": memory_id}) == not_found("delete_memory", memory_id)
+            return
+        else:
+            assert self.tool_result("delete_memory", {"id": memory_id}) == {"id": memory_id, "status": "deleted"}
+        assert record is not None
+        record["status"] = "deleted"  # version and updated_at stay
+        # Gone from both doors at once.
+        assert self.http.get(f"/memories/{memory_id}").status_code == 404
+        assert self.tool_error("get_memory", {"id": memory_id}) == not_found("get_memory", memory_id)
+
+    @rule(
+        door=st.sampled_from(["http", "search_memories"]),
+        status=mostly_absent(["active", "invalid", "deleted"]),
+        memory_type=MEMORY_TYPE_FILTERS,
+        tag=TAG_FILTERS,
+        q=Q_FILTERS,
+        sort=st.sampled_from([None, *SORTS]),
+        limit=st.sampled_from([None, None, 1, 2, 3, 150]),
+        offset=OFFSETS,
+    )
+    def listing(
+        self,
+        door: str,
+        status: str | None,
+        memory_type: str | None,
+        tag: str | None,
+        q: str | None,
+        sort: str | None,
+        limit: int | None,
+        offset: int | None,
+    ) -> None:
+        """`GET /memories` or `search_memories`: the same fields, the same defaults, the same envelope."""
+        given = {"status": status, "memory_type": memory_type, "tag": tag, "q": q, "sort": sort, "limit": limit}
+        params = {name: value for name, value in {**given, "offset": offset}.items() if value is not None}
+        if door == "http":
+            response = self.http.get("/memories", params=params)
+            assert response.status_code == 200, response.text
+            page = response.json()
+        else:
+            page = self.tool_result("search_memories", params)
+        self.check_page(page, status, memory_type, tag, q, sort or "id", 10 if limit is None else limit, offset or 0)
+
+    @rule(
+        status=st.sampled_from(["default"] * 6 + ["null", "active", "invalid", "deleted"]),
+        memory_type=MEMORY_TYPE_FILTERS,
+        tag=TAG_FILTERS,
+        q=Q_FILTERS,
+        sort=st.sampled_from([None] * 4 + SORTS),
+        limit=st.sampled_from([None, None, None, 1, 2, 3, 150]),
+        offset=OFFSETS,
+    )
+    def prime(
+        self,
+        status: str,
+        memory_type: str | None,
+        tag: str | None,
+        q: str | None,
+        sort: str | None,
+        limit: int | None,
+        offset: int | None,
+    ) -> None:
+        """`prime_memory_context`: the retrieval fields with its own defaults (status=active, sort=updated_at,
+        limit=20, offset=0); an explicit null status lifts the status filter, as its description says."""
+        given = {"memory_type": memory_type, "tag": tag, "q": q, "sort": sort, "limit": limit, "offset": offset}
+        params: dict[str, Any] = {name: value for name, value in given.items() if value is not None}
+        if status != "default":
+            params["status"] = None if status == "null" else status
+        page = self.tool_result("prime_memory_context", params)
+        served_status = {"default": "active", "null": None}.get(status, status)
+        served_sort = sort or "updated_at"
+        self.check_page(
+            page, served_status, memory_type, tag, q, served_sort, 20 if limit is None else limit, offset or 0
+        )
+
+    def check_page(
+        self,
+        page: Any,
+        status: str | None,
+        memory_type: str | None,
+        tag: str | None,
+        q: str | None,
+        sort: str,
+        limit: int,
+        offset: int,
+    ) -> None:
+        """A listing served with these values is exactly the model's page, and stamps exactly its rows, at once."""
+        wanted_tag = tag.strip().lower() if tag else None
+        needle = q.casefold() if q else None
+
+        def matches(record: Record) -> bool:
+            if status is None and record["status"] == "deleted":
+                return False
+            if status is not None and record["status"] != status:
+                return False
+            if memory_type is not None and record["memory_type"] != memory_type:
+                return False
+            if wanted_tag and wanted_tag not in record["tags"]:
+                return False
+            return needle is None or (
+                needle in record["content"].casefold() or any(needle in t.casefold() for t in record["tags"])
+            )
+
+        served_limit = min(limit, 100)
+        hits = [record for record in self.model.values() if matches(record)]
+        hits.sort(key=lambda record: sort_key(sort, record), reverse=sort != "id")
+        window = hits[offset : offset + served_limit]
+
+        if window:
+            now = self.now()
+            for record in window:
+                assert record["last_accessed_at"] is None or record["last_accessed_at"] <= now
+                record["last_accessed_at"] = now
+        assert [item["id"] for item in page["items"]] == [record["id"] for record in window]
+        assert page == {
+            "items": window,
+            "total": len(hits),
+            "limit": served_limit,
+            "offset": offset,
+            "has_more": offset + len(window) < len(hits),
+        }
+
+    # -- invariants ------------------------------------------------------------------------------------------
+
+    @invariant()
+    def store_matches_model(self) -> None:
+        """Every stored record, read straight from the repository (no stamp), is what the model says."""
+        stored = [
+            *self.repository.scan(NAMESPACE, "id", None, None),
+            *self.repository.scan(NAMESPACE, "id", "deleted", None),
+        ]
+        assert {memory.id: memory.model_dump() for memory in stored} == self.model
+
+    @invariant()
+    def model_is_consistent(self) -> None:
+        for memory_id, record in self.model.items():
+            assert record["id"] == memory_id
+            assert record["version"] >= 1
+            assert record["created_at"] <= record["updated_at"]
+            if record["version"] == 1:
+                assert record["updated_at"] == record["created_at"]
