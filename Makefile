@@ -28,7 +28,7 @@ LAMBDA_EXTRA_McpFunction := mcp
 LAMBDA_PYTHON_VERSION := 3.13
 LAMBDA_PLATFORM := aarch64-manylinux_2_34
 
-.PHONY: help install sam serve test check lint typecheck layers cfn-lint build build-HttpFunction build-McpFunction deploy clean
+.PHONY: help install sam serve test check lint typecheck layers cfn-lint bench build build-HttpFunction build-McpFunction deploy clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -75,6 +75,9 @@ cfn-lint: $(BIN)/.synced
 	$(BIN)/cfn-lint --include-checks I -- template.yaml
 
 check: lint typecheck layers cfn-lint ## static checks: ruff, mypy --strict, import-linter layering, cfn-lint
+
+bench: $(BIN)/.synced ## cold-import benchmark: each handler's import against `import boto3`; ARGS="--rounds 20"
+	$(BIN)/python scripts/cold_import.py $(ARGS)
 
 # sam build runs build-HttpFunction and build-McpFunction below (template Metadata: BuildMethod makefile); then the
 # artifacts are compiled to bytecode and checked against their size budgets. No Docker: arm64 wheels only.
