@@ -17,10 +17,18 @@ SAM_VERSION := 1.170.0
 SAM_VENV := .tools/sam
 SAM := $(SAM_VENV)/bin/sam
 export SAM_CLI_TELEMETRY := 0
-# The Lambda artifact's dependencies: uv.lock's runtime set (no dev group, no `local` extra), written at build time.
-LAMBDA_REQUIREMENTS := build/lambda-requirements.txt
+# The repository root, also when `sam build` runs this Makefile from a scratch copy of src/ (see build-%Function).
+ROOT := $(dir $(abspath $(firstword $(MAKEFILE_LIST))))
+# Each Lambda function's dependencies: uv.lock's runtime set plus its door's extra (no dev group, no `local` extra),
+# exported at build time to build/lambda-requirements-<extra>.txt.
+LAMBDA_EXTRA_HttpFunction := http
+LAMBDA_EXTRA_McpFunction := mcp
+# Wheels for the template's Runtime (python3.13) and Architectures (arm64) on Amazon Linux 2023 (glibc 2.34);
+# tests/infra checks these against template.yaml.
+LAMBDA_PYTHON_VERSION := 3.13
+LAMBDA_PLATFORM := aarch64-manylinux_2_34
 
-.PHONY: help install sam serve test check lint typecheck layers cfn-lint build deploy clean
+.PHONY: help install sam serve test check lint typecheck layers cfn-lint bench build build-HttpFunction build-McpFunction deploy clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -68,13 +76,29 @@ cfn-lint: $(BIN)/.synced
 
 check: lint typecheck layers cfn-lint ## static checks: ruff, mypy --strict, import-linter layering, cfn-lint
 
-# sam build needs the runtime's interpreter (python3.13) first on PATH; it cross-downloads arm64 wheels, no Docker.
+bench: $(BIN)/.synced ## cold-import benchmark: each handler's import against `import boto3`; ARGS="--rounds 20"
+	$(BIN)/python scripts/cold_import.py $(ARGS)
+
+# sam build runs build-HttpFunction and build-McpFunction below (template Metadata: BuildMethod makefile); then the
+# artifacts are compiled to bytecode and checked against their size budgets. No Docker: arm64 wheels only.
 build: sam ## build both Lambda artifacts into .aws-sam/build and report their sizes
 	@$(ENSURE_UV)
-	@mkdir -p $(dir $(LAMBDA_REQUIREMENTS))
-	$(UV) export --frozen --no-dev --no-emit-project --no-hashes --no-header --no-annotate --quiet > $(LAMBDA_REQUIREMENTS)
-	PATH="$(dir $(PYTHON)):$$PATH" $(SAM) build --manifest $(LAMBDA_REQUIREMENTS)
+	$(SAM) build
 	"$(PYTHON)" scripts/artifacts.py .aws-sam/build
+
+# Called by `sam build` in a scratch copy of src/ with ARTIFACTS_DIR set: the function's locked dependency set,
+# installed from arm64 wheels (hash-checked), then our two packages. Console scripts (bin/) cannot run on Lambda.
+build-HttpFunction build-McpFunction: build-%:
+	@$(ENSURE_UV)
+	@mkdir -p "$(ROOT)build"
+	$(UV) export --project "$(ROOT)" --frozen --no-dev --no-emit-project --no-header --no-annotate --quiet \
+		--extra $(LAMBDA_EXTRA_$*) --output-file "$(ROOT)build/lambda-requirements-$(LAMBDA_EXTRA_$*).txt"
+	$(UV) pip install --quiet --target "$(ARTIFACTS_DIR)" --python-version $(LAMBDA_PYTHON_VERSION) \
+		--python-platform $(LAMBDA_PLATFORM) --only-binary :all: \
+		--requirement "$(ROOT)build/lambda-requirements-$(LAMBDA_EXTRA_$*).txt"
+	rm -rf "$(ARTIFACTS_DIR)/bin"
+	cp -R core handlers "$(ARTIFACTS_DIR)/"
+	find "$(ARTIFACTS_DIR)/core" "$(ARTIFACTS_DIR)/handlers" -name __pycache__ -prune -exec rm -rf {} +
 
 deploy: build ## deploy the stack: guided the first time (saves samconfig.toml), then with the saved answers
 	if [ -f samconfig.toml ]; then $(SAM) deploy; else $(SAM) deploy --guided; fi

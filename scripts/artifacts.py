@@ -1,5 +1,5 @@
 """Finish and check the Lambda artifacts `sam build` left in .aws-sam/build: compile bytecode, refuse what must not
-ship, and print each function's unzipped size.
+ship, print each function's unzipped size and refuse a function over its size budget.
 
 Bytecode: /var/task is read-only, so without shipped .pyc files every cold start compiles every import again
 (1.6-2x slower imports). All are (re)compiled by this interpreter, which must be the runtime's version, checked
@@ -17,6 +17,14 @@ from pathlib import Path
 RUNTIME_PROVIDED = ("boto3", "botocore", "s3transfer")
 # Ours: the tests, the local-run extras and the dev tools stay out of the artifact.
 FORBIDDEN = ("tests", "conftest.py", "moto", "uvicorn_worker", "yaml", "werkzeug", "pytest", "_pytest", "mypy")
+# Each door ships only its own framework: the MCP SDK (and cryptography, the largest part of its closure) would more
+# than double the HTTP function; FastAPI is dead weight in the MCP function.
+FOREIGN = {
+    "HttpFunction": ("mcp", "mcp_types", "cryptography"),
+    "McpFunction": ("fastapi",),
+}
+# Unzipped MB, bytecode included (issue 7). A function without a budget is refused, so a new one must declare its own.
+BUDGET_MB = {"HttpFunction": 20.0, "McpFunction": 50.0}
 MB = 1024 * 1024
 
 
@@ -34,10 +42,18 @@ def runtime_of(build_dir: Path) -> str:
 
 def problems(artifact: Path) -> list[str]:
     found = []
-    for name in (*RUNTIME_PROVIDED, *FORBIDDEN):
+    for name in (*RUNTIME_PROVIDED, *FORBIDDEN, *FOREIGN.get(artifact.name, ())):
         if (artifact / name).exists():
             found.append(f"{artifact.name}: {name} must not be in the artifact")
+    if artifact.name not in BUDGET_MB:
+        found.append(f"{artifact.name}: no size budget in BUDGET_MB")
     return found
+
+
+def over_budget(artifact: Path) -> str | None:
+    size = tree_bytes(artifact) / MB
+    budget = BUDGET_MB[artifact.name]
+    return f"{artifact.name}: {size:.1f} MB unzipped is over its {budget:.0f} MB budget" if size > budget else None
 
 
 def tree_bytes(path: Path) -> int:
@@ -50,7 +66,11 @@ def report(artifact: Path, top: int = 6) -> str:
     entries = [(tree_bytes(item), item.name) for item in artifact.iterdir() if not item.name.endswith(".dist-info")]
     total = tree_bytes(artifact)
     heaviest = ", ".join(f"{name} {size / MB:.1f}" for size, name in sorted(entries, reverse=True)[:top])
-    return f"{artifact.name}: {total / MB:.1f} MB unzipped (boto3/botocore not included); largest MB: {heaviest}"
+    budget = BUDGET_MB[artifact.name]
+    return (
+        f"{artifact.name}: {total / MB:.1f} MB unzipped of its {budget:.0f} MB budget (boto3/botocore not included); "
+        f"largest MB: {heaviest}"
+    )
 
 
 def main(build_dir: Path, workers: int = 0) -> int:
@@ -80,6 +100,10 @@ def main(build_dir: Path, workers: int = 0) -> int:
             print(f"{artifact.name}: bytecode compilation failed", file=sys.stderr)
             return 1
         print(report(artifact))
+    oversized = [message for artifact in artifacts if (message := over_budget(artifact)) is not None]
+    if oversized:
+        print("\n".join(oversized), file=sys.stderr)
+        return 1
     return 0
 
 

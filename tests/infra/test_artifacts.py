@@ -73,3 +73,39 @@ def test_a_built_template_without_a_python_runtime_is_refused(artifacts: ModuleT
     (build / "template.yaml").write_text("Resources: {}\n")
     with pytest.raises(SystemExit, match="no python Runtime"):
         artifacts.main(build, workers=1)
+
+
+@pytest.mark.parametrize(
+    ("function", "foreign"), [("HttpFunction", "mcp"), ("HttpFunction", "cryptography"), ("McpFunction", "fastapi")]
+)
+def test_a_function_carrying_the_other_doors_framework_is_refused(
+    artifacts: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str], function: str, foreign: str
+):
+    build = _build_dir(tmp_path, functions=(function,))
+    (build / function / foreign).mkdir()
+    assert artifacts.main(build, workers=1) == 1
+    assert f"{function}: {foreign} must not be in the artifact" in capsys.readouterr().err
+
+
+def test_a_function_over_its_size_budget_is_refused_after_its_size_is_reported(
+    artifacts: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setitem(artifacts.BUDGET_MB, "HttpFunction", 0.001)
+    build = _build_dir(tmp_path)
+    (build / "HttpFunction" / "weight.bin").write_bytes(bytes(2048))
+    assert artifacts.main(build, workers=1) == 1
+    captured = capsys.readouterr()
+    assert "HttpFunction: 0.0 MB unzipped of its 0 MB budget" in captured.out
+    assert "HttpFunction: 0.0 MB unzipped is over its 0 MB budget" in captured.err
+
+
+def test_a_function_without_a_size_budget_is_refused(
+    artifacts: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    build = _build_dir(tmp_path, functions=("NewFunction",))
+    assert artifacts.main(build, workers=1) == 1
+    assert "NewFunction: no size budget in BUDGET_MB" in capsys.readouterr().err
+
+
+def test_the_budgets_are_issue_7s_http_20_mb_and_mcp_50_mb(artifacts: ModuleType):
+    assert artifacts.BUDGET_MB == {"HttpFunction": 20.0, "McpFunction": 50.0}
