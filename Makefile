@@ -20,7 +20,7 @@ export SAM_CLI_TELEMETRY := 0
 # The Lambda artifact's dependencies: uv.lock's runtime set (no dev group, no `local` extra), written at build time.
 LAMBDA_REQUIREMENTS := build/lambda-requirements.txt
 
-.PHONY: help install sam serve test check lint typecheck layers cfn-lint build deploy clean
+.PHONY: help install sam serve test check lint typecheck layers cfn-lint build deploy clean bench
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -52,6 +52,10 @@ serve: $(BIN)/.synced ## run the service locally (HTTP on :8787, embedded Dynamo
 
 test: install sam ## run every test suite (unit on moto, integration on Amazon DynamoDB Local)
 	$(BIN)/pytest $(ARGS)
+
+# No AWS: DynamoDB Local (Java) plus in-process timings; writes .bench/<timestamp>.json and .bench/latest.json.
+bench: install ## cold start, warm overhead, DynamoDB calls/units/latency, cost, sizes; ARGS="--quick --strict --build"
+	PYTHONPATH=src:scripts $(BIN)/python -m bench $(ARGS)
 
 lint: $(BIN)/.synced
 	$(BIN)/ruff format --check src tests scripts
