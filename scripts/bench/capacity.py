@@ -233,7 +233,7 @@ class Recorder:
         if model.name in ("Query", "Scan"):
             call.returned = int(parsed.get("Count", len(parsed.get("Items", []))))
         if self._shadow is not None:
-            self._units(call, model.name, params, context.get("bench_old", []))
+            self._units(call, model.name, params, context.get("bench_old", []), parsed.get("LastEvaluatedKey"))
         with self._lock:
             recording.calls.append(call)
 
@@ -262,10 +262,17 @@ class Recorder:
                     targets.append(({"__table": table, "__key": key}, 1, False))
         return targets
 
-    def _units(self, call: Call, operation: str, params: Mapping[str, Any], old: list[Item | None]) -> None:
+    def _units(
+        self,
+        call: Call,
+        operation: str,
+        params: Mapping[str, Any],
+        old: list[Item | None],
+        last_key: Mapping[str, Any] | None = None,
+    ) -> None:
         if operation in ("Query", "Scan"):
             shadow_call: Callable[..., Any] = getattr(self._shadow, "query" if operation == "Query" else "scan")
-            items = shadow_call(**shadow_read_params(params)).get("Items", [])
+            items = _evaluated(shadow_call, shadow_read_params(params), last_key)
             consistent = bool(params.get("ConsistentRead")) and "IndexName" not in params
             call.evaluated = len(items)
             call.rcu = read_units(sum(item_size(item) for item in items), consistent)
@@ -299,6 +306,24 @@ class Recorder:
                 call.wcu += factor * write_units(max(item_size(before), item_size(after)))
                 if not failed and not check:
                     call.wcu += index_write_units(self._shape, before, after)
+
+
+def _evaluated(read: Callable[..., Any], params: dict[str, Any], last_key: Mapping[str, Any] | None) -> list[Item]:
+    """The items the real call evaluated: from its start key up to and including its LastEvaluatedKey (to the end
+    when it had none). Paging the unfiltered read to that key, rather than trusting one unfiltered page to stop at
+    the same place, matters on DynamoDB Local, which sizes a filtered page by what it returns."""
+    if last_key is not None:
+        params.pop("Limit", None)
+    items: list[Item] = []
+    while True:
+        response = read(**params)
+        for item in response.get("Items", []):
+            items.append(item)
+            if last_key is not None and all(item.get(name) == value for name, value in last_key.items()):
+                return items
+        if "LastEvaluatedKey" not in response:
+            return items
+        params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
 
 def plain(value: Any) -> Any:
