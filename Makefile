@@ -61,6 +61,10 @@ serve: $(BIN)/.synced ## run the service locally (HTTP on :8787, embedded Dynamo
 test: install sam ## run every test suite (unit on moto, integration on Amazon DynamoDB Local)
 	$(BIN)/pytest $(ARGS)
 
+# No AWS: DynamoDB Local (Java) plus in-process timings; writes .bench/<timestamp>.json and .bench/latest.json.
+bench: install ## cold start, warm overhead, DynamoDB calls/units/latency, cost, sizes; ARGS="--quick --strict --build"
+	PYTHONPATH=src:scripts $(BIN)/python -m bench $(ARGS)
+
 lint: $(BIN)/.synced
 	$(BIN)/ruff format --check src tests scripts
 	$(BIN)/ruff check src tests scripts
@@ -75,9 +79,6 @@ cfn-lint: $(BIN)/.synced
 	$(BIN)/cfn-lint --include-checks I -- template.yaml
 
 check: lint typecheck layers cfn-lint ## static checks: ruff, mypy --strict, import-linter layering, cfn-lint
-
-bench: $(BIN)/.synced ## cold-import benchmark: each handler's import against `import boto3`; ARGS="--rounds 20"
-	$(BIN)/python scripts/cold_import.py $(ARGS)
 
 # sam build runs build-HttpFunction and build-McpFunction below (template Metadata: BuildMethod makefile); then the
 # artifacts are compiled to bytecode and checked against their size budgets. No Docker: arm64 wheels only.

@@ -9,6 +9,7 @@ by hash rather than by mtime, because a zip keeps mtimes only to 2 s (in local t
 from __future__ import annotations
 
 import compileall
+import py_compile
 import re
 import sys
 from pathlib import Path
@@ -94,7 +95,7 @@ def main(build_dir: Path, workers: int = 0) -> int:
             force=True,
             quiet=1,
             workers=workers,
-            invalidation_mode=compileall.py_compile.PycInvalidationMode.UNCHECKED_HASH,
+            invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
         )
         if not ok:
             print(f"{artifact.name}: bytecode compilation failed", file=sys.stderr)

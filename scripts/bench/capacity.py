@@ -1,0 +1,337 @@
+"""DynamoDB capacity computed from item sizes (moto's and DynamoDB Local's reported capacity are not to be trusted),
+and a recorder of every call a client makes, through botocore's event hooks only, so it does not depend on the
+adapter's item layout.
+
+Size rules (DynamoDB Developer Guide, "DynamoDB item sizes and formats"): an attribute costs its name's UTF-8 bytes
+plus its value: S = UTF-8 bytes; N = 1 byte per 2 significant digits + 1; B = raw bytes; BOOL and NULL = 1;
+L and M = 3 + each element + 1 per element (a map's keys count like attribute names); sets = the sum of their
+elements.
+
+Units: a read is 1 RCU per 4 KB (strongly consistent), half that when eventually consistent; a Query or Scan sums
+the sizes of every item it EVALUATED (before FilterExpression; a projection or Select=COUNT does not reduce it) and
+rounds up once per call; GetItem and BatchGetItem round per item. A write is 1 WCU per 1 KB of the larger of the old
+and new item, 2x inside a transaction, plus the writes each GSI needs (see `index_write_units`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+READ_UNIT = 4096
+WRITE_UNIT = 1024
+Item = Mapping[str, Any]
+
+
+def number_size(text: str) -> int:
+    digits = text.strip().lstrip("+-")
+    mantissa = re.split("[eE]", digits)[0].replace(".", "")
+    significant = mantissa.strip("0")
+    return (len(significant) + 1) // 2 + 1
+
+
+def value_size(value: Mapping[str, Any]) -> int:
+    (kind, inner), *_ = value.items()
+    if kind == "S":
+        return len(str(inner).encode())
+    if kind == "N":
+        return number_size(str(inner))
+    if kind == "B":
+        return len(inner)
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind == "SS":
+        return sum(len(str(part).encode()) for part in inner)
+    if kind == "NS":
+        return sum(number_size(str(part)) for part in inner)
+    if kind == "BS":
+        return sum(len(part) for part in inner)
+    if kind == "L":
+        return 3 + sum(value_size(element) + 1 for element in inner)
+    if kind == "M":
+        return 3 + sum(len(name.encode()) + value_size(element) + 1 for name, element in inner.items())
+    raise ValueError(f"unknown DynamoDB type {kind}")
+
+
+def item_size(item: Item | None) -> int:
+    """Bytes of one item in DynamoDB JSON (low-level client form); 0 for no item."""
+    if not item:
+        return 0
+    return sum(len(name.encode()) + value_size(value) for name, value in item.items())
+
+
+def read_units(size: int, consistent: bool) -> float:
+    """Units of one read of `size` bytes (one item, or one Query's sum); a read of nothing still costs one unit."""
+    units = max(1, math.ceil(size / READ_UNIT))
+    return float(units) if consistent else units / 2
+
+
+def write_units(size: int) -> int:
+    return max(1, math.ceil(size / WRITE_UNIT))
+
+
+@dataclass(frozen=True)
+class Index:
+    name: str
+    keys: tuple[str, ...]
+    projection: str  # ALL | KEYS_ONLY | INCLUDE
+    include: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TableShape:
+    keys: tuple[str, ...]
+    indexes: tuple[Index, ...]
+
+    @classmethod
+    def from_definition(cls, definition: Mapping[str, Any]) -> TableShape:
+        """From the table's CloudFormation `Properties` (handlers.local.table_definition)."""
+        indexes = []
+        for gsi in definition.get("GlobalSecondaryIndexes", []):
+            projection = gsi.get("Projection", {})
+            indexes.append(
+                Index(
+                    gsi["IndexName"],
+                    tuple(key["AttributeName"] for key in gsi["KeySchema"]),
+                    projection.get("ProjectionType", "ALL"),
+                    tuple(projection.get("NonKeyAttributes", [])),
+                )
+            )
+        return cls(tuple(key["AttributeName"] for key in definition["KeySchema"]), tuple(indexes))
+
+    def key_of(self, item: Item) -> dict[str, Any]:
+        return {name: item[name] for name in self.keys}
+
+    def projected(self, index: Index, item: Item | None) -> dict[str, Any] | None:
+        """The index entry `item` has (None when it lacks an index key: sparse)."""
+        if not item or any(name not in item for name in index.keys):
+            return None
+        if index.projection == "ALL":
+            return dict(item)
+        wanted = {*self.keys, *index.keys, *(index.include if index.projection == "INCLUDE" else ())}
+        return {name: value for name, value in item.items() if name in wanted}
+
+
+def index_write_units(shape: TableShape, old: Item | None, new: Item | None) -> int:
+    """GSI writes of one item write: none→none 0; none→entry put; entry→none delete; same index key with
+    equal projection 0; same key, changed projection one update of the larger entry; key changed delete + put."""
+    total = 0
+    for index in shape.indexes:
+        before, after = shape.projected(index, old), shape.projected(index, new)
+        if before is None and after is None:
+            continue
+        if before is None or after is None:
+            total += write_units(item_size(before or after))
+        elif any(before[name] != after[name] for name in index.keys):
+            total += write_units(item_size(before)) + write_units(item_size(after))
+        elif before != after:
+            total += write_units(max(item_size(before), item_size(after)))
+    return total
+
+
+@dataclass
+class Call:
+    operation: str
+    thread: int
+    rcu: float = 0.0
+    wcu: float = 0.0
+    evaluated: int = 0
+    returned: int = 0
+    failed: str | None = None
+    params: dict[str, Any] | None = None
+
+
+@dataclass
+class Recording:
+    calls: list[Call] = field(default_factory=list)
+
+    @property
+    def rcu(self) -> float:
+        return sum(call.rcu for call in self.calls)
+
+    @property
+    def wcu(self) -> float:
+        return sum(call.wcu for call in self.calls)
+
+    @property
+    def evaluated(self) -> int:
+        return sum(call.evaluated for call in self.calls)
+
+    @property
+    def returned(self) -> int:
+        return sum(call.returned for call in self.calls)
+
+    def count(self, *operations: str) -> int:
+        return sum(1 for call in self.calls if not operations or call.operation in operations)
+
+
+READS = ("GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems")
+WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")
+_SHADOW_KEEP = frozenset(
+    {"TableName", "IndexName", "KeyConditionExpression", "ExclusiveStartKey", "Limit", "ScanIndexForward"}
+    | {"Segment", "TotalSegments", "ConsistentRead"}
+)
+_PLACEHOLDER = re.compile(r"[:#][A-Za-z0-9_]+")
+
+
+def shadow_read_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """A Query or Scan that evaluates exactly the same items and returns them whole: no filter, no projection,
+    no Select, and only the expression names and values the key condition still uses."""
+    kept = {key: value for key, value in params.items() if key in _SHADOW_KEEP}
+    used = set(_PLACEHOLDER.findall(params.get("KeyConditionExpression", "")))
+    for name in ("ExpressionAttributeNames", "ExpressionAttributeValues"):
+        values = {key: value for key, value in params.get(name, {}).items() if key in used}
+        if values:
+            kept[name] = values
+    return kept
+
+
+class Recorder:
+    """Records the calls `client` makes (from any thread) while `recording()` is active.
+
+    With `shadow` (an uncounted client on the same endpoint) it also computes each call's units: reads by
+    re-running them unfiltered, writes from consistent reads of the item before and after. Without it, it only
+    counts calls (cheap enough to leave on while timing).
+    """
+
+    def __init__(self, client: Any, shape: TableShape) -> None:
+        self._shape = shape
+        self._lock = threading.Lock()
+        self._active: Recording | None = None
+        self._shadow: Any = None
+        client.meta.events.register("before-parameter-build.dynamodb.*", self._before)
+        client.meta.events.register("after-call.dynamodb.*", self._after)
+
+    @contextmanager
+    def recording(self, shadow: Any = None) -> Iterator[Recording]:
+        recording = Recording()
+        self._active, self._shadow = recording, shadow
+        try:
+            yield recording
+        finally:
+            self._active, self._shadow = None, None
+
+    def _before(self, params: dict[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
+        if self._active is None:
+            return
+        context["bench_params"] = dict(params)
+        if self._shadow is not None and model.name in WRITES:
+            context["bench_old"] = [self._image(key) for key, _, _ in self._write_targets(model.name, params)]
+
+    def _after(self, parsed: Mapping[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
+        recording = self._active
+        params = context.get("bench_params")
+        if recording is None or params is None:
+            return
+        call = Call(model.name, threading.get_ident(), failed=parsed.get("Error", {}).get("Code"), params=params)
+        if model.name in ("Query", "Scan"):
+            call.returned = int(parsed.get("Count", len(parsed.get("Items", []))))
+        if self._shadow is not None:
+            self._units(call, model.name, params, context.get("bench_old", []), parsed.get("LastEvaluatedKey"))
+        with self._lock:
+            recording.calls.append(call)
+
+    def _image(self, key: Mapping[str, Any]) -> Item | None:
+        response = self._shadow.get_item(TableName=key["__table"], Key=key["__key"], ConsistentRead=True)
+        item: Item | None = response.get("Item")
+        return item
+
+    def _write_targets(self, operation: str, params: Mapping[str, Any]) -> list[tuple[dict[str, Any], int, bool]]:
+        """(table and key, unit multiplier, is a condition check) of each item a write touches."""
+        if operation == "PutItem":
+            return [({"__table": params["TableName"], "__key": self._shape.key_of(params["Item"])}, 1, False)]
+        if operation in ("UpdateItem", "DeleteItem"):
+            return [({"__table": params["TableName"], "__key": params["Key"]}, 1, False)]
+        targets = []
+        if operation == "TransactWriteItems":
+            for entry in params["TransactItems"]:
+                (kind, action), *_ = entry.items()
+                key = self._shape.key_of(action["Item"]) if kind == "Put" else action["Key"]
+                targets.append(({"__table": action["TableName"], "__key": key}, 2, kind == "ConditionCheck"))
+        elif operation == "BatchWriteItem":
+            for table, requests in params["RequestItems"].items():
+                for request in requests:
+                    key = self._shape.key_of(request["PutRequest"]["Item"]) if "PutRequest" in request else None
+                    key = key or request["DeleteRequest"]["Key"]
+                    targets.append(({"__table": table, "__key": key}, 1, False))
+        return targets
+
+    def _units(
+        self,
+        call: Call,
+        operation: str,
+        params: Mapping[str, Any],
+        old: list[Item | None],
+        last_key: Mapping[str, Any] | None = None,
+    ) -> None:
+        if operation in ("Query", "Scan"):
+            shadow_call: Callable[..., Any] = getattr(self._shadow, "query" if operation == "Query" else "scan")
+            items = _evaluated(shadow_call, shadow_read_params(params), last_key)
+            consistent = bool(params.get("ConsistentRead")) and "IndexName" not in params
+            call.evaluated = len(items)
+            call.rcu = read_units(sum(item_size(item) for item in items), consistent)
+        elif operation == "GetItem":
+            item = self._image({"__table": params["TableName"], "__key": params["Key"]})
+            call.evaluated = 1 if item else 0
+            call.returned = call.evaluated
+            call.rcu = read_units(item_size(item), bool(params.get("ConsistentRead")))
+        elif operation in ("BatchGetItem", "TransactGetItems"):
+            if operation == "BatchGetItem":
+                keys = [
+                    ({"__table": table, "__key": key}, bool(request.get("ConsistentRead")), 1)
+                    for table, request in params["RequestItems"].items()
+                    for key in request["Keys"]
+                ]
+            else:
+                keys = [
+                    ({"__table": entry["Get"]["TableName"], "__key": entry["Get"]["Key"]}, True, 2)
+                    for entry in params["TransactItems"]
+                ]
+            for key, consistent, factor in keys:
+                item = self._image(key)
+                call.evaluated += 1 if item else 0
+                call.rcu += factor * read_units(item_size(item), consistent)
+            call.returned = call.evaluated
+        elif operation in WRITES:
+            failed = call.failed is not None
+            for (key, factor, check), before in zip(self._write_targets(operation, params), old, strict=True):
+                after = before if failed or check else self._image(key)
+                call.evaluated += 1
+                call.wcu += factor * write_units(max(item_size(before), item_size(after)))
+                if not failed and not check:
+                    call.wcu += index_write_units(self._shape, before, after)
+
+
+def _evaluated(read: Callable[..., Any], params: dict[str, Any], last_key: Mapping[str, Any] | None) -> list[Item]:
+    """The items the real call evaluated: from its start key up to and including its LastEvaluatedKey (to the end
+    when it had none). Paging the unfiltered read to that key, rather than trusting one unfiltered page to stop at
+    the same place, matters on DynamoDB Local, which sizes a filtered page by what it returns."""
+    if last_key is not None:
+        params.pop("Limit", None)
+    items: list[Item] = []
+    while True:
+        response = read(**params)
+        for item in response.get("Items", []):
+            items.append(item)
+            if last_key is not None and all(item.get(name) == value for name, value in last_key.items()):
+                return items
+        if "LastEvaluatedKey" not in response:
+            return items
+        params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+def plain(value: Any) -> Any:
+    """A TypeDeserializer result made JSON-friendly (Decimal to int or float)."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, list):
+        return [plain(element) for element in value]
+    if isinstance(value, dict):
+        return {key: plain(element) for key, element in value.items()}
+    return value

@@ -1,0 +1,242 @@
+"""Per operation on Amazon DynamoDB Local, through MemoryService only: calls, items, units, CPU and latency, each
+listing against its lower bound (one Query of just the page) and each namespace against a naive full read."""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bench.capacity import (
+    READS,
+    WRITES,
+    Recorder,
+    Recording,
+    TableShape,
+    item_size,
+    plain,
+    read_units,
+    shadow_read_params,
+)
+from bench.dataset import Q_WORD, TAG, Namespace, memory_body
+from core.contract import RetrievalQuery
+from core.model import Memory, MemoryChanges, NewMemory
+from core.service import MemoryService
+
+LIST_OFFSET = 50
+LISTINGS: dict[str, dict[str, Any]] = {
+    "list": {},
+    "list_offset": {"offset": LIST_OFFSET},
+    "search_q": {"q": Q_WORD},
+    "search_tag": {"tag": TAG},
+    # As the MCP tool prime_memory_context calls it (src/handlers/mcp_tools.py PRIME_*).
+    "prime": {"status": "active", "sort": "updated_at", "limit": 20},
+}
+OPERATIONS = ("create", "get", "patch", "delete", *LISTINGS)
+PAGE_BYTES = 1024 * 1024
+
+
+def percentile(values: list[float], share: float) -> float:
+    """Nearest rank: with few samples p99 is the largest."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
+@dataclass
+class Timing:
+    wall_ms: list[float]
+    cpu_ms: list[float]
+
+    def summary(self) -> dict[str, float]:
+        return {
+            "p50_ms": statistics.median(self.wall_ms),
+            "p99_ms": percentile(self.wall_ms, 0.99),
+            "cpu_ms": statistics.median(self.cpu_ms),
+            "samples": len(self.wall_ms),
+        }
+
+
+def timed(action: Callable[[], object], reps: int) -> Timing:
+    timing = Timing([], [])
+    for _ in range(reps):
+        wall, cpu = time.perf_counter(), time.process_time()
+        action()
+        timing.cpu_ms.append((time.process_time() - cpu) * 1000)
+        timing.wall_ms.append((time.perf_counter() - wall) * 1000)
+    return timing
+
+
+class OperationBench:
+    def __init__(self, service: MemoryService, recorder: Recorder, shadow: Any, shape: TableShape, seed: int) -> None:
+        self._service = service
+        self._recorder = recorder
+        self._shadow = shadow
+        self._shape = shape
+        self._rng = random.Random(seed)  # noqa: S311  # benchmark choices, not secrets
+
+    def _actions(self, namespace: Namespace, total: int) -> dict[str, Callable[[], object]]:
+        service, name, rng = self._service, namespace.name, self._rng
+        ids = list(namespace.active)
+        rng.shuffle(ids)
+        if len(ids) < 2 * total + 1:
+            raise SystemExit(f"namespace {name} has too few active memories for {total} patches and deletes")
+        patches, deletes, reads = iter(ids[:total]), iter(ids[total : 2 * total]), ids[2 * total :]
+
+        def patch() -> Memory:
+            return service.update(name, next(patches), MemoryChanges.parse({"content": "patched " + Q_WORD[:3]}), 1)
+
+        actions: dict[str, Callable[[], object]] = {
+            "create": lambda: service.create(name, NewMemory.parse(memory_body(rng))),
+            "get": lambda: service.get(name, rng.choice(reads)),
+            "patch": patch,
+            "delete": lambda: service.delete(name, next(deletes)),
+        }
+        for op, fields in LISTINGS.items():
+            query = RetrievalQuery.parse(fields)
+            actions[op] = lambda query=query: service.search(name, query)  # type: ignore[misc]
+        return actions
+
+    def run(self, namespace: Namespace, reps: int, capacity_reps: int) -> dict[str, Any]:
+        actions = self._actions(namespace, reps + capacity_reps)
+        results: dict[str, Any] = {}
+        partition: dict[str, Any] | None = None
+        for op in OPERATIONS:
+            action = actions[op]
+            counted: list[Recording] = []
+
+            def counting(action: Callable[[], object] = action, counted: list[Recording] = counted) -> None:
+                with self._recorder.recording() as recording:
+                    action()
+                counted.append(recording)
+
+            timing = timed(counting, reps)
+            costed: list[Recording] = []
+            for _ in range(capacity_reps):
+                with self._recorder.recording(self._shadow) as recording:
+                    action()
+                costed.append(recording)
+            entry = {
+                **timing.summary(),
+                "calls": statistics.median(rec.count() for rec in counted),
+                "read_calls": statistics.median(rec.count(*READS) for rec in counted),
+                "write_calls": statistics.median(rec.count(*WRITES) for rec in counted),
+                "rcu": statistics.median(rec.rcu for rec in costed),
+                "wcu": statistics.median(rec.wcu for rec in costed),
+                "items_read": statistics.median(
+                    sum(call.evaluated for call in rec.calls if call.operation in READS) for rec in costed
+                ),
+                "items_returned": statistics.median(
+                    sum(call.returned for call in rec.calls if call.operation in READS) for rec in costed
+                ),
+                "operations": sorted({call.operation for rec in costed for call in rec.calls}),
+            }
+            if op in LISTINGS:
+                stamps = [call for rec in costed for call in rec.calls if call.operation in WRITES]
+                entry["stamps"] = statistics.median(rec.count(*WRITES) for rec in costed)
+                entry["wcu_per_stamp"] = sum(call.wcu for call in stamps) / len(stamps) if stamps else 0.0
+                entry["stamp_threads"] = max(
+                    len({call.thread for call in rec.calls if call.operation in WRITES}) for rec in costed
+                )
+                query = RetrievalQuery.parse(LISTINGS[op])
+                entry["lower_bound"] = self._lower_bound(costed[-1], query.offset + query.limit, reps)
+                entry["pages_needed"] = self._pages_needed(costed[-1], op, query.offset + query.limit)
+            if op == "get":
+                partition = self._partition_of(costed[-1])
+            results[op] = entry
+        if partition is not None:
+            results["naive"] = self._naive(partition, reps)
+        return results
+
+    def _first_read(self, recording: Recording) -> dict[str, Any] | None:
+        for call in recording.calls:
+            if call.operation in ("Query", "Scan") and call.params is not None:
+                return call.params
+        return None
+
+    def _lower_bound(self, recording: Recording, limit: int, reps: int) -> dict[str, Any] | None:
+        """One Query on the index the listing read first, same key condition, Limit = the rows it must reach
+        (offset + limit), no filter, eventually consistent."""
+        first = self._first_read(recording)
+        if first is None:
+            return None
+        params = shadow_read_params(first)
+        params.pop("ExclusiveStartKey", None)
+        params["Limit"] = limit
+        items = self._shadow.query(**params).get("Items", [])
+        timing = timed(lambda: self._shadow.query(**params), reps)
+        return {
+            "index": params.get("IndexName", "table"),
+            "limit": limit,
+            "items": len(items),
+            "rcu": read_units(sum(item_size(item) for item in items), consistent=False),
+            **timing.summary(),
+        }
+
+    def _pages_needed(self, recording: Recording, op: str, rows: int) -> int:
+        """Index pages a listing needs: those holding the first offset+limit rows, or for q/tag (matched in
+        content the index cannot see) every page of the namespace; a page holds at most 1 MB."""
+        first = self._first_read(recording)
+        if first is None:
+            return 1
+        params = shadow_read_params(first)
+        params.pop("ExclusiveStartKey", None)
+        params.pop("Limit", None)
+        if op not in ("search_q", "search_tag"):
+            params["Limit"] = rows
+        pages = 0
+        while True:
+            response = self._shadow.query(**params)
+            pages += 1
+            if "LastEvaluatedKey" not in response or op not in ("search_q", "search_tag"):
+                return pages
+            params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def _partition_of(self, recording: Recording) -> dict[str, Any] | None:
+        """The namespace's partition key, as the service addressed it in its first keyed call of a get."""
+        hash_key = self._shape.keys[0]
+        for call in recording.calls:
+            key = (call.params or {}).get("Key")
+            if key and hash_key in key:
+                return {hash_key: key[hash_key], "__table": call.params["TableName"]}  # type: ignore[index]
+        return None
+
+    def _naive(self, partition: dict[str, Any], reps: int) -> dict[str, Any]:
+        """Read every item of the namespace's partition (one paginated Query) and parse each into a record."""
+        from boto3.dynamodb.types import TypeDeserializer
+
+        hash_key = self._shape.keys[0]
+        deserializer = TypeDeserializer()
+        fields = set(Memory.model_fields)
+        pages: list[float] = []
+
+        def read_all() -> int:
+            query: dict[str, Any] = {
+                "TableName": partition["__table"],
+                "KeyConditionExpression": "#h = :h",
+                "ExpressionAttributeNames": {"#h": hash_key},
+                "ExpressionAttributeValues": {":h": partition[hash_key]},
+            }
+            records: list[Memory | dict[str, Any]] = []
+            pages.clear()
+            while True:
+                response = self._shadow.query(**query)
+                items = response.get("Items", [])
+                pages.append(read_units(sum(item_size(item) for item in items), consistent=False))
+                for item in items:
+                    data = {name: plain(deserializer.deserialize(value)) for name, value in item.items()}
+                    if fields <= data.keys() | {"last_accessed_at"}:
+                        data.setdefault("last_accessed_at", None)
+                        records.append(Memory.model_construct(**{name: data[name] for name in fields}))
+                    else:
+                        records.append(data)
+                if "LastEvaluatedKey" not in response:
+                    return len(records)
+                query["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+        items = read_all()
+        timing = timed(read_all, reps)
+        return {"items_read": items, "pages": len(pages), "rcu": sum(pages), **timing.summary()}

@@ -1,0 +1,311 @@
+"""Costs, targets and the printed table, all computed from the run's measurements."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+# Published prices (docs/.. /work/shared/notes/performance-anchors.md section 3), us-east-1.
+LAMBDA_ARM_GB_S = 0.0000133334
+LAMBDA_PER_M = 0.20
+HTTP_API_PER_M = 1.00
+RRU_PER_M = 0.125
+WRU_PER_M = 0.625
+FUNCTIONS = {"http": "HttpFunction", "mcp": "McpFunction"}
+ARTIFACT_LIMIT_MB = {"HttpFunction": 20.0, "McpFunction": 50.0}
+COLD_LIMIT = {"http": 3.0, "mcp": 4.5}
+WARM_LIMIT = 50.0
+STAMP_WCU_LIMIT = 3.0
+
+
+def memory_mb(function: str) -> int:
+    from handlers.local import load_template
+
+    template = load_template()
+    own = template["Resources"][function]["Properties"].get("MemorySize")
+    return int(own or template["Globals"]["Function"]["MemorySize"])
+
+
+def costs(result: dict[str, Any]) -> dict[str, Any]:
+    """USD per 1M requests of each kind, per door: Lambda arm64 (requests + GB-s for the measured p50 plus the
+    door's warm in-process overhead, billed per started ms), API Gateway HTTP API for the HTTP door (the MCP door is
+    a function URL: no fee), DynamoDB on-demand read and write request units."""
+    ops = result.get("ops")
+    if not ops:
+        return {}
+    warm = result.get("warm", {})
+    out: dict[str, Any] = {"assumptions": costs.__doc__, "memory_mb": {}}
+    for door, function in FUNCTIONS.items():
+        out["memory_mb"][door] = memory_mb(function)
+    for size, entry in ops["sizes"].items():
+        for op, m in entry["ops"].items():
+            if op == "naive":
+                continue
+            ddb = m["rcu"] * RRU_PER_M + m["wcu"] * WRU_PER_M
+            for door in FUNCTIONS:
+                overhead_ms = warm.get(door, {}).get("handler_us", 0.0) / 1000
+                billed_ms = math.ceil(m["p50_ms"] + overhead_ms)
+                compute = 1e6 * out["memory_mb"][door] / 1024 * billed_ms / 1000 * LAMBDA_ARM_GB_S
+                total = compute + LAMBDA_PER_M + ddb + (HTTP_API_PER_M if door == "http" else 0.0)
+                out.setdefault(size, {}).setdefault(op, {})[door] = {
+                    "billed_ms": billed_ms,
+                    "lambda": compute + LAMBDA_PER_M,
+                    "dynamodb": ddb,
+                    "total": total,
+                }
+    return out
+
+
+def _verdict(ok: bool | None) -> str:
+    return "n/a" if ok is None else "PASS" if ok else "MISS"
+
+
+def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+
+    def add(name: str, target: str, measured: str, ok: bool | None) -> None:
+        found.append({"name": name, "target": target, "measured": measured, "verdict": _verdict(ok)})
+
+    ops = result.get("ops")
+    if ops:
+        sizes = sorted(ops["sizes"], key=int)
+        small, large = ops["sizes"][sizes[0]]["ops"], ops["sizes"][sizes[-1]]["ops"]
+        at = f"N={int(sizes[-1]):,}"
+        for op, most in (("get", 1), ("patch", 1), ("delete", 1), ("create", 2)):
+            calls = large[op]["calls"]
+            add(f"round trips: {op}", f"<= {most} DynamoDB call(s)", f"{calls:g} ({at})", calls <= most)
+        for op in ("list", "list_offset", "search_q", "search_tag", "prime"):
+            m = large[op]
+            wave = m["stamps"] <= 1 or m["stamp_threads"] > 1
+            ok = m["read_calls"] <= m["pages_needed"] and m["write_calls"] <= max(m["items_returned"], 0) and wave
+            add(
+                f"round trips: {op}",
+                f"reads <= {m['pages_needed']} page(s) needed; writes <= one concurrent wave over the page",
+                f"{m['read_calls']:g} reads + {m['write_calls']:g} writes ({m['stamp_threads']} threads; {at})",
+                ok,
+            )
+        for op in ("list", "list_offset"):
+            s, m = small[op], large[op]
+            lower = m["lower_bound"]["rcu"] if m.get("lower_bound") else None
+            add(
+                f"{op} O(offset+limit): RCU",
+                f"N={int(sizes[-1]):,} <= 2x N={int(sizes[0]):,}",
+                f"{m['rcu']:g} vs {s['rcu']:g}",
+                m["rcu"] <= 2 * s["rcu"],
+            )
+            add(
+                f"{op} O(offset+limit): items read",
+                "same",
+                f"{m['items_read']:g} vs {s['items_read']:g}",
+                m["items_read"] <= 2 * s["items_read"],
+            )
+            add(
+                f"{op} O(offset+limit): CPU",
+                "same",
+                f"{m['cpu_ms']:.1f} vs {s['cpu_ms']:.1f} ms",
+                m["cpu_ms"] <= 2 * s["cpu_ms"],
+            )
+            add(
+                f"{op}: RCU vs lower bound",
+                f"<= 2x lower bound ({at})",
+                f"{m['rcu']:g} vs {lower:g}" if lower is not None else "no Query made",
+                None if lower is None else m["rcu"] <= 2 * lower,
+            )
+        naive = large.get("naive")
+        for op in ("search_q", "search_tag"):
+            m = large[op]
+            if naive is None:
+                add(f"{op}: CPU vs naive", "<= 1/3 naive", "naive not measured", None)
+                continue
+            add(
+                f"{op}: CPU vs naive read",
+                f"<= 1/3 of naive ({at})",
+                f"{m['cpu_ms']:.0f} vs {naive['cpu_ms']:.0f} ms ({m['cpu_ms'] / naive['cpu_ms']:.2f}x)",
+                m["cpu_ms"] <= naive["cpu_ms"] / 3,
+            )
+            add(f"{op}: RCU vs naive read", "<= naive", f"{m['rcu']:g} vs {naive['rcu']:g}", m["rcu"] <= naive["rcu"])
+        for op in ("list", "prime"):
+            m = large[op]
+            add(
+                f"stamps cost what they change: {op}",
+                f"<= {STAMP_WCU_LIMIT:g} WCU per stamp (1 table + 1 index move)",
+                f"{m['wcu_per_stamp']:.2f} WCU/stamp x {m['stamps']:g}",
+                m["wcu_per_stamp"] <= STAMP_WCU_LIMIT if m["stamps"] else None,
+            )
+    cold = result.get("cold")
+    if cold:
+        for door, limit in COLD_LIMIT.items():
+            ratio = cold[door]["ratio_to_boto3"]
+            add(f"cold start: {door}", f"<= {limit:g}x import boto3", f"{ratio:.2f}x", ratio <= limit)
+    warm = result.get("warm")
+    if warm:
+        ratio = warm["http"]["ratio"]
+        add("warm overhead: http", f"<= {WARM_LIMIT:g}x bare handler", f"{ratio:.0f}x", ratio <= WARM_LIMIT)
+    artifacts = result.get("artifacts")
+    if artifacts is not None:
+        for function, limit in ARTIFACT_LIMIT_MB.items():
+            size = artifacts.get("functions", {}).get(function) if artifacts.get("built") else None
+            shown = f"{size:.1f} MB" if size is not None else "not built (run make build)"
+            add(
+                f"artifact: {function}",
+                f"<= {limit:g} MB unzipped, boto3 excluded",
+                shown,
+                None if size is None else size <= limit,
+            )
+    return found
+
+
+def _table(headers: list[str], rows: list[list[str]], left: int = 1) -> str:
+    """Columns before `left` are left-aligned, the rest right-aligned."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
+    lines = [
+        "  ".join(
+            str(cell).ljust(width) if i < left else str(cell).rjust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in [headers, *rows]
+    ]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def render(result: dict[str, Any]) -> str:
+    out: list[str] = [
+        f"agent-memory bench  {result['started']}  git {result['git']}  python {result['python']}"
+        + ("  (QUICK)" if result["quick"] else "")
+    ]
+    cold = result.get("cold")
+    if cold:
+        out.append(
+            f"\n== Cold start: fresh interpreter, median of {cold['rounds']} interleaved rounds, net of "
+            f"`python -c pass` ({cold['pass_ms']:.0f} ms)"
+        )
+        rows = [
+            [
+                case,
+                f"{cold[case]['net_ms']:.0f}",
+                f"{cold[case]['ratio_to_boto3']:.2f}",
+                str(cold[case]["modules"]),
+                ",".join(cold[case]["denied_loaded"]) or "-",
+            ]
+            for case in ("boto3", "http", "mcp")
+        ]
+        out.append(_table(["import", "net ms", "x boto3", "modules", "deny-listed loaded"], rows))
+    warm = result.get("warm")
+    if warm:
+        out.append("\n== Warm overhead: in-process handler over in-memory ports, events/ (mean over events)")
+        rows = [
+            [door, str(w["events"]), f"{w['handler_us']:.0f}", f"{w['bare_us']:.1f}", f"{w['ratio']:.0f}"]
+            for door, w in warm.items()
+        ]
+        out.append(_table(["door", "events", "us/call", "bare us", "x bare"], rows))
+    ops = result.get("ops")
+    if ops:
+        reps = ", ".join(f"N={int(n):,}: {e['reps']}/{e['capacity_reps']}" for n, e in ops["sizes"].items())
+        sel = ", ".join(
+            f"N={int(n):,}: q {e['selectivity']['q']:.1%}, tag {e['selectivity']['tag']:.1%}"
+            for n, e in ops["sizes"].items()
+        )
+        out.append(
+            f"\n== Operations on DynamoDB Local: {ops['memories_loaded']:,} memories loaded in {ops['load_s']:.0f} s "
+            f"(incl. another namespace of {ops['other_namespace']:,}); repeats timed/with units: {reps}\n"
+            f"   search_q: q='espresso', search_tag: tag='travel'; share of visible memories matching: {sel}\n"
+            "   list = defaults (sort=id, limit 10); list_offset = offset 50; prime = status=active sort=updated_at "
+            "limit=20\n"
+            "   calls r+w = read + write calls; items rd/ret = evaluated / returned by DynamoDB; p99 = nearest rank\n"
+            "   LB = lower bound: one eventually consistent Query of offset+limit rows on the index the op read first"
+        )
+        rows = []
+        for size, entry in ops["sizes"].items():
+            for op, m in entry["ops"].items():
+                if op == "naive":
+                    rows.append(
+                        [
+                            f"{int(size):,}",
+                            "naive read",
+                            str(m["pages"]),
+                            f"{m['items_read']}/{m['items_read']}",
+                            f"{m['rcu']:g}",
+                            "0",
+                            f"{m['cpu_ms']:.1f}",
+                            f"{m['p50_ms']:.1f}",
+                            f"{m['p99_ms']:.1f}",
+                            "",
+                            "",
+                            "",
+                            "",
+                            "",
+                        ]
+                    )
+                    continue
+                lb = m.get("lower_bound")
+                rows.append(
+                    [
+                        f"{int(size):,}",
+                        op,
+                        f"{m['read_calls']:g}+{m['write_calls']:g}",
+                        f"{m['items_read']:g}/{m['items_returned']:g}",
+                        f"{m['rcu']:g}",
+                        f"{m['wcu']:g}",
+                        f"{m['cpu_ms']:.1f}",
+                        f"{m['p50_ms']:.1f}",
+                        f"{m['p99_ms']:.1f}",
+                        f"{m['wcu_per_stamp']:.1f}" if "wcu_per_stamp" in m and m["stamps"] else "",
+                        f"{lb['rcu']:g}" if lb else "",
+                        f"{lb['p50_ms']:.1f}" if lb else "",
+                        f"{m['p50_ms'] / lb['p50_ms']:.1f}" if lb else "",
+                        f"{m['p99_ms'] / lb['p99_ms']:.1f}" if lb else "",
+                    ]
+                )
+        out.append(
+            _table(
+                [
+                    "N",
+                    "op",
+                    "calls r+w",
+                    "items rd/ret",
+                    "RCU",
+                    "WCU",
+                    "CPU ms",
+                    "p50 ms",
+                    "p99 ms",
+                    "WCU/stamp",
+                    "LB RCU",
+                    "LB p50",
+                    "p50/LB",
+                    "p99/LB",
+                ],
+                rows,
+            )
+        )
+    cost = result.get("cost")
+    if cost:
+        out.append(
+            "\n== Cost, USD per 1M requests (HTTP door / MCP door): Lambda arm64 "
+            f"{cost['memory_mb']['http']} MB at ${LAMBDA_ARM_GB_S}/GB-s for p50 + warm overhead (per started ms) + "
+            f"${LAMBDA_PER_M}/1M requests; HTTP API ${HTTP_API_PER_M}/1M (function URL: free); DynamoDB on-demand "
+            f"${RRU_PER_M}/1M RRU, ${WRU_PER_M}/1M WRU; us-east-1, no free tier, cold starts (<1%) left out"
+        )
+        sizes = [size for size in cost if size not in ("assumptions", "memory_mb")]
+        ops_names = list(cost[sizes[0]]) if sizes else []
+        rows = [
+            [op, *(f"{cost[size][op]['http']['total']:.2f} / {cost[size][op]['mcp']['total']:.2f}" for size in sizes)]
+            for op in ops_names
+        ]
+        out.append(_table(["op", *(f"N={int(size):,}" for size in sizes)], rows))
+    artifacts = result.get("artifacts")
+    if artifacts is not None:
+        out.append("\n== Artifacts, unzipped (boto3 excluded)")
+        if artifacts.get("built"):
+            out.append("\n".join(f"{name}: {mb:.1f} MB" for name, mb in artifacts["functions"].items()))
+        else:
+            out.append("not built (run make build, or make bench ARGS=--build)")
+    out.append("\n== Targets (make bench reports; --strict exits 1 on a MISS)")
+    out.append(
+        _table(
+            ["target", "budget", "measured", ""],
+            [[t["name"], t["target"], t["measured"], t["verdict"]] for t in result["targets"]],
+            left=4,
+        )
+    )
+    return "\n".join(out)

@@ -1,0 +1,147 @@
+"""Warm overhead: each door's Lambda handler invoked in-process with the events in events/, over in-memory ports,
+against a bare handler that returns the same response (µs per call and the ratio)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.fake import FakeKeyRepository, FakeMemoryRepository
+from core.access import SCOPES, ApiKey, hash_key, key_id_of
+from core.keys import KeyService
+from core.model import Memory
+from core.service import MemoryService
+
+EVENTS = Path(__file__).resolve().parents[2] / "events"
+# The API key the files in events/ carry (tests/conftest.py EVENT_API_KEY): a public fixture value.
+EVENT_API_KEY = "am_e7e27e57e7e2_fixture-only-test-key-not-valid-anywhere-00"
+NAMESPACE = "default"
+SEED = 30
+
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+class LambdaContext:
+    function_name = "bench"
+    function_version = "$LATEST"
+    memory_limit_in_mb = 1024
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
+    aws_request_id = "00000000-0000-0000-0000-000000000000"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 28_000
+
+
+def _seed() -> dict[tuple[str, int], Memory]:
+    rows = {}
+    for memory_id in range(1, SEED + 1):
+        stamp = f"2026-04-06T14:{memory_id:02d}:00.000000Z"
+        rows[NAMESPACE, memory_id] = Memory(
+            id=memory_id,
+            content=f"Prefers dark roast coffee, note {memory_id}",
+            tags=["preference", "food"] if memory_id % 2 else ["travel"],
+            created_at=stamp,
+            updated_at=stamp,
+            last_accessed_at=None,
+            memory_type="preference" if memory_id % 3 else "fact",
+            status="active",
+            version=1,
+        )
+    return rows
+
+
+def _services() -> tuple[FakeMemoryRepository, MemoryService, KeyService]:
+    memories, keys = FakeMemoryRepository(), FakeKeyRepository()
+    created = "2026-04-06T14:00:00.000000Z"
+    keys.add(ApiKey(key_id_of(EVENT_API_KEY), NAMESPACE, SCOPES, created, None, False, hash_key(EVENT_API_KEY)))
+    return memories, MemoryService(memories), KeyService(keys)
+
+
+def doors() -> dict[str, tuple[Handler, FakeMemoryRepository]]:
+    """Both Lambda handlers built as their modules build them, over the in-memory ports."""
+    from handlers import http_api, mcp_server, mcp_tools
+    from handlers.auth import key_authenticator
+    from handlers.lambda_asgi import invoke
+
+    http_repo, http_service, http_keys = _services()
+    authenticate = key_authenticator(lambda: http_keys)
+    app = http_api.create_app(provide_service=lambda: http_service, authenticate=authenticate)
+
+    @http_api.logger.inject_lambda_context(correlation_id_path="requestContext.requestId", log_event=False)
+    def http_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        return invoke(app, event, context)
+
+    mcp_repo, mcp_service, mcp_keys = _services()
+    mcp_authenticate = key_authenticator(lambda: mcp_keys)
+    server = mcp_tools.create_server(provide_service=lambda: mcp_service, authenticate=mcp_authenticate)
+    mcp_handler = mcp_server.logger.inject_lambda_context(
+        correlation_id_path="requestContext.requestId", log_event=False
+    )(mcp_server.create_handler(server, (), mcp_authenticate))
+    return {"http": (http_handler, http_repo), "mcp": (mcp_handler, mcp_repo)}
+
+
+def bare_for(response: dict[str, Any]) -> Handler:
+    """A plain function answering with the same JSON response dict."""
+    status, headers = response["statusCode"], dict(response.get("headers", {}))
+    try:
+        payload: Any = json.loads(response.get("body") or "null")
+    except ValueError:
+        payload = response.get("body")
+
+    def bare(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        body = event.get("body")
+        if body and not event.get("isBase64Encoded"):
+            with contextlib.suppress(ValueError):
+                json.loads(body)
+        return {"statusCode": status, "headers": headers, "body": json.dumps(payload)}
+
+    return bare
+
+
+def measure(rounds: int, calls: int) -> dict[str, Any]:
+    """µs per call of each door over its events (mean over the events, median over rounds) and the bare one's."""
+    context = LambdaContext()
+    seed = _seed()
+    result: dict[str, Any] = {}
+    for door, (handler, repo) in doors().items():
+        events = {path.stem: json.loads(path.read_text()) for path in sorted(EVENTS.glob(f"{door}_*.json"))}
+        bares: dict[str, Handler] = {}
+        statuses: dict[str, int] = {}
+        for name, event in events.items():
+            repo.restore(seed, {NAMESPACE: SEED + 1})
+            response = handler(event, context)
+            statuses[name] = int(response["statusCode"])
+            bares[name] = bare_for(response)
+        per_round: dict[str, list[float]] = {"handler": [], "bare": []}
+        per_event: dict[str, list[float]] = {name: [] for name in events}
+        for _ in range(rounds):
+            for kind in ("handler", "bare"):
+                total = 0.0
+                for name, event in events.items():
+                    call = handler if kind == "handler" else bares[name]
+                    spent = 0.0
+                    for _ in range(calls):
+                        repo.restore(seed, {NAMESPACE: SEED + 1})
+                        start = time.perf_counter()
+                        call(event, context)
+                        spent += time.perf_counter() - start
+                    total += spent / calls
+                    if kind == "handler":
+                        per_event[name].append(spent / calls * 1e6)
+                per_round[kind].append(total / len(events) * 1e6)
+        handler_us = statistics.median(per_round["handler"])
+        bare_us = statistics.median(per_round["bare"])
+        result[door] = {
+            "events": len(events),
+            "handler_us": handler_us,
+            "bare_us": bare_us,
+            "ratio": handler_us / bare_us,
+            "per_event_us": {name: statistics.median(values) for name, values in per_event.items()},
+            "statuses": statuses,
+        }
+    return result

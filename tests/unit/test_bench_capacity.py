@@ -1,0 +1,84 @@
+"""The capacity model `make bench` reports: item sizes by DynamoDB's rules, unit rounding and index writes."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.capacity import TableShape, index_write_units, item_size, read_units, shadow_read_params, write_units
+
+
+@pytest.mark.parametrize(
+    ("item", "size"),
+    [
+        ({"pk": {"S": "NS#a"}}, 2 + 4),
+        ({"s": {"S": "é"}}, 1 + 2),
+        ({"n": {"N": "123"}}, 1 + 2 + 1),
+        ({"n": {"N": "1000"}}, 1 + 1 + 1),
+        ({"n": {"N": "-0.0050"}}, 1 + 1 + 1),
+        ({"b": {"BOOL": True}, "z": {"NULL": True}}, 2 + 2),
+        ({"tags": {"L": [{"S": "ab"}, {"S": "c"}]}}, 4 + 3 + (2 + 1) + (1 + 1)),
+        ({"l": {"L": []}}, 1 + 3),
+        ({"m": {"M": {"k": {"S": "v"}}}}, 1 + 3 + (1 + 1 + 1)),
+        ({"ss": {"SS": ["a", "bc"]}}, 2 + 3),
+    ],
+)
+def test_item_size_follows_dynamodb_rules(item: dict[str, object], size: int) -> None:
+    assert item_size(item) == size
+
+
+def test_units_round_up_per_4kb_read_and_1kb_write_with_a_minimum_of_one() -> None:
+    assert [read_units(size, consistent=True) for size in (0, 4096, 4097)] == [1, 1, 2]
+    assert [read_units(size, consistent=False) for size in (0, 4097, 12289)] == [0.5, 1, 2]
+    assert [write_units(size) for size in (0, 1024, 1025)] == [1, 1, 2]
+
+
+SHAPE = TableShape.from_definition(
+    {
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": "all",
+                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "k", "KeyType": "RANGE"}],
+                "Projection": {"ProjectionType": "ALL"},
+            },
+            {
+                "IndexName": "keys",
+                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "j", "KeyType": "RANGE"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            },
+        ],
+    }
+)
+BASE = {"pk": {"S": "p"}, "sk": {"S": "s"}}
+
+
+def test_index_writes_follow_key_and_projection_changes() -> None:
+    old = {**BASE, "k": {"S": "1"}, "j": {"S": "1"}, "x": {"S": "a"}}
+    assert index_write_units(SHAPE, None, None) == 0
+    assert index_write_units(SHAPE, None, old) == 2  # a put into each index
+    assert index_write_units(SHAPE, old, None) == 2  # a delete from each
+    assert index_write_units(SHAPE, old, old) == 0
+    assert index_write_units(SHAPE, old, {**old, "x": {"S": "b"}}) == 1  # only ALL projects x
+    assert index_write_units(SHAPE, old, {**old, "k": {"S": "2"}}) == 2  # key moved: delete + put
+    assert index_write_units(SHAPE, {**BASE, "x": {"S": "a"}}, {**BASE, "x": {"S": "b"}}) == 0  # sparse: absent
+
+
+def test_shadow_read_keeps_the_key_condition_and_drops_the_filter() -> None:
+    params = {
+        "TableName": "t",
+        "IndexName": "all",
+        "KeyConditionExpression": "pk = :pk",
+        "FilterExpression": "#status <> :deleted",
+        "ProjectionExpression": "id",
+        "Select": "SPECIFIC_ATTRIBUTES",
+        "ExpressionAttributeNames": {"#status": "status"},
+        "ExpressionAttributeValues": {":pk": {"S": "p"}, ":deleted": {"S": "deleted"}},
+        "Limit": 5,
+    }
+    assert shadow_read_params(params) == {
+        "TableName": "t",
+        "IndexName": "all",
+        "KeyConditionExpression": "pk = :pk",
+        "ExpressionAttributeValues": {":pk": {"S": "p"}},
+        "Limit": 5,
+    }
