@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
+import shutil
 import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -75,6 +81,26 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+# The line `agent-memory serve` prints once, on creating an empty table's first key.
+PRINTED_KEY = re.compile(r"^API key +(am_[0-9a-f]{12}_[A-Za-z0-9_-]{43})$", re.MULTILINE)
+SERVE_STARTUP_SECONDS = 60
+
+
+def wait_until_healthy(base: str, process: subprocess.Popen[bytes], log_path: Path) -> None:
+    """Wait for a `serve` subprocess to answer /healthz; fail with the tail of its log if it exits or takes long."""
+    deadline = time.monotonic() + SERVE_STARTUP_SECONDS
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/healthz", timeout=1) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass  # not listening yet
+        if process.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"agent-memory serve did not start: {log_path.read_text(errors='replace')[-3000:]}")
+        time.sleep(0.2)
 
 
 def missing_test_peer(what: str, reason: str, install: str) -> NoReturn:

@@ -24,6 +24,7 @@ from core.service import MemoryService
 from handlers import bootstrap
 from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator, authorize, presented_credentials
 from handlers.lambda_asgi import invoke
+from handlers.openapi_doc import query_parameter_schema, refine_parameters, request_body_schema
 from handlers.problem import DOMAIN_STATUS, PROBLEM_JSON, Problem, domain_problem, problem_response
 
 logger = Logger()
@@ -68,7 +69,8 @@ _404: dict[int | str, dict[str, Any]] = {
 
 
 def _json_schema_body(model: type[BaseModel]) -> dict[str, Any]:
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}}
+    schema = request_body_schema(model.model_json_schema())
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
 async def read_json_body(request: Request) -> object:
@@ -264,7 +266,8 @@ def _allowed_methods(app: FastAPI, scope: AsgiScope) -> list[str]:
 
 
 def _document_problem_schema(app: FastAPI) -> None:
-    """Put the Problem schema that every error response refers to into the OpenAPI components."""
+    """Put the Problem schema that every error response refers to into the OpenAPI components, and state the
+    parameters as the service reads them (handlers.openapi_doc)."""
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -274,6 +277,7 @@ def _document_problem_schema(app: FastAPI) -> None:
             components = schema.setdefault("components", {}).setdefault("schemas", {})
             components.update(problem.pop("$defs", {}))
             components["Problem"] = problem
+            refine_parameters(schema)
         return app.openapi_schema  # type: ignore[return-value]  # set by generate()
 
     app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to customise the schema
@@ -287,7 +291,9 @@ def _retrieval_parameters() -> list[dict[str, Any]]:
             "in": "query",
             "required": False,
             "description": prop.get("description", ""),
-            "schema": {k: v for k, v in prop.items() if k not in ("description", "title")},
+            "schema": query_parameter_schema(
+                name, {k: v for k, v in prop.items() if k not in ("description", "title")}
+            ),
         }
         for name, prop in schema["properties"].items()
     ]

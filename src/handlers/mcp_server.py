@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Send
 from starlette.types import Scope as AsgiScope
 
@@ -108,7 +108,12 @@ def with_mcp_endpoint(app: ASGIApp, endpoint: MCPEndpoint) -> Starlette:
         async with endpoint.session_manager.run():
             yield
 
-    return Starlette(routes=[Route(MCP_PATH, endpoint), Mount("/", app)], lifespan=lifespan)
+    combined = Starlette(routes=[Route(MCP_PATH, endpoint)], lifespan=lifespan)
+    # Every other request goes to `app`, whatever its path. A Mount("/") would not: its `.*` stops at a newline, so
+    # a path holding an encoded one (`/memories/1%0A2`) got Starlette's plain-text 404 instead of the API's problem.
+    combined.router.default = app
+    combined.router.redirect_slashes = False  # `/mcp/` is the API's 404, as before, not a redirect to `/mcp`
+    return combined
 
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]

@@ -5,7 +5,6 @@ with `--no-auth`. `uvicorn.run` is replaced by a client that exercises the app s
 from __future__ import annotations
 
 import json
-import re
 import socket
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -19,9 +18,8 @@ from core.keys import KeyService
 from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
 from handlers import cli
 from handlers.local import EmbeddedDynamoDB, table_definition
-from tests.conftest import REGION, Engine
+from tests.conftest import PRINTED_KEY, REGION, Engine
 
-PRINTED_KEY = re.compile(r"^API key +(am_[0-9a-f]{12}_[A-Za-z0-9_-]{43})$", re.MULTILINE)
 TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 

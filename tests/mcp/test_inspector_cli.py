@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -20,13 +18,11 @@ from typing import Any, NoReturn
 
 import pytest
 
-from tests.conftest import free_port, missing_test_peer
+from tests.conftest import PRINTED_KEY, free_port, missing_test_peer, wait_until_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 INSPECTOR_DIR = ROOT / "tests" / "mcp_inspector"
 INSPECTOR = INSPECTOR_DIR / "node_modules" / ".bin" / "mcp-inspector"
-STARTUP_SECONDS = 60
-PRINTED_KEY = re.compile(r"^API key +(am_[0-9a-f]{12}_[A-Za-z0-9_-]{43})$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -66,7 +62,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         )
         base = f"http://127.0.0.1:{port}"
         try:
-            _wait_until_healthy(base, process, log_path)
+            wait_until_healthy(base, process, log_path)
             printed = PRINTED_KEY.findall(log_path.read_text(errors="replace"))
             assert len(printed) == 1, log_path.read_text(errors="replace")
             yield Served(f"{base}/mcp", printed[0])
@@ -77,20 +73,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-
-
-def _wait_until_healthy(base: str, process: subprocess.Popen[bytes], log_path: Path) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while True:
-        try:
-            with urllib.request.urlopen(f"{base}/healthz", timeout=1) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass  # not listening yet
-        if process.poll() is not None or time.monotonic() > deadline:
-            pytest.fail(f"agent-memory serve did not start: {log_path.read_text(errors='replace')[-3000:]}")
-        time.sleep(0.2)
 
 
 def run_inspector(inspector: Path, served: Served, home: Path, *arguments: str) -> Any:

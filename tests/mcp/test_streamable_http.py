@@ -152,3 +152,15 @@ def test_one_process_serves_the_http_api_and_mcp_side_by_side(moto_service: Memo
     assert listed.json()["result"]["structuredContent"]["items"][0]["content"] == "The user likes tea"
     assert stream.status_code == 405
     assert (missing.status_code, missing.headers["content-type"]) == (404, "application/problem+json")
+
+
+def test_beside_mcp_every_path_reaches_the_http_api_even_one_holding_a_newline(moto_service: MemoryService) -> None:
+    # Found by schemathesis: a Mount("/") left `/memories/1%0A2` to Starlette's text/plain 404.
+    server = create_server(provide_service=lambda: moto_service, authenticate=OPEN)
+    endpoint = create_mcp_asgi_app(server, authenticate=OPEN)
+    app = with_mcp_endpoint(create_app(provide_service=lambda: moto_service, authenticate=OPEN), endpoint)
+
+    with TestClient(app) as client:
+        responses = [client.get(path) for path in ("/memories/1%0A2", "/memories/%0A", "/mcp/", "/%0A")]
+
+    assert [(r.status_code, r.headers["content-type"]) for r in responses] == [(404, "application/problem+json")] * 4

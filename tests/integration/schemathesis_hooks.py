@@ -1,0 +1,33 @@
+"""Loaded by schemathesis through the `hooks` setting of the schemathesis.toml that test_schemathesis.py writes; not
+a test module.
+
+object_level_authorization (ST402) decides that a peer received the owner's object when the owner's read and the
+peer's replay agree on every field the response schema declares. Every GET of a memory stamps `last_accessed_at`
+(CONTRACT.md), so the two reads never agree on it and the check could not report a leak at all: a planted bug
+that served any namespace's memory by id passed unnoticed. The stamp is per-read metadata, not part of which object
+was returned, so the two bodies are compared without it; every other field still has to match.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schemathesis.specs.openapi import object_authorization
+
+PER_READ_FIELDS = frozenset({"last_accessed_at"})
+_schemathesis_is_equivalent = object_authorization.is_equivalent
+
+
+def _without_per_read_fields(body: object) -> object:
+    if isinstance(body, dict):
+        return {key: _without_per_read_fields(item) for key, item in body.items() if key not in PER_READ_FIELDS}
+    if isinstance(body, list):
+        return [_without_per_read_fields(item) for item in body]
+    return body
+
+
+def is_equivalent(owner: object, peer: object, value: object, schema: Any) -> bool:
+    return _schemathesis_is_equivalent(_without_per_read_fields(owner), _without_per_read_fields(peer), value, schema)
+
+
+object_authorization.is_equivalent = is_equivalent

@@ -1,0 +1,164 @@
+"""Schemathesis fuzzes a real `agent-memory serve` on Amazon DynamoDB Local from the OpenAPI document it serves,
+with every check on: among them `ignored_auth` (ST401: each operation refuses a missing or bad key) and
+`object_level_authorization` (ST402: two keys in two namespaces, `alice` and `bob`, never see each other's
+memories). All phases run (explicit examples, coverage, fuzzing, and the stateful phase over the links it infers
+from `Location` and the response schemas) with a fixed seed and a bounded number of examples, so a run is
+reproducible and takes about a minute on two cores.
+
+Override the size for a deeper local run: SCHEMATHESIS_MAX_EXAMPLES=500 SCHEMATHESIS_SEED=7 pytest this file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PRINTED_KEY, free_port, wait_until_healthy
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMATHESIS = Path(sys.executable).parent / "st"
+HOOKS = Path(__file__).with_name("schemathesis_hooks.py")
+SEED = int(os.environ.get("SCHEMATHESIS_SEED", "20260406"))
+# Per operation and phase: about 950 test cases in all, about 30 s (60 s on a busy machine) on DynamoDB Local.
+MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "60"))
+RUN_TIMEOUT_SECONDS = 240
+
+# schemathesis.toml, written next to the WFC auth file for each run.
+CONFIG = """\
+# Lets object_level_authorization see past the access stamp of every read; the file says why.
+hooks = "{hooks}"
+
+[auth.wfc]
+path = "{wfc}"
+# Two users whose objects must stay apart: enables object_level_authorization (ST402).
+peers = ["alice", "bob"]
+
+# The defaults of both checks plus 412. An `If-Match` that keeps to its documented syntax but names another
+# version than the current one is refused with 412 Precondition Failed (RFC 9110 13.1.1; CONTRACT.md, PATCH);
+# no schema can rule that out, since it depends on the memory's state, not on the request. A malformed one
+# matches nothing, so it is a 412 as well. 412 is still a rejection: nothing is changed.
+[checks.positive_data_acceptance]
+expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "412", "429", "5xx"]
+
+[checks.negative_data_rejection]
+expected-statuses = ["400", "401", "403", "404", "405", "406", "409", "412", "415", "422", "428", "429", "5xx"]
+"""
+
+
+@dataclass(frozen=True)
+class Served:
+    base: str
+    alice: str  # the key serve printed, of namespace "default"
+    bob: str  # a key of namespace "bob"
+
+
+def _serve_env() -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key not in ("AWS_ENDPOINT_URL_DYNAMODB", "TABLE_NAME")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
+    return env
+
+
+@pytest.fixture(scope="module")
+def served(dynamodb_local_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """`agent-memory serve` on a free loopback port over a fresh table in DynamoDB Local, the key it printed on
+    creating the table's first key, and a second key made with `keys create` for another namespace."""
+    port, table = free_port(), f"fuzz-{uuid.uuid4().hex[:12]}"
+    store = ["--endpoint-url", dynamodb_local_endpoint, "--table", table]
+    env = _serve_env()
+    log_path = tmp_path_factory.mktemp("serve") / "serve.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "handlers.cli", "serve", "--port", str(port), *store],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_until_healthy(base, process, log_path)
+            printed = PRINTED_KEY.findall(log_path.read_text(errors="replace"))
+            assert len(printed) == 1, log_path.read_text(errors="replace")
+            created = subprocess.run(
+                [sys.executable, "-m", "handlers.cli", "keys", "create", "--namespace", "bob", "--json", *store],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            assert created.returncode == 0, created.stdout + created.stderr
+            yield Served(base, printed[0], json.loads(created.stdout)["key"])
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _write_config(directory: Path, served: Served) -> Path:
+    """The Web Fuzzing Commons auth file with both users, and the schemathesis.toml naming it."""
+    wfc = directory / "wfc-auth.json"
+    users = [("alice", served.alice), ("bob", served.bob)]
+    wfc.write_text(
+        json.dumps(
+            {
+                "auth": [
+                    {"name": name, "fixedHeaders": [{"name": "Authorization", "value": f"Bearer {key}"}]}
+                    for name, key in users
+                ]
+            }
+        )
+    )
+    config = directory / "schemathesis.toml"
+    config.write_text(CONFIG.format(wfc=wfc, hooks=HOOKS))
+    return config
+
+
+def test_schemathesis_finds_nothing_with_every_check_in_every_phase(served: Served, tmp_path: Path) -> None:
+    assert SCHEMATHESIS.exists(), f"no {SCHEMATHESIS}: `make install` installs schemathesis (dev group)"
+    config = _write_config(tmp_path, served)
+    command = [
+        str(SCHEMATHESIS),
+        "--config-file",
+        str(config),
+        "run",
+        f"{served.base}/openapi.json",
+        *("--checks", "all"),
+        *("--phases", "examples,coverage,fuzzing,stateful"),
+        *("--mode", "all"),
+        *("--seed", str(SEED)),
+        *("--max-examples", str(MAX_EXAMPLES)),
+        # Replays nothing from earlier runs, so a run depends on the seed alone.
+        *("--generation-database", "none"),
+        # One worker: the stateful phase and ST402's probes read what earlier requests wrote.
+        *("--workers", "1"),
+        *("--request-timeout", "10"),
+        *("--output-truncate", "false"),
+        "--no-color",
+    ]
+    completed = subprocess.run(
+        command,
+        cwd=tmp_path,  # anything schemathesis writes (reports, caches) stays out of the repository
+        env={**os.environ, "NO_COLOR": "1"},
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_SECONDS,
+        check=False,
+    )
+    output = f"$ {' '.join(command)}\n{completed.stdout}\n{completed.stderr}"
+    print(output)  # shown with `pytest -rP`: the numbers of a passing run
+
+    assert completed.returncode == 0, output
+    assert "will not run" not in output, output  # e.g. object_level_authorization without two peers
+    assert "5 selected / 5 total" in output, output

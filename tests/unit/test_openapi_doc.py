@@ -1,0 +1,140 @@
+"""The OpenAPI document states what the service accepts, exactly: schemathesis (tests/integration/
+test_schemathesis.py) generates requests from it and holds the service to it both ways, so each finding it made
+is pinned here: a bound or pattern missing from the document, or one that disagrees with the core's validation."""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from core.errors import InvalidInputError
+from core.model import CONTENT_MAX_CHARS, NewMemory, normalize_tag
+from handlers.http_api import parse_if_match
+from handlers.openapi_doc import (
+    CONTENT_PATTERN,
+    CONTENT_TOO_LONG_PATTERN,
+    IF_MATCH_PATTERN,
+    TAG_PATTERN,
+    WHITESPACE_POINTS,
+)
+
+# Text that leans on what the rules are about: whitespace of every kind, hidden characters, the tag alphabet.
+_EDGY = st.sampled_from(
+    [chr(point) for point in WHITESPACE_POINTS] + ["\x00", "\x07", "\x7f", "\U000e0041", "\u212a", "\u0130", "a", "-"]
+)
+_TEXT = st.lists(st.one_of(_EDGY, st.characters(exclude_categories=["Cs"])), max_size=12).map("".join)
+
+
+def _content_accepted(content: str) -> bool:
+    try:
+        NewMemory.parse({"content": content})
+    except InvalidInputError:
+        return False
+    return True
+
+
+def _content_documented(content: str) -> bool:
+    return bool(re.search(CONTENT_PATTERN, content)) and not re.search(CONTENT_TOO_LONG_PATTERN, content)
+
+
+def _tag_accepted(tag: str) -> bool:
+    try:
+        normalize_tag(tag)
+    except ValueError:
+        return False
+    return True
+
+
+def test_whitespace_is_exactly_what_strip_removes() -> None:
+    assert set(WHITESPACE_POINTS) == {point for point in range(sys.maxunicode + 1) if chr(point).isspace()}
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TEXT)
+@example("")  # found by schemathesis: the document allowed empty content
+@example(" \x1c x \x1f\r\n")
+@example("a\x0bb")
+@example("x\U000e0001y")
+def test_the_content_pattern_accepts_what_the_core_accepts(content: str) -> None:
+    assert _content_documented(content) == _content_accepted(content)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "a" * CONTENT_MAX_CHARS,
+        " \u3000" + "a" * CONTENT_MAX_CHARS + "\n\n",
+        # Found by schemathesis: with `maxLength` the document refused this, yet the service trims and accepts it.
+        " \xa0\n\x1e" + "*" * (CONTENT_MAX_CHARS - 4) + "\u2004",
+        "a" * (CONTENT_MAX_CHARS + 1),
+        "a" + " " * (CONTENT_MAX_CHARS - 1) + "b",
+    ],
+)
+def test_the_content_length_rule_counts_what_is_left_after_trimming(content: str) -> None:
+    assert _content_documented(content) == _content_accepted(content)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TEXT)
+@example("\x0c0\x1b")  # found by schemathesis: the document allowed any string as a tag
+@example(" \u212aelvin ")
+@example("\u0130stanbul")
+@example("a" * 64)
+@example("a" * 65)
+def test_the_tag_pattern_accepts_what_the_core_accepts(tag: str) -> None:
+    assert bool(re.search(TAG_PATTERN, tag)) == _tag_accepted(tag)
+
+
+@pytest.mark.parametrize(
+    ("header", "documented"),
+    [('"3"', True), (' "3" ', True), ("*", True), ('"1234567890"', True), ("null", False), ('W/"3"', False)],
+)
+def test_the_if_match_pattern_is_the_syntax_the_service_reads(header: str, documented: bool) -> None:
+    assert bool(re.search(IF_MATCH_PATTERN, header)) == documented
+    # What the document rules out matches no version: the service answers it with 412, never treats it as absent.
+    assert documented or parse_if_match(header) == 0
+
+
+@pytest.fixture
+def document(http: TestClient) -> dict[str, Any]:
+    return http.get("/openapi.json").json()  # type: ignore[no-any-return]
+
+
+def _parameters(document: dict[str, Any], path: str, method: str) -> dict[str, dict[str, Any]]:
+    return {parameter["name"]: parameter["schema"] for parameter in document["paths"][path][method]["parameters"]}
+
+
+def test_retrieval_parameters_carry_the_cores_bounds_and_no_null(document: dict[str, Any]) -> None:
+    # Found by schemathesis: `limit=-355` and `offset=-394` were valid by the document, and `null` was a value.
+    parameters = _parameters(document, "/memories", "get")
+
+    assert parameters["limit"]["minimum"] == 1
+    assert parameters["offset"]["minimum"] == 0
+    assert parameters["q"] == {"type": "string", "maxLength": 256}
+    assert parameters["tag"] == {"type": "string"}
+    assert parameters["status"] == {"type": "string", "enum": ["active", "invalid", "deleted"]}
+
+
+def test_if_match_is_a_string_of_the_etag_syntax(document: dict[str, Any]) -> None:
+    # Found by schemathesis: `anyOf: [string, null]` made it send `If-Match: null`, which is a 412.
+    schema = _parameters(document, "/memories/{memory_id}", "patch")["if-match"]
+
+    assert schema["type"] == "string"
+    assert schema["pattern"] == IF_MATCH_PATTERN
+    assert "anyOf" not in schema
+
+
+@pytest.mark.parametrize(("path", "method"), [("/memories", "post"), ("/memories/{memory_id}", "patch")])
+def test_both_bodies_carry_the_content_and_tag_rules(document: dict[str, Any], path: str, method: str) -> None:
+    body = document["paths"][path][method]["requestBody"]["content"]["application/json"]["schema"]["properties"]
+
+    assert body["content"]["pattern"] == CONTENT_PATTERN
+    assert body["content"]["not"] == {"pattern": CONTENT_TOO_LONG_PATTERN}
+    assert body["tags"]["items"] == {"type": "string", "pattern": TAG_PATTERN}
+    assert body["tags"]["maxItems"] == 20
