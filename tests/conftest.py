@@ -6,7 +6,6 @@ from __future__ import annotations
 import inspect
 import os
 import re
-import shutil
 import socket
 import subprocess
 import time
@@ -16,6 +15,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, NoReturn
 
 import boto3

@@ -28,6 +28,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from mcp.client import Client
 from mcp.types import CallToolResult
 
+from core.contract import RetrievalQuery
 from core.model import format_timestamp
 from core.repository.dynamodb import DynamoDBMemoryRepository, ensure_table
 from core.service import MemoryService
@@ -436,12 +437,16 @@ class StatefulContract(RuleBasedStateMachine):
 
     @invariant()
     def store_matches_model(self) -> None:
-        """Every stored record, read straight from the repository (no stamp), is what the model says."""
-        stored = [
-            *self.repository.scan(NAMESPACE, "id", None, None),
-            *self.repository.scan(NAMESPACE, "id", "deleted", None),
-        ]
-        assert {memory.id: memory.model_dump() for memory in stored} == self.model
+        """Every stored record, read straight from the repository (no stamp), is what the model says, and the
+        store's listings (with their counted totals) hold exactly the model's ids."""
+        stored = {memory_id: self.repository.get(NAMESPACE, memory_id) for memory_id in self.model}
+        assert {mid: memory.model_dump() if memory else None for mid, memory in stored.items()} == self.model
+        listed = []
+        for status in (None, "deleted"):
+            found = self.repository.find(NAMESPACE, RetrievalQuery.parse({"status": status, "limit": 100}))
+            assert found.total == len(found.items)
+            listed += [memory.id for memory in found.items]
+        assert sorted(listed) == sorted(self.model)
 
     @invariant()
     def model_is_consistent(self) -> None:

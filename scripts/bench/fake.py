@@ -9,8 +9,10 @@ import itertools
 from collections.abc import Iterator, Sequence
 
 from core.access import ApiKey
-from core.contract import SortKey
-from core.model import Memory, MemoryType, Status
+from core.contract import RetrievalQuery
+from core.errors import MemoryNotFoundError, VersionMismatchError
+from core.model import IdempotentCreate, Memory, MemoryChanges
+from core.repository import Found
 
 
 class FakeMemoryRepository:
@@ -28,7 +30,7 @@ class FakeMemoryRepository:
     def next_id(self, namespace: str) -> int:
         return next(self._ids.setdefault(namespace, itertools.count(1)))
 
-    def add(self, namespace: str, memory: Memory) -> None:
+    def add(self, namespace: str, memory: Memory, idempotency: IdempotentCreate | None = None) -> None:
         self.rows[namespace, memory.id] = memory
 
     def get(self, namespace: str, memory_id: int) -> Memory | None:
@@ -42,12 +44,23 @@ class FakeMemoryRepository:
         self.rows[namespace, memory_id] = memory
         return memory
 
-    def update(self, namespace: str, memory: Memory, expected_version: int) -> Memory | None:
-        current = self.rows.get((namespace, memory.id))
-        if current is None or current.status == "deleted" or current.version != expected_version:
+    def update(self, namespace: str, memory: Memory, current: Memory) -> Memory | None:
+        stored = self.rows.get((namespace, memory.id))
+        if stored is None or stored.status == "deleted" or stored.version != current.version:
             return None
         self.rows[namespace, memory.id] = memory
         return memory
+
+    def edit(
+        self, namespace: str, memory_id: int, changes: MemoryChanges, expected_version: int | None, updated_at: str
+    ) -> Memory:
+        stored = self.rows.get((namespace, memory_id))
+        if stored is None or stored.status == "deleted":
+            raise MemoryNotFoundError(memory_id)
+        if expected_version is not None and stored.version != expected_version:
+            raise VersionMismatchError(memory_id, stored.version)
+        self.rows[namespace, memory_id] = changed = changes.apply_to(stored, updated_at)
+        return changed
 
     def soft_delete(self, namespace: str, memory_id: int) -> bool:
         memory = self.rows.get((namespace, memory_id))
@@ -56,21 +69,20 @@ class FakeMemoryRepository:
         self.rows[namespace, memory_id] = memory.model_copy(update={"status": "deleted"})
         return True
 
-    def scan(
-        self, namespace: str, sort: SortKey, status: Status | None, memory_type: MemoryType | None
-    ) -> Iterator[Memory]:
+    def find(self, namespace: str, query: RetrievalQuery) -> Found:
         found = [
             memory
             for (ns, _), memory in self.rows.items()
             if ns == namespace
-            and (memory.status == status if status else memory.status != "deleted")
-            and (memory_type is None or memory.memory_type == memory_type)
+            and (memory.status == query.status if query.status else memory.status != "deleted")
+            and (query.memory_type is None or memory.memory_type == query.memory_type)
+            and query.matches(memory)
         ]
-        if sort == "id":
+        if query.sort == "id":
             found.sort(key=lambda memory: memory.id)
         else:
-            found.sort(key=lambda memory: (getattr(memory, sort) or "", memory.id), reverse=True)
-        return iter(found)
+            found.sort(key=lambda memory: (getattr(memory, query.sort) or "", memory.id), reverse=True)
+        return Found(items=found[query.offset : query.offset + query.limit], total=len(found))
 
     def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
         for memory_id in memory_ids:

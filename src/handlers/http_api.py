@@ -2,7 +2,7 @@
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Final
 
 from aws_lambda_powertools import Logger
@@ -132,11 +132,17 @@ def create_app(
         description="Memory for AI agents: store facts, preferences, identity and events; find them predictably.",
         responses=_COMMON_RESPONSES,
     )
-    Service = Annotated[MemoryService, Depends(provide_service)]  # noqa: N806  # a type alias, named like one
 
-    def caller_allowed(scope: Scope) -> Callable[..., Principal]:
-        # A plain function: FastAPI runs it in a worker thread, so a key lookup never blocks the event loop.
-        def principal(
+    # Dependencies are coroutines, like the routes: FastAPI would run plain functions in a worker thread, a hop
+    # costing more than the rest of a warm request. Lambda serves one request per environment at a time, so the
+    # blocking DynamoDB calls inside hold up nothing.
+    async def service() -> MemoryService:
+        return provide_service()
+
+    Service = Annotated[MemoryService, Depends(service)]  # noqa: N806  # a type alias, named like one
+
+    def caller_allowed(scope: Scope) -> Callable[..., Awaitable[Principal]]:
+        async def principal(
             request: Request, _: Annotated[HTTPAuthorizationCredentials | None, Security(API_KEY_SCHEME)]
         ) -> Principal:
             return authorize(authenticate, presented_credentials(request.headers), scope)
@@ -195,6 +201,7 @@ def create_app(
         idempotency_key: Annotated[
             str | None,
             Header(
+                alias="Idempotency-Key",
                 description="A unique string (e.g. a UUID) naming this create, 1 to "
                 f"{IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters. Within 24 hours, a retry with the same key "
                 "and body returns the first response's record with 201 and creates nothing; the same key with another "

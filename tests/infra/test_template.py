@@ -14,7 +14,13 @@ import pytest
 from aws_lambda_powertools.shared import constants as powertools_constants
 from botocore.retries.standard import ExponentialBackoff
 
-from core.repository.dynamodb import INDEXES, DynamoDBMemoryRepository, make_client
+from core.repository.dynamodb import (
+    INDEXES,
+    LISTED_ATTRIBUTES,
+    DynamoDBKeyRepository,
+    DynamoDBMemoryRepository,
+    make_client,
+)
 from handlers import bootstrap
 from handlers.local import TABLE_RESOURCE, load_template, table_definition
 
@@ -75,19 +81,31 @@ def _environment_names_bootstrap_reads() -> set[str]:
     return names
 
 
+# IAM has no TransactWriteItems action: it authorises each action of a transaction as that item call.
+_TRANSACTION_ACTIONS = {"Put": "dynamodb:PutItem", "Update": "dynamodb:UpdateItem", "Delete": "dynamodb:DeleteItem"}
+
+
 def _dynamodb_actions_the_repository_calls() -> set[str]:
-    """IAM action names of every `self._client.<operation>` the adapter's repository class uses."""
-    tree = ast.parse(inspect.getsource(DynamoDBMemoryRepository))
-    operations = {
-        node.attr
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Attribute)
-        and isinstance(node.value, ast.Attribute)
-        and node.value.attr == "_client"
-        and isinstance(node.value.value, ast.Name)
-        and node.value.value.id == "self"
-    }
-    return {"dynamodb:" + "".join(part.title() for part in operation.split("_")) for operation in operations}
+    """IAM action names of every `self._client.<operation>` the adapter's repository classes use, and of every
+    action kind (`{"Put": ...}`, `{"Update": ...}`) their transactions hold."""
+    actions = set()
+    for repository in (DynamoDBMemoryRepository, DynamoDBKeyRepository):
+        tree = ast.parse(inspect.getsource(inspect.getmodule(repository)))  # type: ignore[arg-type]
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "_client"
+                and isinstance(node.value.value, ast.Name)
+                and node.value.value.id == "self"
+            ):
+                actions.add("dynamodb:" + "".join(part.title() for part in node.attr.split("_")))
+            if isinstance(node, ast.Dict):
+                keys = {key.value for key in node.keys if isinstance(key, ast.Constant)}
+                actions |= {_TRANSACTION_ACTIONS[key] for key in keys & _TRANSACTION_ACTIONS.keys()}
+    transactions = "dynamodb:TransactWriteItems"
+    assert transactions in actions
+    return actions - {transactions}
 
 
 def _statements(properties: dict[str, Any]) -> list[dict[str, Any]]:
@@ -113,6 +131,22 @@ def test_table_gsis_are_exactly_the_ones_the_repository_queries():
     }
     expected = {index: [("pk", "HASH"), (attribute, "RANGE")] for index, attribute in INDEXES.values()}
     assert declared == expected
+
+
+def test_indexes_project_what_listings_read_and_filter_on_but_never_the_access_stamp():
+    # A listing stamps every row it returns, so it never needs the stored stamp; leaving it out of the indexes
+    # means a stamp rewrites the table item and the last-accessed index entry only.
+    wanted = {*LISTED_ATTRIBUTES, "folded"} - {"pk", "sk"}
+    for gsi in table_definition()["GlobalSecondaryIndexes"]:
+        own_key = gsi["KeySchema"][1]["AttributeName"]
+        assert gsi["Projection"]["ProjectionType"] == "INCLUDE"
+        assert set(gsi["Projection"]["NonKeyAttributes"]) == wanted - {own_key}, gsi["IndexName"]
+        assert "accessed_key" not in gsi["Projection"]["NonKeyAttributes"]
+
+
+def test_idempotency_records_expire_by_ttl(template: dict[str, Any]):
+    table = template["Resources"][TABLE_RESOURCE]["Properties"]
+    assert table["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
 
 
 def test_table_key_is_namespace_partition_and_record_sort_key():
@@ -290,7 +324,7 @@ def test_every_function_reads_the_stacks_own_table(template: dict[str, Any]):
 
 
 def test_the_repository_calls_only_item_and_query_actions():
-    # Guards the parse below: a new call (a Scan, a batch, a transaction) must be granted on purpose.
+    # Guards the parse above: a new call (a Scan, a batch, a delete) must be granted on purpose.
     assert _dynamodb_actions_the_repository_calls() == {
         "dynamodb:GetItem",
         "dynamodb:PutItem",

@@ -256,7 +256,10 @@ def test_update_writes_when_the_expected_version_still_holds(repository: DynamoD
     repository.add(NS, memory(1, last_accessed_at=at(3)))
     changed = memory(1, content="new", tags=["x"], memory_type="event", status="invalid", updated_at=at(8), version=2)
 
-    stored = repository.update(NS, changed, current=memory(1))
+    current = repository.get(NS, 1)
+    assert current is not None
+
+    stored = repository.update(NS, changed, current=current)
 
     assert stored is not None
     assert (stored.content, stored.tags, stored.memory_type, stored.status) == ("new", ["x"], "event", "invalid")

@@ -391,3 +391,19 @@ async def test_an_argument_named_like_the_sdk_context_is_just_another_unknown_fi
     result = await call_tool(server, "create_memory", {"content": "The user prefers trains", "ctx": {}})
 
     assert tool_text(result).endswith("ctx: is not a field of this request")
+
+
+async def test_create_with_an_idempotency_key_is_safe_to_retry(server: MCPServer) -> None:
+    async with Client(server) as client:
+        arguments = {"content": "Prefers tea", "idempotency_key": "call-7"}
+        first = await client.call_tool("create_memory", arguments)
+        again = await client.call_tool("create_memory", arguments)
+        other = await client.call_tool("create_memory", {**arguments, "content": "Prefers coffee"})
+        listed = await client.call_tool("search_memories", {})
+
+    assert first.structured_content is not None
+    assert again.structured_content == first.structured_content
+    assert other.is_error
+    assert "idempotency_key: was already used within 24 hours" in tool_text(other)
+    assert listed.structured_content is not None
+    assert listed.structured_content["total"] == 1

@@ -703,3 +703,45 @@ def test_healthz_answers_200(http: TestClient) -> None:
     response = http.get("/healthz")
     assert response.status_code == 200
     assert response.json() == {"status": "ok"}
+
+
+# --- Idempotency-Key ---
+
+
+def test_a_create_retried_with_its_idempotency_key_answers_the_first_response_and_stores_nothing(
+    http: TestClient,
+) -> None:
+    headers = {"Idempotency-Key": "5b0c9a3e-retry-me"}
+    first = http.post("/memories", json={"content": "Prefers tea", "tags": ["food"]}, headers=headers)
+    http.get(first.headers["location"])
+    again = http.post("/memories", json={"tags": ["FOOD"], "content": " Prefers tea "}, headers=headers)
+
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert again.json() == first.json()
+    assert again.json()["last_accessed_at"] is None
+    assert (again.headers["location"], again.headers["etag"]) == (first.headers["location"], first.headers["etag"])
+    assert http.get("/memories").json()["total"] == 1
+
+
+def test_an_idempotency_key_reused_with_another_body_is_422_naming_the_header(http: TestClient) -> None:
+    headers = {"Idempotency-Key": "k-1"}
+    http.post("/memories", json={"content": "Prefers tea"}, headers=headers)
+    response = http.post("/memories", json={"content": "Prefers coffee"}, headers=headers)
+
+    assert_problem(response, 422)
+    assert [error["field"] for error in response.json()["errors"]] == ["Idempotency-Key"]
+    assert http.get("/memories").json()["total"] == 1
+
+
+@pytest.mark.parametrize("key", ["", "two words", "k" * 256])
+def test_a_malformed_idempotency_key_is_422_and_creates_nothing(http: TestClient, key: str) -> None:
+    response = http.post("/memories", json={"content": "x"}, headers={"Idempotency-Key": key})
+
+    assert_problem(response, 422)
+    assert [error["field"] for error in response.json()["errors"]] == ["Idempotency-Key"]
+    assert http.get("/memories").json()["total"] == 0
+
+
+def test_the_openapi_document_declares_the_idempotency_key_header(http: TestClient) -> None:
+    parameters = http.get("/openapi.json").json()["paths"]["/memories"]["post"]["parameters"]
+    assert [p["name"] for p in parameters if p["in"] == "header"] == ["Idempotency-Key"]

@@ -404,8 +404,8 @@ class DynamoDBMemoryRepository:
             if cancelled.failed(0):
                 return None
             raise _busy(cancelled) from None
-        # A transaction returns nothing; the record is what was written (stamps may have moved on since).
-        return memory
+        # A transaction returns nothing: the record is what was written, with the stamp `current` was read with.
+        return memory.model_copy(update={"last_accessed_at": current.last_accessed_at})
 
     def edit(
         self, namespace: str, memory_id: int, changes: MemoryChanges, expected_version: int | None, updated_at: str
@@ -419,13 +419,13 @@ class DynamoDBMemoryRepository:
             differs.append("content <> :content")
         if changes.tags is not None:
             write.tags(changes.tags)
-            differs.append(
-                "(attribute_not_exists(tags) OR tags <> :tags)" if changes.tags else "attribute_exists(tags)"
-            )
+            differs += ["attribute_not_exists(tags)", "tags <> :tags"] if changes.tags else ["attribute_exists(tags)"]
         write.set("updated_key = :updated_key", updated_key=_sort_value(updated_at, memory_id))
         write.set("version = version + :one", one={"N": "1"})
         write.values[":deleted"] = _DELETED
-        condition = f"{_VISIBLE} AND ({' OR '.join(differs)})"
+        # DynamoDB refuses redundant parentheses, so a lone term goes bare.
+        changed = differs[0] if len(differs) == 1 else f"({' OR '.join(differs)})"
+        condition = f"{_VISIBLE} AND {changed}"
         if expected_version is not None:
             condition += " AND version = :expected"
             write.values[":expected"] = {"N": str(expected_version)}
