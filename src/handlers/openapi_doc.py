@@ -13,7 +13,7 @@ import copy
 from typing import Any, Final
 
 from core.contract import Q_MAX_CHARS
-from core.model import CONTENT_MAX_CHARS, ID_DIGITS, TAG_MAX_CHARS, TAGS_MAX
+from core.model import CONTENT_MAX_CHARS, ID_DIGITS, IDEMPOTENCY_KEY_MAX_CHARS, TAG_MAX_CHARS, TAGS_MAX
 
 
 def _escape(code_point: int) -> str:
@@ -66,6 +66,8 @@ _TAG_FIRST: Final = "A-Za-z0-9\\u212A"
 TAG_PATTERN: Final = f"^[{WHITESPACE}]*[{_TAG_FIRST}][{_TAG_FIRST}_.:\\-]{{0,{TAG_MAX_CHARS - 1}}}[{WHITESPACE}]*$"
 # RFC 9110 If-Match as the service reads it: `*` or one strong ETag (the version in quotes).
 IF_MATCH_PATTERN: Final = f'^[{WHITESPACE}]*(?:\\*|"[0-9]{{1,{ID_DIGITS}}}")[{WHITESPACE}]*$'
+# An Idempotency-Key as IdempotentCreate accepts it: 1 to 255 visible ASCII characters.
+IDEMPOTENCY_KEY_PATTERN: Final = f"^[!-~]{{1,{IDEMPOTENCY_KEY_MAX_CHARS}}}$"
 
 # Retrieval query parameters: bounds the core checks that pydantic's schema does not carry.
 _QUERY_BOUNDS: Final[dict[str, dict[str, Any]]] = {
@@ -107,7 +109,8 @@ def query_parameter_schema(name: str, schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def refine_parameters(openapi: dict[str, Any]) -> None:
-    """Every optional header or query parameter without a `null` alternative; If-Match with its syntax."""
+    """Every optional header or query parameter without a `null` alternative; If-Match and Idempotency-Key with
+    their syntax."""
     for path_item in openapi.get("paths", {}).values():
         for operation in path_item.values():
             for parameter in operation.get("parameters", []) if isinstance(operation, dict) else []:
@@ -115,3 +118,5 @@ def refine_parameters(openapi: dict[str, Any]) -> None:
                     parameter["schema"] = _without_null(parameter["schema"])
                 if parameter.get("in") == "header" and parameter["name"].lower() == "if-match":
                     parameter["schema"]["pattern"] = IF_MATCH_PATTERN
+                if parameter.get("in") == "header" and parameter["name"].lower() == "idempotency-key":
+                    parameter["schema"]["pattern"] = IDEMPOTENCY_KEY_PATTERN

@@ -6,12 +6,20 @@ peer's replay agree on every field the response schema declares. Every GET of a 
 (CONTRACT.md), so the two reads never agree on it and the check could not report a leak at all: a planted bug
 that served any namespace's memory by id passed unnoticed. The stamp is per-read metadata, not part of which object
 was returned, so the two bodies are compared without it; every other field still has to match.
+
+Idempotency-Key: a client sends one key per logical create and reuses it only to retry that create, whose answer
+is then the first response's record even if that record was deleted since (ST302 would call that "created resource
+not found"). Generated cases are independent requests, so each well-formed key is made unique per request; a
+malformed key is sent as generated, so the 422 for it is still exercised.
 """
 
 from __future__ import annotations
 
+import re
+import uuid
 from typing import Any
 
+import schemathesis
 from schemathesis.specs.openapi import object_authorization
 
 PER_READ_FIELDS = frozenset({"last_accessed_at"})
@@ -31,3 +39,13 @@ def is_equivalent(owner: object, peer: object, value: object, schema: Any) -> bo
 
 
 object_authorization.is_equivalent = is_equivalent
+
+
+_WELL_FORMED_KEY = re.compile(r"[!-~]{1,255}")
+
+
+@schemathesis.hook
+def before_call(ctx: Any, case: Any, **kwargs: Any) -> None:
+    key = (case.headers or {}).get("Idempotency-Key")
+    if isinstance(key, str) and _WELL_FORMED_KEY.fullmatch(key):
+        case.headers["Idempotency-Key"] = f"{key[:222]}-{uuid.uuid4().hex}"

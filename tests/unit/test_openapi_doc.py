@@ -14,11 +14,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core.errors import InvalidInputError
-from core.model import CONTENT_MAX_CHARS, NewMemory, normalize_tag
+from core.model import CONTENT_MAX_CHARS, IdempotentCreate, NewMemory, normalize_tag
 from handlers.http_api import parse_if_match
 from handlers.openapi_doc import (
     CONTENT_PATTERN,
     CONTENT_TOO_LONG_PATTERN,
+    IDEMPOTENCY_KEY_PATTERN,
     IF_MATCH_PATTERN,
     TAG_PATTERN,
     WHITESPACE_POINTS,
@@ -138,3 +139,24 @@ def test_both_bodies_carry_the_content_and_tag_rules(document: dict[str, Any], p
     assert body["content"]["not"] == {"pattern": CONTENT_TOO_LONG_PATTERN}
     assert body["tags"]["items"] == {"type": "string", "pattern": TAG_PATTERN}
     assert body["tags"]["maxItems"] == 20
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x2FF), max_size=260))
+@example("x" * 255)
+@example("x" * 256)
+@example("a b")
+def test_the_idempotency_key_pattern_accepts_what_the_core_accepts(key: str) -> None:
+    try:
+        IdempotentCreate.of(key, NewMemory.parse({"content": "x"}), "Idempotency-Key")
+        accepted = True
+    except InvalidInputError:
+        accepted = False
+    assert bool(re.search(IDEMPOTENCY_KEY_PATTERN, key)) == accepted
+
+
+def test_the_idempotency_key_header_carries_its_syntax(document: dict[str, Any]) -> None:
+    # Found by schemathesis: any string was a valid key by the document, and the service answered 422.
+    schema = _parameters(document, "/memories", "post")["Idempotency-Key"]
+
+    assert (schema["type"], schema["pattern"]) == ("string", IDEMPOTENCY_KEY_PATTERN)
+    assert "anyOf" not in schema

@@ -529,16 +529,18 @@ class DynamoDBMemoryRepository:
         return request
 
     def _first_matches(self, request: dict[str, Any], wanted: int) -> list[dict[str, Any]]:
-        """The first `wanted` matches, reading no more items than that many matches need."""
+        """The first `wanted` matches, reading hardly more items than that many matches need."""
         rows: list[dict[str, Any]] = []
         while len(rows) < wanted:
-            # Limit counts items read before the filter, so a page never holds more matches than still wanted.
-            response = _call(self._client.query, **request, Limit=wanted - len(rows))
+            # Limit counts items read before the filter; a little slack for filtered-out rows (deleted ones, say)
+            # saves a second round trip, each of which costs at least half a read unit.
+            missing = wanted - len(rows)
+            response = _call(self._client.query, **request, Limit=missing + missing // 4 + 2)
             rows.extend(response.get("Items", []))
             if "LastEvaluatedKey" not in response:
                 break
             request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-        return rows
+        return rows[:wanted]
 
     def _all_matches(self, request: dict[str, Any], wanted: int) -> tuple[list[dict[str, Any]], int]:
         """The first `wanted` matches and the number of all of them: whole pages until the window is full, then
@@ -561,7 +563,8 @@ class DynamoDBMemoryRepository:
             self._client.get_item,
             TableName=self._table,
             Key={"pk": _pk(namespace), "sk": {"S": STATS_SK}},
-            ConsistentRead=True,
+            # As consistent as the index pages it is read with (GSI reads are eventually consistent).
+            ConsistentRead=False,
         )
         counts = response.get("Item", {})
         statuses = [status] if status else ["active", "invalid"]
