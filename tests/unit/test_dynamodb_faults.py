@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from botocore.awsrequest import AWSResponse
-from botocore.exceptions import EndpointConnectionError
+from botocore.exceptions import ClientError, EndpointConnectionError
 
 from core.contract import RetrievalQuery
-from core.errors import StorageUnavailableError
-from core.model import Memory
-from core.repository.dynamodb import DynamoDBMemoryRepository
+from core.errors import StorageUnavailableError, WriteConflictError
+from core.model import IdempotentCreate, Memory, NewMemory
+from core.repository.dynamodb import TRANSACTION_ATTEMPTS, DynamoDBMemoryRepository
 from tests.conftest import NAMESPACE, Engine
 
 
@@ -30,10 +31,11 @@ class _Body:
 class Faults:
     """Answers the first `times` calls of one operation with a DynamoDB error, before moto sees them."""
 
-    def __init__(self, client: Any, operation: str, code: str, times: int) -> None:
+    def __init__(self, client: Any, operation: str, code: str, times: int, **extra: Any) -> None:
         self.attempts = 0
         self.left = times
         self.code = code
+        self.extra = extra
         client.meta.events.register_first(f"before-send.dynamodb.{operation}", self._send)
 
     def _send(self, request: Any, **_: Any) -> AWSResponse | None:
@@ -41,7 +43,8 @@ class Faults:
         if self.left <= 0:
             return None
         self.left -= 1
-        body = f'{{"__type":"com.amazonaws.dynamodb.v20120810#{self.code}","message":"injected"}}'.encode()
+        error = {"__type": f"com.amazonaws.dynamodb.v20120810#{self.code}", "message": "injected", **self.extra}
+        body = json.dumps(error).encode()
         return AWSResponse(request.url, 400, {"x-amzn-ErrorType": self.code}, _Body(body))
 
 
@@ -132,3 +135,71 @@ def test_a_stamp_failure_during_a_listing_is_reported_unavailable(
 
     with pytest.raises(StorageUnavailableError):
         repository.stamp(NAMESPACE, [1], "2026-04-06T14:13:00.000000Z")
+
+
+def conflict_at(action: int, actions: int = 3) -> dict[str, Any]:
+    """A TransactionCanceledException's reasons: another transaction held action `action`'s item."""
+    return {"CancellationReasons": [{"Code": "TransactionConflict" if i == action else "None"} for i in range(actions)]}
+
+
+class CollidingTransactions:
+    """A client whose first `times` transactions are cancelled by a conflicting one before they reach the store
+    (a wrapper, not a botocore hook: moto would apply a request a hook answered)."""
+
+    def __init__(self, client: Any, times: int) -> None:
+        self._client = client
+        self.left = times
+        self.attempts = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def transact_write_items(self, **kwargs: Any) -> Any:
+        self.attempts += 1
+        if self.left > 0:
+            self.left -= 1
+            error = {"Error": {"Code": "TransactionCanceledException", "Message": "injected"}}
+            raise ClientError({**error, **conflict_at(1, len(kwargs["TransactItems"]))}, "TransactWriteItems")  # type: ignore[arg-type]
+        return self._client.transact_write_items(**kwargs)
+
+
+def test_a_transaction_that_collides_is_retried_and_then_lands(moto_engine: Engine) -> None:
+    client = CollidingTransactions(moto_engine.client, times=2)
+    repository = DynamoDBMemoryRepository(client, moto_engine.new_table())  # type: ignore[arg-type]
+
+    repository.add(NAMESPACE, memory(1))
+
+    assert client.attempts == 3
+    assert repository.get(NAMESPACE, 1) == memory(1)
+
+
+def test_a_create_that_keeps_colliding_on_its_totals_is_reported_unavailable(
+    moto_engine: Engine, repository: DynamoDBMemoryRepository
+) -> None:
+    faults = Faults(moto_engine.client, "TransactWriteItems", "TransactionCanceledException", 10, **conflict_at(1, 2))
+
+    with pytest.raises(StorageUnavailableError):
+        repository.add(NAMESPACE, memory(1))
+    assert faults.attempts == TRANSACTION_ATTEMPTS
+
+
+def test_an_identical_create_still_in_flight_is_a_conflict_to_retry_later(
+    moto_engine: Engine, repository: DynamoDBMemoryRepository
+) -> None:
+    new = NewMemory.parse({"content": "x"})
+    Faults(moto_engine.client, "TransactWriteItems", "TransactionCanceledException", 10, **conflict_at(2))
+
+    with pytest.raises(WriteConflictError) as raised:
+        repository.add(NAMESPACE, memory(1), IdempotentCreate.of("k", new, "Idempotency-Key"))
+    assert "Idempotency-Key is still in flight" in str(raised.value)
+    assert raised.value.retry_after_seconds >= 1
+
+
+def test_a_transaction_cancelled_without_reasons_is_not_mistaken_for_a_collision(
+    moto_engine: Engine, repository: DynamoDBMemoryRepository
+) -> None:
+    faults = Faults(moto_engine.client, "TransactWriteItems", "TransactionCanceledException", 10)
+
+    with pytest.raises(StorageUnavailableError):
+        repository.add(NAMESPACE, memory(1))
+    assert faults.attempts == 1

@@ -210,10 +210,18 @@ class _TransactionCancelledError(Exception):
         super().__init__(f"transaction cancelled: {', '.join(self.codes)}")
 
     def failed(self, action: int) -> bool:
-        return self.codes[action] == "ConditionalCheckFailed"
+        return self._code(action) == "ConditionalCheckFailed"
 
     def collided(self, action: int) -> bool:
-        return self.codes[action] == "TransactionConflict"
+        return self._code(action) == "TransactionConflict"
+
+    @property
+    def only_collided(self) -> bool:
+        """Cancelled only because another transaction held one of its items: worth retrying as it is."""
+        return "TransactionConflict" in self.codes and set(self.codes) <= {"None", "TransactionConflict"}
+
+    def _code(self, action: int) -> str:
+        return self.codes[action] if action < len(self.codes) else "None"
 
 
 def _call(operation: Callable[..., Any], **kwargs: Any) -> Any:
@@ -353,8 +361,7 @@ class DynamoDBMemoryRepository:
                 _call(self._client.transact_write_items, TransactItems=actions)
                 return
             except _TransactionCancelledError as cancelled:
-                collided_only = all(code in ("None", "TransactionConflict") for code in cancelled.codes)
-                if not collided_only or attempt == TRANSACTION_ATTEMPTS - 1:
+                if not cancelled.only_collided or attempt == TRANSACTION_ATTEMPTS - 1:
                     raise
                 time.sleep(random.uniform(0, TRANSACTION_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
 
