@@ -1,5 +1,9 @@
 """Cold start: a fresh interpreter importing each Lambda handler module (which builds its app at import), against
-`import boto3` alone, with `python -c pass` subtracted; cases interleaved round by round."""
+`import boto3` alone, with `python -c pass` subtracted; cases interleaved round by round.
+
+Each handler runs in a virtual environment holding exactly its function's package set (uv.lock's runtime set plus
+the function's extra, as `make build` ships it) and boto3 (the runtime's), not in the development environment,
+whose extra packages (rich, for one) some libraries pick up when present."""
 
 from __future__ import annotations
 
@@ -8,16 +12,19 @@ import statistics
 import subprocess
 import sys
 import time
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+# case -> (the function's extra, code); `pass` and `boto3` run in the HTTP function's environment.
 CASES = {
-    "pass": "pass",
-    "boto3": "import boto3",
-    "http": "import handlers.http_api",
-    "mcp": "import handlers.mcp_server",
+    "pass": ("http", "pass"),
+    "boto3": ("http", "import boto3"),
+    "http": ("http", "import handlers.http_api"),
+    "mcp": ("mcp", "import handlers.mcp_server"),
 }
+UV = ("python3", "-m", "uv")
 # Modules that should not load at a handler's import (performance anchors, section 6): reported, not judged.
 DENY = ("fastapi.openapi.models", "aws_xray_sdk", "s3transfer", "mcp_types._v20")
 
@@ -36,16 +43,35 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _run(code: str, env: dict[str, str]) -> float:
+def runtime_python(extra: str) -> Path:
+    """The interpreter of .bench/runtime-<extra>, (re)installed when the locked package set changed."""
+    venv = ROOT / ".bench" / f"runtime-{extra}"
+    python = venv / "bin" / "python"
+    export = [*UV, "export", "--frozen", "--no-dev", "--no-emit-project", "--no-header", "--no-annotate", "--no-hashes"]
+    exported = subprocess.run(  # noqa: S603
+        [*export, "--quiet", "--extra", extra], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
+    wanted = f"{exported}boto3=={version('boto3')}\n"
+    requirements = venv / "requirements.txt"
+    if not python.exists() or not requirements.exists() or requirements.read_text() != wanted:
+        subprocess.run([*UV, "venv", "--quiet", "--clear", "--python", sys.executable, str(venv)], check=True)  # noqa: S603
+        requirements.write_text(wanted)
+        subprocess.run(  # noqa: S603
+            [*UV, "pip", "install", "--quiet", "--python", str(python), "--requirement", str(requirements)], check=True
+        )
+    return python
+
+
+def _run(python: Path, code: str, env: dict[str, str]) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=ROOT)  # noqa: S603
+    subprocess.run([python, "-c", code], env=env, check=True, cwd=ROOT)  # noqa: S603
     return (time.perf_counter() - start) * 1000
 
 
-def _modules(code: str, env: dict[str, str]) -> dict[str, Any]:
+def _modules(python: Path, code: str, env: dict[str, str]) -> dict[str, Any]:
     probe = f"{code}\nimport sys\nprint(len(sys.modules))\nprint(' '.join(sys.modules))"
     out = subprocess.run(  # noqa: S603
-        [sys.executable, "-c", probe], env=env, check=True, cwd=ROOT, capture_output=True, text=True
+        [python, "-c", probe], env=env, check=True, cwd=ROOT, capture_output=True, text=True
     ).stdout.splitlines()
     names = out[1].split() if len(out) > 1 else []
     loaded = sorted({deny for deny in DENY for name in names if name.startswith(deny)})
@@ -54,22 +80,29 @@ def _modules(code: str, env: dict[str, str]) -> dict[str, Any]:
 
 def measure(rounds: int) -> dict[str, Any]:
     env = _env()
-    for code in CASES.values():  # once untimed, so every case runs from written bytecode
-        _run(code, env)
-    samples: dict[str, list[float]] = {case: [] for case in CASES}
+    pythons = {extra: runtime_python(extra) for extra, _ in CASES.values()}
+    cases = {case: (pythons[extra], code) for case, (extra, code) in CASES.items()}
+    for python, code in cases.values():  # once untimed, so every case runs from written bytecode
+        _run(python, code, env)
+    samples: dict[str, list[float]] = {case: [] for case in cases}
     for round_no in range(rounds):
-        order = list(CASES.items())
+        order = list(cases.items())
         if round_no % 2:
             order.reverse()
-        for case, code in order:
-            samples[case].append(_run(code, env))
+        for case, (python, code) in order:
+            samples[case].append(_run(python, code, env))
     base = statistics.median(samples["pass"])
     net = {case: statistics.median(values) - base for case, values in samples.items() if case != "pass"}
-    result: dict[str, Any] = {"rounds": rounds, "python": sys.version.split()[0], "pass_ms": base}
+    result: dict[str, Any] = {
+        "rounds": rounds,
+        "python": sys.version.split()[0],
+        "pass_ms": base,
+        "environments": "each function's locked package set + boto3 " + version("boto3"),
+    }
     for case in ("boto3", "http", "mcp"):
         result[case] = {
             "net_ms": net[case],
             "ratio_to_boto3": net[case] / net["boto3"],
-            **_modules(CASES[case], env),
+            **_modules(*cases[case], env),
         }
     return result

@@ -178,7 +178,7 @@ def render(result: dict[str, Any]) -> str:
     if cold:
         out.append(
             f"\n== Cold start: fresh interpreter, median of {cold['rounds']} interleaved rounds, net of "
-            f"`python -c pass` ({cold['pass_ms']:.0f} ms)"
+            f"`python -c pass` ({cold['pass_ms']:.0f} ms); in {cold.get('environments', 'the dev environment')}"
         )
         rows = [
             [
