@@ -8,11 +8,13 @@ import os
 import re
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -101,6 +103,45 @@ def wait_until_healthy(base: str, process: subprocess.Popen[bytes], log_path: Pa
         if process.poll() is not None or time.monotonic() > deadline:
             pytest.fail(f"agent-memory serve did not start: {log_path.read_text(errors='replace')[-3000:]}")
         time.sleep(0.2)
+
+
+SERVE_ROOT = Path(__file__).resolve().parents[1]
+
+
+def serve_env() -> dict[str, str]:
+    """The environment a `serve` or `keys` subprocess runs in: ours, with src/ importable and no store settings."""
+    env = {key: value for key, value in os.environ.items() if key not in ("AWS_ENDPOINT_URL_DYNAMODB", "TABLE_NAME")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SERVE_ROOT / "src"), env.get("PYTHONPATH")]))
+    return env
+
+
+@contextmanager
+def serving(log_dir: Path, *options: str) -> Iterator[tuple[str, str]]:
+    """`agent-memory serve` on a free loopback port with `options` while the block runs: its base URL and the key
+    it printed on creating the empty table's first key."""
+    port = free_port()
+    log_path = log_dir / "serve.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "handlers.cli", "serve", "--port", str(port), *options],
+            cwd=SERVE_ROOT,
+            env=serve_env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_until_healthy(base, process, log_path)
+            printed = PRINTED_KEY.findall(log_path.read_text(errors="replace"))
+            assert len(printed) == 1, log_path.read_text(errors="replace")
+            yield base, printed[0]
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 def missing_test_peer(what: str, reason: str, install: str) -> NoReturn:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PRINTED_KEY, free_port, wait_until_healthy
+from tests.conftest import serve_env, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMATHESIS = Path(sys.executable).parent / "st"
@@ -59,51 +59,23 @@ class Served:
     bob: str  # a key of namespace "bob"
 
 
-def _serve_env() -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if key not in ("AWS_ENDPOINT_URL_DYNAMODB", "TABLE_NAME")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
-    return env
-
-
 @pytest.fixture(scope="module")
 def served(dynamodb_local_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """`agent-memory serve` on a free loopback port over a fresh table in DynamoDB Local, the key it printed on
     creating the table's first key, and a second key made with `keys create` for another namespace."""
-    port, table = free_port(), f"fuzz-{uuid.uuid4().hex[:12]}"
-    store = ["--endpoint-url", dynamodb_local_endpoint, "--table", table]
-    env = _serve_env()
-    log_path = tmp_path_factory.mktemp("serve") / "serve.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "handlers.cli", "serve", "--port", str(port), *store],
+    store = ["--endpoint-url", dynamodb_local_endpoint, "--table", f"fuzz-{uuid.uuid4().hex[:12]}"]
+    with serving(tmp_path_factory.mktemp("serve"), *store) as (base, alice):
+        created = subprocess.run(
+            [sys.executable, "-m", "handlers.cli", "keys", "create", "--namespace", "bob", "--json", *store],
             cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
+            env=serve_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
         )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            wait_until_healthy(base, process, log_path)
-            printed = PRINTED_KEY.findall(log_path.read_text(errors="replace"))
-            assert len(printed) == 1, log_path.read_text(errors="replace")
-            created = subprocess.run(
-                [sys.executable, "-m", "handlers.cli", "keys", "create", "--namespace", "bob", "--json", *store],
-                cwd=ROOT,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
-            )
-            assert created.returncode == 0, created.stdout + created.stderr
-            yield Served(base, printed[0], json.loads(created.stdout)["key"])
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        assert created.returncode == 0, created.stdout + created.stderr
+        yield Served(base, alice, json.loads(created.stdout)["key"])
 
 
 def _write_config(directory: Path, served: Served) -> Path:

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from tests.conftest import PRINTED_KEY, free_port, missing_test_peer, wait_until_healthy
+from tests.conftest import free_port, missing_test_peer, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 INSPECTOR_DIR = ROOT / "tests" / "mcp_inspector"
@@ -48,31 +47,8 @@ def inspector() -> Path:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """`agent-memory serve` on free loopback ports with its embedded engine, for this module, and the key it
     printed on creating the empty table's first key."""
-    port, ddb_port = free_port(), free_port()
-    env = {key: value for key, value in os.environ.items() if key not in ("AWS_ENDPOINT_URL_DYNAMODB", "TABLE_NAME")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
-    log_path = tmp_path_factory.mktemp("serve") / "serve.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "handlers.cli", "serve", "--port", str(port), "--ddb-port", str(ddb_port)],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            wait_until_healthy(base, process, log_path)
-            printed = PRINTED_KEY.findall(log_path.read_text(errors="replace"))
-            assert len(printed) == 1, log_path.read_text(errors="replace")
-            yield Served(f"{base}/mcp", printed[0])
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    with serving(tmp_path_factory.mktemp("serve"), "--ddb-port", str(free_port())) as (base, key):
+        yield Served(f"{base}/mcp", key)
 
 
 def run_inspector(inspector: Path, served: Served, home: Path, *arguments: str) -> Any:
