@@ -142,14 +142,15 @@ def conflict_at(action: int, actions: int = 3) -> dict[str, Any]:
     return {"CancellationReasons": [{"Code": "TransactionConflict" if i == action else "None"} for i in range(actions)]}
 
 
-class CollidingTransactions:
-    """A client whose first `times` transactions are cancelled by a conflicting one before they reach the store
+class CancelledTransactions:
+    """A client whose first `times` transactions are cancelled with `reasons(actions)` before they reach the store
     (a wrapper, not a botocore hook: moto would apply a request a hook answered)."""
 
-    def __init__(self, client: Any, times: int) -> None:
+    def __init__(self, client: Any, times: int, reasons: Any = lambda actions: conflict_at(1, actions)) -> None:
         self._client = client
         self.left = times
         self.attempts = 0
+        self._reasons = reasons
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
@@ -159,13 +160,24 @@ class CollidingTransactions:
         if self.left > 0:
             self.left -= 1
             error = {"Error": {"Code": "TransactionCanceledException", "Message": "injected"}}
-            raise ClientError({**error, **conflict_at(1, len(kwargs["TransactItems"]))}, "TransactWriteItems")  # type: ignore[arg-type]
+            reasons = self._reasons(len(kwargs["TransactItems"]))
+            raise ClientError({**error, **reasons}, "TransactWriteItems")  # type: ignore[arg-type]
         return self._client.transact_write_items(**kwargs)
 
 
+def failed_at(action: int) -> Any:
+    return lambda actions: {
+        "CancellationReasons": [{"Code": "ConditionalCheckFailed" if i == action else "None"} for i in range(actions)]
+    }
+
+
+def over(client: Any, moto_engine: Engine) -> DynamoDBMemoryRepository:
+    return DynamoDBMemoryRepository(client, moto_engine.new_table())
+
+
 def test_a_transaction_that_collides_is_retried_and_then_lands(moto_engine: Engine) -> None:
-    client = CollidingTransactions(moto_engine.client, times=2)
-    repository = DynamoDBMemoryRepository(client, moto_engine.new_table())  # type: ignore[arg-type]
+    client = CancelledTransactions(moto_engine.client, times=2)
+    repository = over(client, moto_engine)
 
     repository.add(NAMESPACE, memory(1))
 
@@ -203,3 +215,58 @@ def test_a_transaction_cancelled_without_reasons_is_not_mistaken_for_a_collision
     with pytest.raises(StorageUnavailableError):
         repository.add(NAMESPACE, memory(1))
     assert faults.attempts == 1
+
+
+def test_a_key_found_taken_but_gone_by_the_time_it_is_read_is_a_conflict_to_retry(moto_engine: Engine) -> None:
+    # The key's record lapsed (and TTL removed it) between the failed condition and the read.
+    repository = over(CancelledTransactions(moto_engine.client, 1, failed_at(2)), moto_engine)
+    new = NewMemory.parse({"content": "x"})
+
+    with pytest.raises(WriteConflictError):
+        repository.add(NAMESPACE, memory(1), IdempotentCreate.of("k", new, "Idempotency-Key"))
+
+
+def test_a_delete_rereads_when_the_memory_changed_under_it_and_gives_up_after_the_bound(moto_engine: Engine) -> None:
+    client = CancelledTransactions(moto_engine.client, 0, failed_at(0))
+    repository = over(client, moto_engine)
+    repository.add(NAMESPACE, memory(1))
+    repository.add(NAMESPACE, memory(2))
+    client.left, client.attempts = 1, 0
+
+    assert repository.soft_delete(NAMESPACE, 1)
+    assert client.attempts == 2
+    client.left = 10
+    with pytest.raises(WriteConflictError):
+        repository.soft_delete(NAMESPACE, 2)
+    assert repository.get(NAMESPACE, 2) == memory(2)
+
+
+@pytest.mark.parametrize("operation", ["delete", "move"])
+def test_a_delete_or_move_that_keeps_colliding_on_the_totals_is_reported_unavailable(
+    moto_engine: Engine, operation: str
+) -> None:
+    client = CancelledTransactions(moto_engine.client, 0)
+    repository = over(client, moto_engine)
+    repository.add(NAMESPACE, memory(1))
+    client.left, client.attempts = 10, 0
+
+    moved = memory(1).model_copy(update={"status": "invalid", "version": 2})
+    write = (
+        (lambda: repository.soft_delete(NAMESPACE, 1))
+        if operation == "delete"
+        else (lambda: repository.update(NAMESPACE, moved, memory(1)))
+    )
+    with pytest.raises(StorageUnavailableError):
+        write()
+    assert client.attempts == TRANSACTION_ATTEMPTS
+    assert repository.get(NAMESPACE, 1) == memory(1)
+
+
+def test_a_move_between_totals_refuses_a_stale_version(moto_engine: Engine) -> None:
+    repository = over(moto_engine.client, moto_engine)
+    repository.add(NAMESPACE, memory(1).model_copy(update={"version": 3}))
+    stale = memory(1).model_copy(update={"version": 2})
+
+    moved = memory(1).model_copy(update={"memory_type": "event", "version": 3})
+    assert repository.update(NAMESPACE, moved, stale) is None
+    assert repository.get(NAMESPACE, 1) == memory(1).model_copy(update={"version": 3})
