@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from core.contract import Page, RetrievalQuery
 from core.errors import FieldError, InvalidInputError, MemoryNotFoundError, VersionMismatchError, WriteConflictError
-from core.model import Clock, IdempotentCreate, Memory, MemoryChanges, NewMemory, format_timestamp, utc_now
+from core.model import (
+    IDEMPOTENCY_WINDOW_HOURS,
+    Clock,
+    IdempotentCreate,
+    Memory,
+    MemoryChanges,
+    NewMemory,
+    format_timestamp,
+    utc_now,
+)
 from core.repository import IdempotencyKeyTakenError, MemoryRepository, PriorCreate
 
 # A PATCH without a precondition re-reads and re-applies when a concurrent writer got in first; this bounds it.
@@ -87,7 +96,10 @@ def _replayed(prior: PriorCreate, new: NewMemory, idempotency: IdempotentCreate 
     may have gaps, never repeats)."""
     if idempotency is None or prior.fingerprint != idempotency.fingerprint:
         field = idempotency.field if idempotency else "idempotency_key"
-        message = "was already used within 24 hours for a create with a different body; use a new key"
+        message = (
+            f"was already used within {IDEMPOTENCY_WINDOW_HOURS} hours for a create with a different body; "
+            "use a new key"
+        )
         raise InvalidInputError([FieldError(field, message)])
     return _created(prior.memory_id, new, prior.created_at)
 

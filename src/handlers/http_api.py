@@ -19,7 +19,15 @@ from starlette.types import Scope as AsgiScope
 from core.access import Principal, Scope
 from core.contract import Page, RetrievalQuery
 from core.errors import DomainError, FieldError, InvalidInputError
-from core.model import IDEMPOTENCY_KEY_MAX_CHARS, IdempotentCreate, Memory, MemoryChanges, NewMemory, parse_memory_id
+from core.model import (
+    IDEMPOTENCY_KEY_MAX_CHARS,
+    IDEMPOTENCY_WINDOW_HOURS,
+    IdempotentCreate,
+    Memory,
+    MemoryChanges,
+    NewMemory,
+    parse_memory_id,
+)
 from core.service import MemoryService
 from handlers import bootstrap
 from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator, authorize, presented_credentials
@@ -203,9 +211,10 @@ def create_app(
             Header(
                 alias="Idempotency-Key",
                 description="A unique string (e.g. a UUID) naming this create, 1 to "
-                f"{IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters. Within 24 hours, a retry with the same key "
-                "and body returns the first response's record with 201 and creates nothing; the same key with another "
-                "body is a 422; while an identical request is still in flight, a 409 with Retry-After.",
+                f"{IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters. Within {IDEMPOTENCY_WINDOW_HOURS} hours, a "
+                "retry with the same key and body returns the first response's record with 201 and creates nothing; "
+                "the same key with another body is a 422; while an identical request is still in flight, a 409 with "
+                "Retry-After.",
             ),
         ] = None,
     ) -> Memory:

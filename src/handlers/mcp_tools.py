@@ -29,6 +29,7 @@ from core.errors import (
 from core.model import (
     CONTENT_MAX_CHARS,
     IDEMPOTENCY_KEY_MAX_CHARS,
+    IDEMPOTENCY_WINDOW_HOURS,
     STANDARD_TAGS,
     TAG_MAX_CHARS,
     TAGS_MAX,
@@ -218,8 +219,9 @@ IdempotencyKeyArg = Annotated[
     _documented(Annotated[str, Field(min_length=1, max_length=IDEMPOTENCY_KEY_MAX_CHARS)] | None),
     Field(
         description="A unique string (e.g. a UUID) naming this create, so retrying it is safe: the same key with "
-        "the same arguments within 24 hours returns the memory the first call created and creates nothing; the "
-        "same key with other arguments is an error. Recommended whenever a call may be retried."
+        f"the same arguments within {IDEMPOTENCY_WINDOW_HOURS} hours returns the memory the first call created "
+        "and creates nothing; the same key with other arguments is an error. Recommended whenever a call may be "
+        "retried."
     ),
 ]
 
