@@ -28,7 +28,7 @@ LAMBDA_EXTRA_McpFunction := mcp
 LAMBDA_PYTHON_VERSION := 3.13
 LAMBDA_PLATFORM := aarch64-manylinux_2_34
 
-.PHONY: help install sam serve test check lint typecheck layers cfn-lint bench build build-HttpFunction build-McpFunction deploy clean
+.PHONY: help install sam browser serve test check lint typecheck layers cfn-lint bench build build-HttpFunction build-McpFunction deploy clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -55,10 +55,18 @@ $(SAM_VENV)/.installed-$(SAM_VERSION):
 
 sam: $(SAM_VENV)/.installed-$(SAM_VERSION) ## install the AWS SAM CLI into .tools/sam
 
+# Debian's Chromium for tests/browser (Playwright drives it; Playwright's own browser download cannot run here). It
+# needs root or sudo; without either, the browser tests skip locally and fail in CI.
+browser: ## install Chromium for the browser tests (apt-get, as root or with sudo)
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then sudo=; elif command -v sudo >/dev/null 2>&1; then sudo=sudo; else \
+			echo "make browser: no chromium, and neither root nor sudo to run: apt-get install -y chromium" >&2; exit 0; fi; \
+		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq chromium >/dev/null; }
+
 serve: $(BIN)/.synced ## run the service locally (HTTP on :8787, embedded DynamoDB on :8788); ARGS="--port 9000" to change
 	$(BIN)/agent-memory serve $(ARGS)
 
-test: install sam ## run every test suite (unit on moto, integration on Amazon DynamoDB Local)
+test: install sam browser ## run every test suite (unit on moto, integration on Amazon DynamoDB Local)
 	$(BIN)/pytest $(ARGS)
 
 # No AWS: DynamoDB Local (Java) plus in-process timings; writes .bench/<timestamp>.json and .bench/latest.json.

@@ -1,6 +1,7 @@
 """The MCP door's transport: the guarded, stateless Streamable HTTP app serving the tools, and the Lambda
 `handler` for a function URL (payload 2.0), JSON-only."""
 
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any, Final
@@ -12,10 +13,10 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import Headers
-from starlette.responses import PlainTextResponse, Response
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Send
+from starlette.types import ASGIApp, Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from core.errors import (
@@ -26,25 +27,42 @@ from handlers import bootstrap
 from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator, presented_credentials
 from handlers.lambda_asgi import invoke
 from handlers.mcp_tools import PRINCIPAL_SCOPE_KEY, create_server
-from handlers.problem import domain_problem
+from handlers.problem import domain_problem, problem_response
 
 logger = Logger()
 
 MCP_PATH: Final = "/mcp"
 # The HTTP door's body bound; the largest tool call (a full-size create) is far below it.
 MAX_REQUEST_BYTES: Final = 128 * 1024
+# The methods /mcp serves: POST carries every message; OPTIONS answers CORS preflights (and plain OPTIONS).
+ALLOWED_METHODS: Final = "POST, OPTIONS"
+# What a browser page may send cross-origin, and read back: the transport's headers in both protocol eras.
+CORS_ALLOW_HEADERS: Final = (
+    "authorization, content-type, mcp-protocol-version, mcp-session-id, last-event-id, mcp-method, mcp-name"
+)
+CORS_EXPOSE_HEADERS: Final = "mcp-session-id, www-authenticate"
+CORS_MAX_AGE_SECONDS: Final = 600
+# A page served by this very server, reached by a loopback name, is same-origin. Any other name could be an
+# attacker's domain rebound to this address (DNS rebinding), so only an allow-listed origin gets in there.
+_LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 
 
 class MCPEndpoint:
     """The SDK's Streamable HTTP app (stateless, JSON responses) behind a guard for what the SDK leaves open.
 
-    - GET, HEAD and DELETE on /mcp get 405 with `Allow: POST`: a stateless GET would open an event stream that
-      never ends, billing a Lambda function until its timeout; there is no session to DELETE.
-    - A present Origin outside `allowed_origins` gets 403, as the MCP spec requires. The SDK's own Host/Origin
-      check stays off: it admits only localhost hosts by default (a function URL host would get 421), and this
-      Origin check is what stops DNS rebinding, since a browser always sends Origin on a cross-origin POST.
+    - A present Origin that is neither in `allowed_origins` nor this server's own loopback origin gets 403, as the
+      MCP spec requires. The SDK's own Host/Origin check stays off: it admits only localhost hosts by default (a
+      function URL host would get 421), and this Origin check is what stops DNS rebinding, since a browser always
+      sends Origin on a cross-origin POST.
+    - An admitted Origin gets CORS: a preflight is answered 204 without a key, and every response (errors included)
+      carries `Access-Control-Allow-Origin`, so a browser page can read it.
+    - Any other path (`/mcp/` too) is a 404 problem, locally and on Lambda alike. On /mcp, OPTIONS is 204 with
+      `Allow: POST, OPTIONS`, and every other method but POST is 405 with that same `Allow`: a stateless GET would
+      open an event stream that never ends, billing a Lambda function until its timeout, and there is no session
+      to DELETE.
     - A request without a valid API key gets 401 (problem+json, `WWW-Authenticate: Bearer`) before any tool runs;
       the verified principal travels to the tools in the request's ASGI scope (`PRINCIPAL_SCOPE_KEY`).
+    - A client that goes away before its body is complete is logged at INFO and left unanswered.
 
     `session_manager` is the manager of this very app: building another app repoints the server's attribute.
     """
@@ -67,30 +85,93 @@ class MCPEndpoint:
         self._authenticate = authenticate
 
     async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            refusal = self._refusal(scope)
-            if refusal is not None:
-                await refusal(scope, receive, send)
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        if origin is not None:
+            if not self._admits(origin, scope, headers):
+                detail = f"the Origin {origin!r} may not call {MCP_PATH}: it is not in MCP_ALLOWED_ORIGINS"
+                await problem_response(403, "http-error", "Forbidden", detail)(scope, receive, send)
                 return
-            authorization = presented_credentials(Headers(scope=scope))
-            try:
-                # A key lookup is a blocking DynamoDB call: keep it off the event loop.
-                principal = await run_in_threadpool(self._authenticate, authorization)
-            except (AuthenticationError, StorageUnavailableError) as exc:
-                await domain_problem(exc)(scope, receive, send)
-                return
-            scope = {**scope, PRINCIPAL_SCOPE_KEY: principal}
-        await self._app(scope, receive, send)
+            send = _with_cors(send, origin)
+        refusal = _refusal(scope, headers, origin)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        try:
+            # A key lookup is a blocking DynamoDB call: keep it off the event loop.
+            principal = await run_in_threadpool(self._authenticate, presented_credentials(headers))
+        except (AuthenticationError, StorageUnavailableError) as exc:
+            await domain_problem(exc)(scope, receive, send)
+            return
+        body = await _whole_body(receive)
+        if body is None:
+            logger.info("client disconnected before its request body was complete; nothing was done")
+            return
+        await self._app({**scope, PRINCIPAL_SCOPE_KEY: principal}, body, send)
 
-    def _refusal(self, scope: AsgiScope) -> Response | None:
-        if scope["path"].rstrip("/") == MCP_PATH and scope["method"] in ("GET", "HEAD", "DELETE"):
-            return PlainTextResponse(
-                "Method Not Allowed: this stateless server answers POST only", 405, headers={"Allow": "POST"}
-            )
-        origin = Headers(scope=scope).get("origin")
-        if origin is not None and origin not in self.allowed_origins:
-            return PlainTextResponse("Forbidden: Origin not allowed", 403)
-        return None
+    def _admits(self, origin: str, scope: AsgiScope, headers: Headers) -> bool:
+        if origin in self.allowed_origins:
+            return True
+        host = headers.get("host", "").lower()
+        hostname = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        return hostname in _LOOPBACK_HOSTS and origin.lower() == f"{scope['scheme']}://{host}"
+
+
+def _refusal(scope: AsgiScope, headers: Headers, origin: str | None) -> Response | None:
+    """The answer to anything but a POST to /mcp, or None for a POST to /mcp."""
+    if scope["path"] != MCP_PATH:
+        detail = f"no route {scope['path']!r}: the MCP endpoint is {MCP_PATH} (no trailing slash)"
+        return problem_response(404, "http-error", "Not found", detail)
+    if scope["method"] == "OPTIONS":
+        preflight = {"Allow": ALLOWED_METHODS}
+        if origin is not None and "access-control-request-method" in headers:
+            preflight |= {
+                "Access-Control-Allow-Methods": "POST",
+                "Access-Control-Allow-Headers": CORS_ALLOW_HEADERS,
+                "Access-Control-Max-Age": str(CORS_MAX_AGE_SECONDS),
+            }
+        return Response(status_code=204, headers=preflight)
+    if scope["method"] != "POST":
+        detail = f"{MCP_PATH} is stateless and answers POST only: no event stream (GET), no session to end (DELETE)"
+        return problem_response(405, "http-error", "Method not allowed", detail, headers={"Allow": ALLOWED_METHODS})
+    return None
+
+
+def _with_cors(send: Send, origin: str) -> Send:
+    """`send` adding the CORS response headers for an admitted `origin` to whatever response goes out."""
+
+    async def send_with_cors(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = MutableHeaders(scope=message)
+            headers["Access-Control-Allow-Origin"] = origin
+            headers["Access-Control-Expose-Headers"] = CORS_EXPOSE_HEADERS
+            headers.add_vary_header("Origin")
+        await send(message)
+
+    return send_with_cors
+
+
+async def _whole_body(receive: Receive) -> Receive | None:
+    """A `receive` replaying the request body read to its end (or just past the size bound, which the SDK then
+    refuses with 413), or None when the client disconnected first."""
+    messages: deque[Message] = deque()
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        messages.append(message)
+        size += len(message.get("body", b""))
+        if not message.get("more_body", False) or size > MAX_REQUEST_BYTES:
+            break
+
+    async def replay() -> Message:
+        return messages.popleft() if messages else await receive()
+
+    return replay
 
 
 def create_mcp_asgi_app(
@@ -108,11 +189,12 @@ def with_mcp_endpoint(app: ASGIApp, endpoint: MCPEndpoint) -> Starlette:
         async with endpoint.session_manager.run():
             yield
 
-    combined = Starlette(routes=[Route(MCP_PATH, endpoint)], lifespan=lifespan)
+    # `/mcp/` goes to the endpoint too, so it gets the same 404 locally as on Lambda.
+    combined = Starlette(routes=[Route(MCP_PATH, endpoint), Route(f"{MCP_PATH}/", endpoint)], lifespan=lifespan)
     # Every other request goes to `app`, whatever its path. A Mount("/") would not: its `.*` stops at a newline, so
     # a path holding an encoded one (`/memories/1%0A2`) got Starlette's plain-text 404 instead of the API's problem.
     combined.router.default = app
-    combined.router.redirect_slashes = False  # `/mcp/` is the API's 404, as before, not a redirect to `/mcp`
+    combined.router.redirect_slashes = False  # a path with a stray slash is a 404, never a redirect
     return combined
 
 

@@ -303,6 +303,23 @@ def verified_principal(ctx: Context | None) -> Principal | None:
     return principal if isinstance(principal, Principal) else None
 
 
+# The SDK registers prompt and resource handlers on every MCPServer, and advertises a capability for each one
+# registered. This server has neither: unregistered, they are not advertised, and calling one is -32601.
+_UNSERVED_METHODS: Final = (
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+)
+
+
+def _serve_tools_only(server: MCPServer) -> None:
+    handlers = server._lowlevel_server._request_handlers  # the SDK has no public way to drop them
+    for method in _UNSERVED_METHODS:
+        handlers.pop(method, None)
+
+
 def create_server(
     provide_service: Callable[[], MemoryService] = bootstrap.default_service,
     authenticate: Authenticator = DEFAULT_AUTHENTICATOR,
@@ -317,6 +334,7 @@ def create_server(
     server: MCPServer = MCPServer(
         "agent-memory", instructions=INSTRUCTIONS, version=VERSION, subscriptions=False, log_level="WARNING"
     )
+    _serve_tools_only(server)
 
     def caller(ctx: Context | None, scope: Scope) -> Principal:
         principal = verified_principal(ctx)

@@ -229,6 +229,15 @@ def test_mcp_function_url_auth_is_none_or_aws_iam_and_defaults_to_none(template:
     assert url["InvokeMode"] == "BUFFERED"
 
 
+def test_the_mcp_function_url_leaves_cors_to_the_function(template: dict[str, Any]):
+    # The function answers CORS for McpAllowedOrigins; a URL Cors block would add a second Access-Control-Allow-Origin.
+    url = template["Resources"]["McpFunction"]["Properties"]["FunctionUrlConfig"]
+    assert "Cors" not in url
+    assert template["Resources"]["McpFunction"]["Properties"]["Environment"]["Variables"]["MCP_ALLOWED_ORIGINS"] == (
+        "McpAllowedOrigins"
+    )
+
+
 def test_a_public_mcp_url_is_granted_both_public_invoke_permissions_only_when_auth_is_none(
     template: dict[str, Any],
 ):

@@ -54,6 +54,8 @@ EXPECTED_STATUS: dict[str, int] = {
     "mcp_tools_call_modern.json": 200,
     "mcp_get.json": 405,
     "mcp_delete.json": 405,
+    "mcp_options.json": 204,
+    "mcp_tools_list_trailing_slash.json": 404,
     "mcp_tools_list_foreign_origin.json": 403,
     "mcp_tools_list_unauthenticated.json": 401,
 }
@@ -107,7 +109,48 @@ def test_a_get_is_answered_at_once_with_405_allowing_post(handler: Handler, lamb
     response = lambda_worker.invoke(handler, load_event("mcp_get.json"))
 
     assert response["statusCode"] == 405
-    assert header(response, "allow") == "POST"
+    assert header(response, "allow") == "POST, OPTIONS"
+    assert header(response, "content-type") == "application/problem+json"
+    assert response_json(response)["status"] == 405
+
+
+def test_a_trailing_slash_is_a_404_problem_not_a_redirect(handler: Handler, lambda_worker: LambdaWorker) -> None:
+    response = lambda_worker.invoke(handler, load_event("mcp_tools_list_trailing_slash.json"))
+
+    assert response["statusCode"] == 404
+    assert header(response, "location") is None
+    assert header(response, "content-type") == "application/problem+json"
+    assert "/mcp" in response_json(response)["detail"]
+
+
+def test_a_browser_from_an_allowed_origin_gets_its_preflight_and_one_allow_origin_on_each_response(
+    lambda_worker: LambdaWorker, moto_service: MemoryService, event_key: Authenticator
+) -> None:
+    origin = "https://app.example"
+    handler = create_handler(
+        create_server(provide_service=lambda: moto_service, authenticate=event_key), [origin], event_key
+    )
+    preflight = load_event("mcp_options.json")
+    preflight["headers"] |= {
+        "origin": origin,
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization,content-type,mcp-protocol-version",
+    }
+    listing = load_event("mcp_tools_list.json")
+    listing["headers"]["origin"] = origin
+    keyless = copy.deepcopy(listing)
+    del keyless["headers"]["authorization"]
+
+    answered = lambda_worker.invoke(handler, preflight)
+    listed = lambda_worker.invoke(handler, listing)
+    refused = lambda_worker.invoke(handler, keyless)
+
+    assert (answered["statusCode"], listed["statusCode"], refused["statusCode"]) == (204, 200, 401)
+    assert "authorization" in (header(answered, "access-control-allow-headers") or "")
+    for response in (answered, listed, refused):
+        assert header(response, "access-control-allow-origin") == origin
+        assert not response.get("multiValueHeaders")
+    assert header(refused, "access-control-expose-headers") == "mcp-session-id, www-authenticate"
 
 
 def test_a_foreign_origin_is_refused_even_with_a_valid_request(

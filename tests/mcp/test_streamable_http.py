@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -11,6 +12,8 @@ from fastapi.testclient import TestClient
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp.types import METHOD_NOT_FOUND
 
 from core.service import MemoryService
 from handlers.auth import open_access
@@ -64,6 +67,28 @@ async def test_the_sdk_client_lists_and_calls_tools_over_streamable_http(server:
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_only_tools_are_advertised_and_an_unknown_prompt_is_method_not_found_without_an_error_log(
+    server: MCPServer, mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    async with (
+        serving(create_mcp_asgi_app(server, authenticate=OPEN)) as http,
+        Client(streamable_http_client("http://testserver/mcp", http_client=http), mode=mode) as client,
+    ):
+        capabilities = client.server_capabilities
+        with pytest.raises(MCPError) as prompt:
+            await client.get_prompt("nope")
+        with pytest.raises(MCPError) as resource:
+            await client.read_resource("memory://1")
+
+    assert capabilities is not None
+    assert capabilities.tools is not None
+    assert (capabilities.prompts, capabilities.resources) == (None, None)
+    assert (prompt.value.error.code, resource.value.error.code) == (METHOD_NOT_FOUND, METHOD_NOT_FOUND)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_each_request_stands_alone_without_a_session_id(server: MCPServer, mode: str) -> None:
     responses: list[httpx2.Response] = []
 
@@ -89,7 +114,8 @@ async def test_get_head_and_delete_on_mcp_get_405_allowing_post_instead_of_an_en
         response = await http.request(method, "/mcp", headers={"accept": "text/event-stream"})
 
     assert response.status_code == 405
-    assert response.headers["allow"] == "POST"
+    assert response.headers["allow"] == "POST, OPTIONS"
+    assert response.headers["content-type"] == "application/problem+json"
 
 
 async def test_a_foreign_origin_gets_403(server: MCPServer) -> None:
