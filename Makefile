@@ -66,8 +66,10 @@ browser: ## install Chromium for the browser tests (apt-get, as root or with sud
 serve: $(BIN)/.synced ## run the service locally (HTTP on :8787, embedded DynamoDB on :8788); ARGS="--port 9000" to change
 	$(BIN)/agent-memory serve $(ARGS)
 
-test: install sam browser ## run every test suite (unit on moto, integration on Amazon DynamoDB Local)
-	$(BIN)/pytest $(ARGS)
+# One pytest worker per core (pytest-xdist); each worker runs its own DynamoDB Local. The slowest tests are listed
+# at the end so a slow one cannot creep in unseen.
+test: install sam browser ## run every test suite (unit on moto, integration on Amazon DynamoDB Local) on every core
+	$(BIN)/pytest --numprocesses=auto --durations=15 $(ARGS)
 
 # No AWS: DynamoDB Local (Java) plus in-process timings; writes .bench/<timestamp>.json and .bench/latest.json.
 bench: install ## cold start, warm overhead, DynamoDB calls/units/latency, cost, sizes; ARGS="--quick --strict --build"
