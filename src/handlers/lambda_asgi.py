@@ -70,7 +70,9 @@ def invoke(app: ASGI, event: dict[str, Any], context: Any, lifespan: Literal["on
     if misreading is not None:
         # The reason names fields and types only: the event itself (which carries the caller's key) is never logged.
         logger.error(f"cannot interpret the Lambda event: {misreading}")
-        detail = f"the function cannot interpret this Lambda event ({misreading}); it serves HTTP requests (payload 2.0)"
+        detail = (
+            f"the function cannot interpret this Lambda event ({misreading}); it serves HTTP requests (payload 2.0)"
+        )
         return _problem(500, UNINTERPRETABLE_EVENT, "The Lambda event cannot be interpreted", detail)
     if not (_is_text(event.get("rawPath", "")) and _is_text(event["requestContext"]["http"]["path"])):
         detail = "no route for a path that is not text (it holds a lone surrogate)"
