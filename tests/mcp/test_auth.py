@@ -300,3 +300,37 @@ async def test_a_sigv4_signed_call_presents_its_key_in_the_agent_memory_header(
 
     assert refused.status_code == 401
     assert listed.status_code == 200
+
+
+async def test_two_authorization_headers_are_401_before_any_tool_runs(
+    http: httpx2.AsyncClient, moto_keys: KeyService, moto_service: MemoryService
+) -> None:
+    _, token = moto_keys.create("alice", ["write"])
+    headers = [*JSON_HEADERS.items(), ("authorization", f"Bearer {token}"), ("authorization", f"Bearer {token}")]
+
+    response = await http.post(
+        "/mcp", json=rpc("tools/call", {"name": "delete_memory", "arguments": {"id": 1}}), headers=headers
+    )
+
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == CHALLENGE
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.json()["detail"].startswith("send one `authorization` header, not several")
+    assert alice_contents(moto_service) == ["The user keeps bees"]
+
+
+async def test_an_authorization_merely_starting_like_sigv4_is_401_even_with_the_agent_memory_header(
+    http: httpx2.AsyncClient, moto_keys: KeyService
+) -> None:
+    _, token = moto_keys.create("alice", ["read"])
+    headers = {
+        **JSON_HEADERS,
+        "authorization": "AWS4-HMAC-SHA256garbage",
+        "x-agent-memory-authorization": f"Bearer {token}",
+    }
+
+    response = await http.post("/mcp", json=rpc("tools/list"), headers=headers)
+
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == CHALLENGE
+    assert "Bearer scheme" in response.json()["detail"]

@@ -22,6 +22,7 @@ from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table
 from core.service import MemoryService
 from handlers import bootstrap, mcp_server
 from handlers.auth import Authenticator, key_authenticator
+from handlers.lambda_asgi import UNINTERPRETABLE_EVENT
 from handlers.local import table_definition
 from handlers.mcp_server import create_handler
 from handlers.mcp_tools import create_server
@@ -300,3 +301,124 @@ def test_the_module_handler_refuses_a_request_without_a_key(lambda_worker: Lambd
 
     assert response["statusCode"] == 401
     assert header(response, "www-authenticate") == 'Bearer realm="agent-memory"'
+
+
+# --- events no function URL would send: every one answered, none raises ---
+
+PROBLEM_JSON = "application/problem+json"
+
+
+def test_a_preflight_answers_204_with_no_body_and_no_content_type(
+    handler: Handler, lambda_worker: LambdaWorker
+) -> None:
+    response = lambda_worker.invoke(handler, load_event("mcp_options.json"))
+
+    assert response["statusCode"] == 204
+    assert response["headers"] == {"allow": "POST, OPTIONS"}
+    assert response_body(response) == b""
+
+
+def test_a_body_marked_base64_that_is_not_base64_is_a_400_problem_and_runs_no_tool(
+    handler: Handler, lambda_worker: LambdaWorker, moto_service: MemoryService
+) -> None:
+    event = load_event("mcp_tools_call_create_base64.json")
+    event["body"] = event["body"][:-1]
+
+    response = lambda_worker.invoke(handler, event)
+
+    assert response["statusCode"] == 400
+    assert response["headers"] == {"content-type": PROBLEM_JSON}
+    assert response_json(response) == {
+        "type": "urn:agent-memory:problem:bad-request-body",
+        "title": "Body is not readable",
+        "status": 400,
+        "detail": "the body is marked `isBase64Encoded` but is not base64",
+    }
+    assert moto_service.search("default", RetrievalQuery.parse({})).total == 0
+
+
+def _drop_source_ip(event: Event) -> None:
+    del event["requestContext"]["http"]["sourceIp"]
+
+
+def _drop_version(event: Event) -> None:
+    del event["version"]
+
+
+def _list_header(event: Event) -> None:
+    event["headers"]["accept"] = ["application/json"]
+
+
+@pytest.mark.parametrize("mutate", [_drop_source_ip, _drop_version, _list_header], ids=lambda f: f.__name__[1:])
+def test_an_event_the_function_cannot_interpret_is_a_500_uninterpretable_event_problem(
+    handler: Handler, lambda_worker: LambdaWorker, mutate: Callable[[Event], None]
+) -> None:
+    event = load_event("mcp_tools_list.json")
+    mutate(event)
+
+    response = lambda_worker.invoke(handler, event)
+
+    assert response["statusCode"] == 500
+    assert response["headers"] == {"content-type": PROBLEM_JSON}
+    problem = response_json(response)
+    assert (problem["type"], problem["status"]) == (UNINTERPRETABLE_EVENT, 500)
+    assert "payload 2.0" in problem["detail"]
+
+
+def test_a_raw_path_holding_a_lone_surrogate_is_a_404_problem(handler: Handler, lambda_worker: LambdaWorker) -> None:
+    event = load_event("mcp_tools_list.json")
+    event["rawPath"] = event["requestContext"]["http"]["path"] = "/mcp/\ud800"
+
+    response = lambda_worker.invoke(handler, event)
+
+    assert response["statusCode"] == 404
+    assert response["headers"] == {"content-type": PROBLEM_JSON}
+    assert response_json(response)["type"] == "urn:agent-memory:problem:http-error"
+
+
+# --- the key presented once, in the header its scheme says ---
+
+SIGV4 = (
+    "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20261202/us-east-1/lambda/aws4_request, SignedHeaders=host, Signature=0"
+)
+
+
+@pytest.mark.parametrize(
+    ("headers", "detail"),
+    [
+        ({"authorization": f"Bearer {EVENT_API_KEY},Bearer {EVENT_API_KEY}"}, "header, not several"),
+        (
+            {"authorization": f"{SIGV4},{SIGV4}", "x-agent-memory-authorization": f"Bearer {EVENT_API_KEY}"},
+            "header, not several",
+        ),
+        (
+            {"authorization": "AWS4-HMAC-SHA256garbage", "x-agent-memory-authorization": f"Bearer {EVENT_API_KEY}"},
+            "Bearer scheme",
+        ),
+    ],
+    ids=["a key twice", "two signatures", "a sigv4 lookalike"],
+)
+def test_two_keys_joined_in_one_header_or_a_sigv4_lookalike_is_401_before_any_tool_runs(
+    handler: Handler, lambda_worker: LambdaWorker, headers: dict[str, str], detail: str
+) -> None:
+    event = load_event("mcp_tools_list.json")
+    event["headers"] |= headers
+
+    response = lambda_worker.invoke(handler, event)
+
+    assert response["statusCode"] == 401
+    assert header(response, "www-authenticate") == 'Bearer realm="agent-memory"'
+    assert header(response, "content-type") == PROBLEM_JSON
+    assert detail in response_json(response)["detail"]
+
+
+def test_a_signed_call_with_its_key_in_the_agent_memory_header_is_served(
+    handler: Handler, lambda_worker: LambdaWorker
+) -> None:
+    event = load_event("mcp_tools_list.json")
+    event["headers"] |= {"authorization": SIGV4, "x-agent-memory-authorization": f"Bearer {EVENT_API_KEY}"}
+
+    response = lambda_worker.invoke(handler, event)
+
+    assert response["statusCode"] == 200
+    assert "create_memory" in {tool["name"] for tool in response_json(response)["result"]["tools"]}

@@ -322,3 +322,62 @@ def test_the_agent_memory_header_is_ignored_when_authorization_is_a_bearer_key(
     headers = {**bearer("am_0123456789ab_" + "a" * 43), "x-agent-memory-authorization": f"Bearer {token}"}
 
     assert_problem(door.get("/memories/1", headers=headers), 401, "unauthenticated")
+
+
+# --- one key, in the header its scheme says ---
+
+
+@pytest.mark.parametrize("second", ["the same key", "another key"])
+def test_two_authorization_headers_are_401_even_when_the_first_holds_a_valid_key(
+    door: TestClient, moto_keys: KeyService, second: str
+) -> None:
+    _, token = moto_keys.create("alice", ["read"])
+    other = token if second == "the same key" else moto_keys.create("alice", ["read"])[1]
+
+    response = door.get(
+        "/memories/1", headers=[("authorization", f"Bearer {token}"), ("authorization", f"Bearer {other}")]
+    )
+
+    problem = assert_problem(response, 401, "unauthenticated")
+    assert response.headers["www-authenticate"] == CHALLENGE
+    assert problem["detail"].startswith("send one `authorization` header, not several")
+
+
+def test_two_agent_memory_headers_under_a_signature_are_401(door: TestClient, moto_keys: KeyService) -> None:
+    _, token = moto_keys.create("alice", ["read"])
+    headers = [
+        ("authorization", SIGV4),
+        ("x-agent-memory-authorization", f"Bearer {token}"),
+        ("x-agent-memory-authorization", f"Bearer {token}"),
+    ]
+
+    response = door.get("/memories/1", headers=headers)
+
+    problem = assert_problem(response, 401, "unauthenticated")
+    assert problem["detail"].startswith("send one `x-agent-memory-authorization` header, not several")
+
+
+@pytest.mark.parametrize("authorization", ["AWS4-HMAC-SHA256garbage", "AWS4-HMAC-SHA256", "AWS4-HMAC-SHA256X x=y"])
+def test_an_authorization_merely_starting_like_sigv4_does_not_hand_over_to_the_agent_memory_header(
+    door: TestClient, moto_keys: KeyService, authorization: str
+) -> None:
+    _, token = moto_keys.create("alice", ["read"])
+
+    response = door.get(
+        "/memories/1", headers={"authorization": authorization, "x-agent-memory-authorization": f"Bearer {token}"}
+    )
+
+    problem = assert_problem(response, 401, "unauthenticated")
+    assert response.headers["www-authenticate"] == CHALLENGE
+    assert "Bearer scheme" in problem["detail"]
+
+
+def test_the_sigv4_scheme_token_is_case_insensitive(door: TestClient, moto_keys: KeyService) -> None:
+    _, token = moto_keys.create("alice", ["read"])
+
+    response = door.get(
+        "/memories/1", headers={"authorization": SIGV4.lower(), "x-agent-memory-authorization": f"Bearer {token}"}
+    )
+
+    assert response.status_code == 200, response.text
+    assert response.json()["content"] == "The user keeps bees"

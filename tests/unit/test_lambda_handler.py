@@ -18,8 +18,9 @@ from moto import mock_aws
 
 from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
 from handlers import bootstrap, http_api
+from handlers.lambda_asgi import UNINTERPRETABLE_EVENT
 from handlers.local import table_definition
-from tests.conftest import store_event_key
+from tests.conftest import EVENT_API_KEY, store_event_key
 
 REGION = "us-east-1"
 TABLE = "agent-memory-lambda-test"
@@ -200,10 +201,11 @@ def test_patch_with_a_stale_etag_answers_412_with_the_current_etag(seeded: dict[
     assert body_of(response)["type"] == "urn:agent-memory:problem:version-mismatch"
 
 
-def test_delete_answers_204_with_an_empty_body(seeded: dict[str, Any]) -> None:
+def test_delete_answers_204_with_an_empty_body_and_no_content_type(seeded: dict[str, Any]) -> None:
     response = invoke(load_event("http_delete"))
     assert response["statusCode"] == 204
     assert response["body"] == ""
+    assert response["headers"] == {}
     assert invoke(load_event("http_get"))["statusCode"] == 404
 
 
@@ -297,3 +299,163 @@ def test_healthz_needs_no_key(lambda_env: None) -> None:
     assert "authorization" not in event["headers"]
 
     assert invoke(event)["statusCode"] == 200
+
+
+# --- events no API Gateway would send: every one answered, none raises ---
+
+
+def logged_records(capsys: pytest.CaptureFixture[str]) -> tuple[str, list[dict[str, Any]]]:
+    out = capsys.readouterr().out
+    return out, [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+@pytest.mark.parametrize(
+    "body", ["not base64!", "eyJ", "\u00e9t\u00e9"], ids=["bad characters", "bad padding", "not ascii"]
+)
+def test_a_body_marked_base64_that_is_not_base64_is_a_400_problem_and_stores_nothing(
+    body: str, lambda_env: None
+) -> None:
+    event = load_event("http_create_base64")
+    event["body"] = body
+
+    response = invoke(event)
+
+    assert response["statusCode"] == 400
+    assert response["headers"] == {"content-type": PROBLEM_JSON}
+    assert body_of(response) == {
+        "type": "urn:agent-memory:problem:bad-request-body",
+        "title": "Body is not readable",
+        "status": 400,
+        "detail": "the body is marked `isBase64Encoded` but is not base64",
+    }
+    assert body_of(invoke(load_event("http_search")))["total"] == 0
+
+
+def test_a_body_holding_a_lone_surrogate_is_a_400_problem(lambda_env: None) -> None:
+    event = load_event("http_create")
+    event["body"] = '{"content": "\ud800"}'
+
+    response = invoke(event)
+
+    assert response["statusCode"] == 400
+    assert response["headers"] == {"content-type": PROBLEM_JSON}
+    assert body_of(response)["detail"] == "the body is not text: it holds a lone surrogate"
+
+
+def _drop_source_ip(event: dict[str, Any]) -> None:
+    del event["requestContext"]["http"]["sourceIp"]
+
+
+def _drop_version(event: dict[str, Any]) -> None:
+    del event["version"]
+
+
+def _number_header(event: dict[str, Any]) -> None:
+    event["headers"]["accept"] = 7
+
+
+def _payload_1(event: dict[str, Any]) -> None:
+    event["version"] = "1.0"
+
+
+UNINTERPRETABLE = {
+    "no sourceIp": (_drop_source_ip, "`requestContext.http.sourceIp` is missing or not a string"),
+    "no version": (_drop_version, '`version` is not "2.0"'),
+    "a header that is a number": (_number_header, "`headers` holds a value that is not a string"),
+    "payload format 1.0": (_payload_1, '`version` is not "2.0"'),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNINTERPRETABLE))
+def test_an_event_the_function_cannot_interpret_is_a_logged_500_problem_that_never_logs_the_key(
+    case: str, lambda_env: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(http_api.logger.registered_handler, "stream", sys.stdout)
+    mutate, reason = UNINTERPRETABLE[case]
+    event = load_event("http_get")
+    mutate(event)
+
+    response = invoke(event)
+
+    assert response["statusCode"] == 500
+    assert response["headers"] == {"content-type": PROBLEM_JSON}
+    problem = body_of(response)
+    assert (problem["type"], problem["status"]) == (UNINTERPRETABLE_EVENT, 500)
+    assert reason in problem["detail"]
+    out, records = logged_records(capsys)
+    assert [(r["level"], r["message"]) for r in records] == [("ERROR", f"cannot interpret the Lambda event: {reason}")]
+    assert records[0]["correlation_id"] == event["requestContext"]["requestId"]
+    assert EVENT_API_KEY.rsplit("_", 1)[1] not in out
+
+
+@pytest.mark.parametrize("field", ["rawPath", "path"])
+def test_a_path_holding_a_lone_surrogate_is_a_404_problem(field: str, lambda_env: None) -> None:
+    event = load_event("http_get")
+    if field == "rawPath":
+        event["rawPath"] = "/memories/\ud800"
+    else:
+        event["requestContext"]["http"]["path"] = "/memories/\ud800"
+
+    response = invoke(event)
+
+    assert response["statusCode"] == 404
+    assert response["headers"] == {"content-type": PROBLEM_JSON}
+    problem = body_of(response)
+    assert (problem["type"], problem["status"]) == ("urn:agent-memory:problem:http-error", 404)
+    assert "lone surrogate" in problem["detail"]
+
+
+# --- the key presented once, in the header its scheme says ---
+
+SIGV4 = (
+    "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20261202/us-east-1/lambda/aws4_request, SignedHeaders=host, Signature=0"
+)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"authorization": f"Bearer {EVENT_API_KEY},Bearer {EVENT_API_KEY}"},
+        {"authorization": f"Bearer {EVENT_API_KEY}, Bearer am_0123456789ab_{'a' * 43}"},
+        {"authorization": f"{SIGV4},{SIGV4}", "x-agent-memory-authorization": f"Bearer {EVENT_API_KEY}"},
+        {"authorization": SIGV4, "x-agent-memory-authorization": f"Bearer {EVENT_API_KEY},Bearer {EVENT_API_KEY}"},
+    ],
+    ids=["the same key twice", "two keys", "two signatures", "the signed key header twice"],
+)
+def test_a_key_header_api_gateway_joined_from_two_is_401(headers: dict[str, str], seeded: dict[str, Any]) -> None:
+    event = load_event("http_get")
+    event["headers"] |= headers
+
+    response = invoke(event)
+
+    assert response["statusCode"] == 401
+    assert response["headers"]["www-authenticate"] == 'Bearer realm="agent-memory"'
+    problem = body_of(response)
+    assert problem["type"] == "urn:agent-memory:problem:unauthenticated"
+    assert "header, not several" in problem["detail"]
+
+
+def test_a_sigv4_authorization_with_its_commas_still_hands_over_to_the_signed_key_header(
+    seeded: dict[str, Any],
+) -> None:
+    event = load_event("http_get")
+    event["headers"] |= {"authorization": SIGV4.lower(), "x-agent-memory-authorization": f"Bearer {EVENT_API_KEY}"}
+
+    response = invoke(event)
+
+    assert response["statusCode"] == 200, response
+    assert body_of(response)["id"] == 1
+
+
+@pytest.mark.parametrize("authorization", ["AWS4-HMAC-SHA256garbage", "AWS4-HMAC-SHA256", "AWS4-HMAC-SHA2560 x=y"])
+def test_an_authorization_merely_starting_like_sigv4_is_not_taken_as_sigv4(
+    authorization: str, seeded: dict[str, Any]
+) -> None:
+    event = load_event("http_get")
+    event["headers"] |= {"authorization": authorization, "x-agent-memory-authorization": f"Bearer {EVENT_API_KEY}"}
+
+    response = invoke(event)
+
+    assert response["statusCode"] == 401
+    assert response["headers"]["www-authenticate"] == 'Bearer realm="agent-memory"'
+    assert "Bearer scheme" in body_of(response)["detail"]
