@@ -523,3 +523,52 @@ def test_service_calls_in_one_namespace_never_reach_another(service: MemoryServi
         service.delete(NS, 2)
     page = service.search(NS, RetrievalQuery.parse({}))
     assert [m.content for m in page.items] == [mine.content]
+
+
+# --- offsets past the matches ------------------------------------------------------------------------------
+
+
+def queries_made(engine: Engine) -> list[dict[str, Any]]:
+    """Every Query the engine's client sends from now on, as its parameters."""
+    sent: list[dict[str, Any]] = []
+    engine.client.meta.events.register("provide-client-params.dynamodb.Query", lambda params, **_: sent.append(params))
+    return sent
+
+
+@pytest.mark.parametrize("sort", SORTS)
+@pytest.mark.parametrize("offset", [3, 2**31, 2**32 + 7, 2**63 - 1])
+def test_an_unfiltered_offset_at_or_past_the_total_is_an_empty_page_that_reads_no_item(
+    engine: Engine, service: MemoryService, sort: str, offset: int
+) -> None:
+    for i in range(3):
+        service.create(NS, NewMemory.parse({"content": f"m{i}"}))
+    sent = queries_made(engine)
+
+    page = service.search(NS, RetrievalQuery.parse({"sort": sort, "offset": offset, "limit": 100}))
+
+    assert (page.items, page.total, page.offset, page.has_more) == ([], 3, offset, False)
+    assert sent == []
+
+
+@pytest.mark.parametrize("filters", [{"q": "m"}, {"tag": "t"}, {"q": "m", "tag": "t", "sort": "updated_at"}])
+def test_a_filtered_offset_past_the_matches_is_an_empty_page_with_the_true_total(
+    service: MemoryService, filters: dict[str, str]
+) -> None:
+    for i in range(3):
+        service.create(NS, NewMemory.parse({"content": f"m{i}", "tags": ["t"]}))
+
+    page = service.search(NS, RetrievalQuery.parse({**filters, "offset": 2**63 - 1}))
+
+    assert (page.items, page.total, page.has_more) == ([], 3, False)
+
+
+def test_a_deep_unfiltered_offset_asks_no_page_larger_than_the_matches(engine: Engine, service: MemoryService) -> None:
+    for i in range(5):
+        service.create(NS, NewMemory.parse({"content": f"m{i}"}))
+    sent = queries_made(engine)
+
+    page = service.search(NS, RetrievalQuery.parse({"offset": 3, "limit": 100}))
+
+    assert ([m.id for m in page.items], page.total, page.has_more) == ([4, 5], 5, False)
+    assert sent
+    assert all(query["Limit"] <= 5 + 5 // 4 + 2 for query in sent)

@@ -86,6 +86,9 @@ SEARCHES: list[dict[str, Any]] = [
     {"limit": 500},
     {"limit": "3", "offset": "1"},
     {"offset": 40},
+    {"offset": 2**31},
+    {"offset": 2**63 - 1, "sort": "updated_at"},
+    {"offset": 2**32, "q": "the", "tag": "travel"},
     {"memory_type": "event", "q": "the", "tag": "travel"},
     {"query": "lisbon", "page": 2},
 ]
@@ -124,6 +127,8 @@ BAD_SEARCHES: list[tuple[dict[str, Any], list[str]]] = [
     ({"limit": -5}, ["limit"]),
     ({"limit": "ten"}, ["limit"]),
     ({"offset": -1}, ["offset"]),
+    ({"offset": 2**63}, ["offset"]),
+    ({"offset": "9" * 30}, ["offset"]),
     ({"sort": "x"}, ["sort"]),
     ({"sort": "newest"}, ["sort"]),
     ({"status": "gone"}, ["status"]),

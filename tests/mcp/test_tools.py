@@ -167,6 +167,25 @@ async def test_prime_returns_the_twenty_most_recently_changed_active_memories(
     assert {item["status"] for item in page["items"]} == {"active"}
 
 
+@pytest.mark.parametrize("offset", [2**31, 2**63 - 1])
+async def test_a_prime_past_every_match_is_an_empty_page_with_the_true_total(
+    server: MCPServer, moto_service: MemoryService, offset: int
+) -> None:
+    seed(moto_service, "The user lives in Lisbon", "The user drinks tea")
+
+    result = await call_tool(server, "prime_memory_context", {"offset": offset})
+
+    assert not result.is_error, tool_text(result)
+    assert result.structured_content == {"items": [], "total": 2, "limit": 20, "offset": offset, "has_more": False}
+
+
+async def test_a_prime_offset_beyond_a_signed_64_bit_integer_is_a_tool_error_naming_offset(server: MCPServer) -> None:
+    result = await call_tool(server, "prime_memory_context", {"offset": 2**63})
+
+    assert result.is_error
+    assert "offset: must be at most 9223372036854775807" in tool_text(result)
+
+
 async def test_priming_again_returns_the_same_pack_because_stamping_does_not_reorder_it(
     server: MCPServer, moto_service: MemoryService
 ) -> None:

@@ -245,6 +245,8 @@ def _call(operation: Callable[..., Any], **kwargs: Any) -> Any:
 
 
 # One pool per process (threads start on first use), shared by every repository: stamps are I/O-bound calls.
+# Rows asked of one Query page: far more than 1 MB holds, far below DynamoDB's 32-bit bound on Limit.
+_MAX_QUERY_LIMIT: Final = 10_000
 _STAMPERS: Final = ThreadPoolExecutor(max_workers=STAMP_CONCURRENCY, thread_name_prefix="stamp")
 
 _VISIBLE = "attribute_exists(pk) AND #status <> :deleted"
@@ -491,10 +493,17 @@ class DynamoDBMemoryRepository:
         request = self._listing(namespace, query)
         wanted = query.offset + query.limit
         if query.q is None and query.tag is None:
-            # The exact total comes from the namespace's counts, read while the page is.
-            total = _STAMPERS.submit(self._total, namespace, query.status, query.memory_type)
-            rows = self._first_matches(request, wanted)
-            count = total.result()
+            # The exact total comes from the namespace's counts. On a first page it is read while the page is; past
+            # it, first, so that an offset at or past the total reads no item and no window outgrows the matches.
+            if query.offset == 0:
+                total = _STAMPERS.submit(self._total, namespace, query.status, query.memory_type)
+                rows = self._first_matches(request, wanted)
+                count = total.result()
+            else:
+                count = self._total(namespace, query.status, query.memory_type)
+                if query.offset >= count:
+                    return Found(items=[], total=count)
+                rows = self._first_matches(request, min(wanted, count))
         else:
             rows, count = self._all_matches(request, wanted)
         return Found(items=[_from_item(row) for row in rows[query.offset : wanted]], total=count)
@@ -544,7 +553,8 @@ class DynamoDBMemoryRepository:
             # Limit counts items read before the filter; a little slack for filtered-out rows (deleted ones, say)
             # saves a second round trip, each of which costs at least half a read unit.
             missing = wanted - len(rows)
-            response = _call(self._client.query, **request, Limit=missing + missing // 4 + 2)
+            # A page holds at most 1 MB anyway; the cap keeps Limit within DynamoDB's 32-bit bound.
+            response = _call(self._client.query, **request, Limit=min(missing + missing // 4 + 2, _MAX_QUERY_LIMIT))
             rows.extend(response.get("Items", []))
             if "LastEvaluatedKey" not in response:
                 break
