@@ -38,14 +38,21 @@ from handlers.problem import DOMAIN_STATUS, PROBLEM_JSON, Problem, domain_proble
 logger = Logger()
 
 MAX_BODY_BYTES: Final = 128 * 1024
-_STRONG_ETAG = re.compile(r'"(\d{1,10})"')
+# RFC 9110 If-Match: `*` or a comma-separated list of entity tags, each `"..."` or weak `W/"..."`; a list may hold
+# empty elements (RFC 9110 5.6.1.2). The one parser is parse_if_match; handlers.openapi_doc documents the same syntax.
+_ENTITY_TAG = re.compile(r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')
+_IF_MATCH_LIST = re.compile(
+    rf"(?:,[ \t]*)*{_ENTITY_TAG.pattern}(?:[ \t]*,(?:[ \t]*,)*[ \t]*{_ENTITY_TAG.pattern})*(?:[ \t]*,)*"
+)
+# The only tags that can match: a version in quotes, spelled as the ETag spells it (strong comparison).
+_VERSION_TAG = re.compile(r'"([1-9][0-9]{0,9})"')
 
 
 class HttpProblemError(Exception):
     """A failure that exists only at the HTTP door (unreadable or oversized bodies)."""
 
-    def __init__(self, status: int, title: str, detail: str) -> None:
-        self.status, self.title, self.detail = status, title, detail
+    def __init__(self, status: int, title: str, detail: str, slug: str = "bad-request-body") -> None:
+        self.status, self.title, self.detail, self.slug = status, title, detail, slug
         super().__init__(detail)
 
 
@@ -106,12 +113,27 @@ def _reject_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
-def parse_if_match(header: str | None) -> int | None:
-    """The version an `If-Match` names; None for no precondition or `*`. Weak or malformed tags match nothing."""
-    if header is None or header.strip() == "*":
+def parse_if_match(header: str | None) -> frozenset[int] | None:
+    """The versions an `If-Match` admits (RFC 9110 13.1.1): None for no precondition or `*` (any existing record),
+    else the versions its strong tags name; any one of them matches. A weak tag never matches (If-Match compares
+    strongly), nor does a tag that names no version, so a list of only such tags admits nothing (a 412). A value
+    that is not `*` or a list of entity tags is refused with a 412 whose detail names the syntax."""
+    if header is None:
         return None
-    match = _STRONG_ETAG.fullmatch(header.strip())
-    return int(match.group(1)) if match else 0
+    value = header.strip(" \t")
+    if value == "*":
+        return None
+    if not _IF_MATCH_LIST.fullmatch(value):
+        raise HttpProblemError(
+            412,
+            "If-Match is malformed",
+            f"If-Match must be * or a comma-separated list of entity tags, each in double quotes (the ETag of a "
+            f'read, e.g. "3", or "2", "3"), not {value[:40]!r}',
+            slug="malformed-if-match",
+        )
+    return frozenset(
+        int(version.group(1)) for tag in _ENTITY_TAG.finditer(value) if (version := _VERSION_TAG.fullmatch(tag.group()))
+    )
 
 
 def _with_etag(memory: Memory, response: Response) -> Memory:
@@ -167,7 +189,7 @@ def create_app(
 
     @app.exception_handler(HttpProblemError)
     async def _http_problem(request: Request, exc: HttpProblemError) -> JSONResponse:
-        return problem_response(exc.status, "bad-request-body", exc.title, exc.detail)
+        return problem_response(exc.status, exc.slug, exc.title, exc.detail)
 
     @app.exception_handler(RequestValidationError)
     async def _request_validation(request: Request, exc: RequestValidationError) -> JSONResponse:

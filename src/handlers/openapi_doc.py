@@ -13,7 +13,7 @@ import copy
 from typing import Any, Final
 
 from core.contract import Q_MAX_CHARS
-from core.model import CONTENT_MAX_CHARS, ID_DIGITS, IDEMPOTENCY_KEY_MAX_CHARS, TAG_MAX_CHARS, TAGS_MAX
+from core.model import CONTENT_MAX_CHARS, IDEMPOTENCY_KEY_MAX_CHARS, TAG_MAX_CHARS, TAGS_MAX
 
 
 def _escape(code_point: int) -> str:
@@ -64,8 +64,13 @@ CONTENT_TOO_LONG_PATTERN: Final = f"[^{WHITESPACE}][\\s\\S]{{{CONTENT_MAX_CHARS 
 # tag alphabet (to `k`).
 _TAG_FIRST: Final = "A-Za-z0-9\\u212A"
 TAG_PATTERN: Final = f"^[{WHITESPACE}]*[{_TAG_FIRST}][{_TAG_FIRST}_.:\\-]{{0,{TAG_MAX_CHARS - 1}}}[{WHITESPACE}]*$"
-# RFC 9110 If-Match as the service reads it: `*` or one strong ETag (the version in quotes).
-IF_MATCH_PATTERN: Final = f'^[{WHITESPACE}]*(?:\\*|"[0-9]{{1,{ID_DIGITS}}}")[{WHITESPACE}]*$'
+# RFC 9110 If-Match as the service reads it: `*`, or a comma-separated list of entity tags (`"3"`, weak `W/"3"`),
+# empty list elements allowed; only a strong tag naming the current version matches. Visible ASCII inside the quotes
+# (the RFC's obs-text, bytes 0x80-0xFF, is read too but not offered to clients).
+_ENTITY_TAG: Final = '(?:W/)?"[!#-~]*"'
+IF_MATCH_PATTERN: Final = (
+    f"^[ \\t]*(?:\\*|(?:,[ \\t]*)*{_ENTITY_TAG}(?:[ \\t]*,(?:[ \\t]*,)*[ \\t]*{_ENTITY_TAG})*(?:[ \\t]*,)*)[ \\t]*$"
+)
 # An Idempotency-Key as IdempotentCreate accepts it: 1 to 255 visible ASCII characters.
 IDEMPOTENCY_KEY_PATTERN: Final = f"^[!-~]{{1,{IDEMPOTENCY_KEY_MAX_CHARS}}}$"
 
