@@ -161,6 +161,11 @@ def create_app(
         version="0.1.0",
         description="Memory for AI agents: store facts, preferences, identity and events; find them predictably.",
         responses=_COMMON_RESPONSES,
+        # Only the document: Swagger UI and ReDoc load their assets from a public CDN (blank offline), and serving
+        # them locally would not fit the HTTP function's artifact budget. Any OpenAPI viewer reads /openapi.json.
+        docs_url=None,
+        redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
     )
 
     # Dependencies are coroutines, like the routes: FastAPI would run plain functions in a worker thread, a hop
@@ -201,10 +206,13 @@ def create_app(
     async def _http_exception(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         title = {404: "Not found", 405: "Method not allowed"}.get(exc.status_code, "HTTP error")
         headers = dict(exc.headers) if exc.headers else {}
+        detail = str(exc.detail)
+        if exc.status_code == 404:
+            detail = _no_route(app, request)
         if exc.status_code == 405:
             # Starlette names only the first route matching the path; a resource allows every route's methods.
             headers["Allow"] = ", ".join(_allowed_methods(app, request.scope))
-        return problem_response(exc.status_code, "http-error", title, str(exc.detail), headers=headers)
+        return problem_response(exc.status_code, "http-error", title, detail, headers=headers)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
@@ -301,6 +309,21 @@ def _allowed_methods(app: FastAPI, scope: AsgiScope) -> list[str]:
         if isinstance(route, APIRoute) and route.methods and route.path_regex.fullmatch(scope["path"]):
             methods |= route.methods
     return sorted(methods)
+
+
+def _no_route(app: FastAPI, request: Request) -> str:
+    """The 404 detail of a path no route serves, naming the routes that exist: this app's, and those of an app
+    it is served beside (`serve` puts /mcp beside it; the outermost router is the scope's `router`)."""
+    routers = [app.router, request.scope.get("router", app.router)]
+    paths = {
+        route.path
+        for router in routers
+        for route in getattr(router, "routes", [])
+        if isinstance(getattr(route, "path", None), str) and not route.path.endswith("/")
+    }
+    # A path is text the client sent, possibly with lone surrogates, which JSON cannot carry as they are.
+    path = request.scope["path"][:200].encode("utf-8", "backslashreplace").decode("utf-8")
+    return f"no route {request.method} {path}; the routes are {', '.join(sorted(paths))}"
 
 
 def _document_problem_schema(app: FastAPI) -> None:

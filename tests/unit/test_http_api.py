@@ -745,6 +745,15 @@ def test_a_status_patch_that_keeps_losing_to_concurrent_writers_is_409(clock: Fa
 # --- health ---
 
 
+@pytest.mark.parametrize("method", ["GET", "POST", "DELETE"])
+def test_an_unknown_route_is_a_404_problem_naming_the_routes_that_exist(http: TestClient, method: str) -> None:
+    response = http.request(method, "/foo/bar")
+    assert_problem(response, 404)
+    assert response.json()["detail"] == (
+        f"no route {method} /foo/bar; the routes are /healthz, /memories, /memories/{{memory_id}}, /openapi.json"
+    )
+
+
 def test_healthz_answers_200(http: TestClient) -> None:
     response = http.get("/healthz")
     assert response.status_code == 200
