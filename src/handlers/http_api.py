@@ -32,7 +32,7 @@ from core.service import MemoryService
 from handlers import bootstrap
 from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator, authorize, presented_credentials
 from handlers.lambda_asgi import invoke
-from handlers.openapi_doc import query_parameter_schema, refine_parameters, request_body_schema
+from handlers.openapi_doc import query_parameter_schema, refine_parameters, refine_responses, request_body_schema
 from handlers.problem import DOMAIN_STATUS, PROBLEM_JSON, Problem, domain_problem, problem_response
 
 logger = Logger()
@@ -266,7 +266,7 @@ def create_app(
             **_404,
             **_422,
             409: _problem_doc("Other writers kept colliding with this one; retry."),
-            412: _problem_doc("`If-Match` no longer names the current version."),
+            412: _problem_doc("`If-Match` names no current version, or is malformed (`type` tells which)."),
         },
         openapi_extra=_json_schema_body(MemoryChanges),
         summary="Change a memory's editable fields",
@@ -339,6 +339,7 @@ def _document_problem_schema(app: FastAPI) -> None:
             components.update(problem.pop("$defs", {}))
             components["Problem"] = problem
             refine_parameters(schema)
+            refine_responses(schema)
         return app.openapi_schema  # type: ignore[return-value]  # set by generate()
 
     app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to customise the schema
