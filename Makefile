@@ -28,7 +28,7 @@ LAMBDA_EXTRA_McpFunction := mcp
 LAMBDA_PYTHON_VERSION := 3.13
 LAMBDA_PLATFORM := aarch64-manylinux_2_34
 
-.PHONY: help install sam browser serve test check lint typecheck layers cfn-lint bench build build-HttpFunction build-McpFunction deploy clean
+.PHONY: help install sam browser serve keys test check lint typecheck layers cfn-lint bench build build-HttpFunction build-McpFunction deploy clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -65,6 +65,9 @@ browser: ## install Chromium for the browser tests (apt-get, as root or with sud
 
 serve: $(BIN)/.synced ## run the service locally (HTTP on :8787, embedded DynamoDB on :8788); ARGS="--port 9000" to change
 	$(BIN)/agent-memory serve $(ARGS)
+
+keys: $(BIN)/.synced ## manage API keys: ARGS="create --namespace alice", ARGS="list", ARGS="revoke <key id>"
+	$(BIN)/agent-memory keys $(ARGS)
 
 # One pytest worker per core (pytest-xdist); each worker runs its own DynamoDB Local. The slowest tests are listed
 # at the end so a slow one cannot creep in unseen.

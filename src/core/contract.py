@@ -52,7 +52,9 @@ class RetrievalQuery(InputModel):
     )
     memory_type: MemoryType | None = Field(default=None, description="Exact type filter.")
     tag: Annotated[str | None, BeforeValidator(_blank_is_absent)] = Field(
-        default=None, description="Matches one whole stored tag exactly (trimmed and lower-cased first)."
+        default=None,
+        description="Matches one whole stored tag exactly (trimmed and lower-cased first); a value no stored tag "
+        "can equal (e.g. one holding a space) matches nothing.",
     )
     q: Annotated[str | None, BeforeValidator(_blank_is_absent)] = Field(
         default=None,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Set
+
 from core.contract import Page, RetrievalQuery
 from core.errors import FieldError, InvalidInputError, MemoryNotFoundError, VersionMismatchError, WriteConflictError
 from core.model import (
@@ -46,21 +48,28 @@ class MemoryService:
         return memory
 
     def update(
-        self, namespace: str, memory_id: int, changes: MemoryChanges, expected_version: int | None = ANY_VERSION
+        self,
+        namespace: str,
+        memory_id: int,
+        changes: MemoryChanges,
+        expected_version: int | Set[int] | None = ANY_VERSION,
     ) -> Memory:
         """Apply a PATCH conditionally on the version it was computed from, so no concurrent update is lost.
 
-        With `expected_version`, a record at any other version raises VersionMismatchError, even when the
-        PATCH would change nothing. A PATCH of content or tags takes one conditional write; one that may move the
-        memory between status or type totals reads it first.
+        With `expected_version` (one version, or a set of which any one matches, an empty set matching none), a
+        record at any other version raises VersionMismatchError, even when the PATCH would change nothing. A PATCH
+        of content or tags against at most one version takes one conditional write; one that may move the memory
+        between status or type totals, or that admits several versions, reads it first.
         """
-        if changes.model_fields_set and not changes.moves_between_totals:
-            return self._repository.edit(namespace, memory_id, changes, expected_version, self._now())
+        expected = {expected_version} if isinstance(expected_version, int) else expected_version
+        if changes.model_fields_set and not changes.moves_between_totals and (expected is None or len(expected) == 1):
+            only = None if expected is None else next(iter(expected))
+            return self._repository.edit(namespace, memory_id, changes, only, self._now())
         for _ in range(UPDATE_ATTEMPTS):
             current = self._repository.get(namespace, memory_id)
             if current is None or current.status == "deleted":
                 raise MemoryNotFoundError(memory_id)
-            if expected_version is not None and current.version != expected_version:
+            if expected is not None and current.version not in expected:
                 raise VersionMismatchError(memory_id, current.version)
             updated = changes.apply_to(current, self._now())
             if updated is current:

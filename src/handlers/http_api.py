@@ -32,20 +32,27 @@ from core.service import MemoryService
 from handlers import bootstrap
 from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator, authorize, presented_credentials
 from handlers.lambda_asgi import invoke
-from handlers.openapi_doc import query_parameter_schema, refine_parameters, request_body_schema
+from handlers.openapi_doc import query_parameter_schema, refine_parameters, refine_responses, request_body_schema
 from handlers.problem import DOMAIN_STATUS, PROBLEM_JSON, Problem, domain_problem, problem_response
 
 logger = Logger()
 
 MAX_BODY_BYTES: Final = 128 * 1024
-_STRONG_ETAG = re.compile(r'"(\d{1,10})"')
+# RFC 9110 If-Match: `*` or a comma-separated list of entity tags, each `"..."` or weak `W/"..."`; a list may hold
+# empty elements (RFC 9110 5.6.1.2). The one parser is parse_if_match; handlers.openapi_doc documents the same syntax.
+_ENTITY_TAG = re.compile(r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')
+_IF_MATCH_LIST = re.compile(
+    rf"(?:,[ \t]*)*{_ENTITY_TAG.pattern}(?:[ \t]*,(?:[ \t]*,)*[ \t]*{_ENTITY_TAG.pattern})*(?:[ \t]*,)*"
+)
+# The only tags that can match: a version in quotes, spelled as the ETag spells it (strong comparison).
+_VERSION_TAG = re.compile(r'"([1-9][0-9]{0,9})"')
 
 
 class HttpProblemError(Exception):
     """A failure that exists only at the HTTP door (unreadable or oversized bodies)."""
 
-    def __init__(self, status: int, title: str, detail: str) -> None:
-        self.status, self.title, self.detail = status, title, detail
+    def __init__(self, status: int, title: str, detail: str, slug: str = "bad-request-body") -> None:
+        self.status, self.title, self.detail, self.slug = status, title, detail, slug
         super().__init__(detail)
 
 
@@ -106,12 +113,27 @@ def _reject_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
-def parse_if_match(header: str | None) -> int | None:
-    """The version an `If-Match` names; None for no precondition or `*`. Weak or malformed tags match nothing."""
-    if header is None or header.strip() == "*":
+def parse_if_match(header: str | None) -> frozenset[int] | None:
+    """The versions an `If-Match` admits (RFC 9110 13.1.1): None for no precondition or `*` (any existing record),
+    else the versions its strong tags name; any one of them matches. A weak tag never matches (If-Match compares
+    strongly), nor does a tag that names no version, so a list of only such tags admits nothing (a 412). A value
+    that is not `*` or a list of entity tags is refused with a 412 whose detail names the syntax."""
+    if header is None:
         return None
-    match = _STRONG_ETAG.fullmatch(header.strip())
-    return int(match.group(1)) if match else 0
+    value = header.strip(" \t")
+    if value == "*":
+        return None
+    if not _IF_MATCH_LIST.fullmatch(value):
+        raise HttpProblemError(
+            412,
+            "If-Match is malformed",
+            f"If-Match must be * or a comma-separated list of entity tags, each in double quotes (the ETag of a "
+            f'read, e.g. "3", or "2", "3"), not {value[:40]!r}',
+            slug="malformed-if-match",
+        )
+    return frozenset(
+        int(version.group(1)) for tag in _ENTITY_TAG.finditer(value) if (version := _VERSION_TAG.fullmatch(tag.group()))
+    )
 
 
 def _with_etag(memory: Memory, response: Response) -> Memory:
@@ -139,6 +161,11 @@ def create_app(
         version="0.1.0",
         description="Memory for AI agents: store facts, preferences, identity and events; find them predictably.",
         responses=_COMMON_RESPONSES,
+        # Only the document: Swagger UI and ReDoc load their assets from a public CDN (blank offline), and serving
+        # them locally would not fit the HTTP function's artifact budget. Any OpenAPI viewer reads /openapi.json.
+        docs_url=None,
+        redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
     )
 
     # Dependencies are coroutines, like the routes: FastAPI would run plain functions in a worker thread, a hop
@@ -167,7 +194,7 @@ def create_app(
 
     @app.exception_handler(HttpProblemError)
     async def _http_problem(request: Request, exc: HttpProblemError) -> JSONResponse:
-        return problem_response(exc.status, "bad-request-body", exc.title, exc.detail)
+        return problem_response(exc.status, exc.slug, exc.title, exc.detail)
 
     @app.exception_handler(RequestValidationError)
     async def _request_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -179,10 +206,13 @@ def create_app(
     async def _http_exception(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         title = {404: "Not found", 405: "Method not allowed"}.get(exc.status_code, "HTTP error")
         headers = dict(exc.headers) if exc.headers else {}
+        detail = str(exc.detail)
+        if exc.status_code == 404:
+            detail = _no_route(app, request)
         if exc.status_code == 405:
             # Starlette names only the first route matching the path; a resource allows every route's methods.
             headers["Allow"] = ", ".join(_allowed_methods(app, request.scope))
-        return problem_response(exc.status_code, "http-error", title, str(exc.detail), headers=headers)
+        return problem_response(exc.status_code, "http-error", title, detail, headers=headers)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
@@ -236,7 +266,7 @@ def create_app(
             **_404,
             **_422,
             409: _problem_doc("Other writers kept colliding with this one; retry."),
-            412: _problem_doc("`If-Match` no longer names the current version."),
+            412: _problem_doc("`If-Match` names no current version, or is malformed (`type` tells which)."),
         },
         openapi_extra=_json_schema_body(MemoryChanges),
         summary="Change a memory's editable fields",
@@ -281,6 +311,21 @@ def _allowed_methods(app: FastAPI, scope: AsgiScope) -> list[str]:
     return sorted(methods)
 
 
+def _no_route(app: FastAPI, request: Request) -> str:
+    """The 404 detail of a path no route serves, naming the routes that exist: this app's, and those of an app
+    it is served beside (`serve` puts /mcp beside it; the outermost router is the scope's `router`)."""
+    routers = [app.router, request.scope.get("router", app.router)]
+    paths = {
+        route.path
+        for router in routers
+        for route in getattr(router, "routes", [])
+        if isinstance(getattr(route, "path", None), str) and not route.path.endswith("/")
+    }
+    # A path is text the client sent, possibly with lone surrogates, which JSON cannot carry as they are.
+    path = request.scope["path"][:200].encode("utf-8", "backslashreplace").decode("utf-8")
+    return f"no route {request.method} {path}; the routes are {', '.join(sorted(paths))}"
+
+
 def _document_problem_schema(app: FastAPI) -> None:
     """Put the Problem schema that every error response refers to into the OpenAPI components, and state the
     parameters as the service reads them (handlers.openapi_doc)."""
@@ -294,6 +339,7 @@ def _document_problem_schema(app: FastAPI) -> None:
             components.update(problem.pop("$defs", {}))
             components["Problem"] = problem
             refine_parameters(schema)
+            refine_responses(schema)
         return app.openapi_schema  # type: ignore[return-value]  # set by generate()
 
     app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to customise the schema

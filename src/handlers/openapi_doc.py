@@ -13,7 +13,7 @@ import copy
 from typing import Any, Final
 
 from core.contract import MAX_OFFSET, Q_MAX_CHARS
-from core.model import CONTENT_MAX_CHARS, ID_DIGITS, IDEMPOTENCY_KEY_MAX_CHARS, TAG_MAX_CHARS, TAGS_MAX
+from core.model import CONTENT_MAX_CHARS, IDEMPOTENCY_KEY_MAX_CHARS, TAG_MAX_CHARS, TAGS_MAX
 
 
 def _escape(code_point: int) -> str:
@@ -64,8 +64,13 @@ CONTENT_TOO_LONG_PATTERN: Final = f"[^{WHITESPACE}][\\s\\S]{{{CONTENT_MAX_CHARS 
 # tag alphabet (to `k`).
 _TAG_FIRST: Final = "A-Za-z0-9\\u212A"
 TAG_PATTERN: Final = f"^[{WHITESPACE}]*[{_TAG_FIRST}][{_TAG_FIRST}_.:\\-]{{0,{TAG_MAX_CHARS - 1}}}[{WHITESPACE}]*$"
-# RFC 9110 If-Match as the service reads it: `*` or one strong ETag (the version in quotes).
-IF_MATCH_PATTERN: Final = f'^[{WHITESPACE}]*(?:\\*|"[0-9]{{1,{ID_DIGITS}}}")[{WHITESPACE}]*$'
+# RFC 9110 If-Match as the service reads it: `*`, or a comma-separated list of entity tags (`"3"`, weak `W/"3"`),
+# empty list elements allowed; only a strong tag naming the current version matches. Visible ASCII inside the quotes
+# (the RFC's obs-text, bytes 0x80-0xFF, is read too but not offered to clients).
+_ENTITY_TAG: Final = '(?:W/)?"[!#-~]*"'
+IF_MATCH_PATTERN: Final = (
+    f"^[ \\t]*(?:\\*|(?:,[ \\t]*)*{_ENTITY_TAG}(?:[ \\t]*,(?:[ \\t]*,)*[ \\t]*{_ENTITY_TAG})*(?:[ \\t]*,)*)[ \\t]*$"
+)
 # An Idempotency-Key as IdempotentCreate accepts it: 1 to 255 visible ASCII characters.
 IDEMPOTENCY_KEY_PATTERN: Final = f"^[!-~]{{1,{IDEMPOTENCY_KEY_MAX_CHARS}}}$"
 
@@ -120,3 +125,74 @@ def refine_parameters(openapi: dict[str, Any]) -> None:
                     parameter["schema"]["pattern"] = IF_MATCH_PATTERN
                 if parameter.get("in") == "header" and parameter["name"].lower() == "idempotency-key":
                     parameter["schema"]["pattern"] = IDEMPOTENCY_KEY_PATTERN
+
+
+# Response headers a client needs, by (path, method, status): the ETag that `If-Match` takes, the new record's
+# Location. A 412 for a malformed If-Match is answered before the record is read, so its ETag is optional.
+_ETAG: Final = {
+    "description": 'The record\'s version in quotes, e.g. "3": send it back as `If-Match`.',
+    "schema": {"type": "string", "pattern": '^"[1-9][0-9]*"$'},
+}
+_LOCATION: Final = {
+    "description": "The new record's path, `/memories/{id}`.",
+    "schema": {"type": "string", "pattern": "^/memories/[1-9][0-9]*$"},
+}
+_RETRY_AFTER: Final = {
+    "description": "Seconds to wait before retrying.",
+    "schema": {"type": "string", "pattern": "^[0-9]+$"},
+}
+_RECORD_HEADERS: Final[dict[tuple[str, str, str], dict[str, dict[str, Any]]]] = {
+    ("/memories", "post", "201"): {"ETag": {**_ETAG, "required": True}, "Location": {**_LOCATION, "required": True}},
+    ("/memories/{memory_id}", "get", "200"): {"ETag": {**_ETAG, "required": True}},
+    ("/memories/{memory_id}", "patch", "200"): {"ETag": {**_ETAG, "required": True}},
+    ("/memories/{memory_id}", "patch", "204"): {"ETag": {**_ETAG, "required": True}},
+    ("/memories/{memory_id}", "patch", "412"): {
+        "ETag": {
+            **_ETAG,
+            "description": "The current version's ETag, when `If-Match` was well-formed but named another version.",
+        }
+    },
+}
+# Statuses that always say when to retry.
+_RETRY_STATUSES: Final = ("409", "429", "503")
+# The timestamps of a record: the contract's one spelling, an RFC 3339 date-time in UTC.
+_TIMESTAMPS: Final = ("created_at", "updated_at", "last_accessed_at")
+# The operations a created record's id leads to (OpenAPI links from POST /memories' 201).
+_RECORD_LINKS: Final = {"GetMemory": "get", "UpdateMemory": "patch", "DeleteMemory": "delete"}
+
+
+def _date_time(schema: dict[str, Any]) -> None:
+    if schema.get("type") == "string":
+        schema["format"] = "date-time"
+    for alternative in schema.get("anyOf", []):
+        _date_time(alternative)
+
+
+def refine_responses(openapi: dict[str, Any]) -> None:
+    """Declare the response headers clients need (ETag, Location, Retry-After), the record's timestamps as
+    date-times, and links from a create to the created record's operations."""
+    paths = openapi.get("paths", {})
+    for path, path_item in paths.items():
+        for method, operation in path_item.items():
+            for status, response in operation.get("responses", {}).items():
+                headers = dict(_RECORD_HEADERS.get((path, method, status), {}))
+                if status in _RETRY_STATUSES:
+                    headers["Retry-After"] = {**_RETRY_AFTER, "required": True}
+                if headers:
+                    response.setdefault("headers", {}).update(copy.deepcopy(headers))
+    record = openapi.get("components", {}).get("schemas", {}).get("Memory", {})
+    for name in _TIMESTAMPS:
+        if name in record.get("properties", {}):
+            _date_time(record["properties"][name])
+    created = paths.get("/memories", {}).get("post", {}).get("responses", {}).get("201")
+    record_item = paths.get("/memories/{memory_id}", {})
+    if created is not None:
+        created["links"] = {
+            name: {
+                "operationId": record_item[method]["operationId"],
+                "parameters": {"memory_id": "$response.body#/id"},
+                "description": f"The created memory's `{method.upper()} /memories/{{memory_id}}`.",
+            }
+            for name, method in _RECORD_LINKS.items()
+            if method in record_item
+        }

@@ -1,9 +1,12 @@
 """Schemathesis fuzzes a real `agent-memory serve` on Amazon DynamoDB Local from the OpenAPI document it serves,
-with every check on: among them `ignored_auth` (ST401: each operation refuses a missing or bad key) and
-`object_level_authorization` (ST402: two keys in two namespaces, `alice` and `bob`, never see each other's
-memories). All phases run (explicit examples, coverage, fuzzing, and the stateful phase over the links it infers
-from `Location` and the response schemas) with a fixed seed and a bounded number of examples, so a run is
-reproducible and takes about a minute on two cores.
+with every check on (`--checks all`): among them the conformance of every response, whatever its status, to the
+document (`status_code_conformance`, `content_type_conformance`, `response_schema_conformance` and
+`response_headers_conformance`, which holds the server to the ETag, Location and Retry-After the document
+declares), `ignored_auth` (ST401: each operation refuses a missing or bad key) and `object_level_authorization`
+(ST402: two keys in two namespaces, `alice` and `bob`, never see each other's memories). All phases run (explicit
+examples, coverage, fuzzing, and the stateful phase over the document's links from a create to the record's
+operations and those it infers from `Location` and the response schemas) with a fixed seed and a bounded number
+of examples, so a run is reproducible and takes about a minute on two cores.
 
 Override the size for a deeper local run: SCHEMATHESIS_MAX_EXAMPLES=500 SCHEMATHESIS_SEED=7 pytest this file."""
 
@@ -42,8 +45,8 @@ peers = ["alice", "bob"]
 
 # The defaults of both checks plus 412. An `If-Match` that keeps to its documented syntax but names another
 # version than the current one is refused with 412 Precondition Failed (RFC 9110 13.1.1; CONTRACT.md, PATCH);
-# no schema can rule that out, since it depends on the memory's state, not on the request. A malformed one
-# matches nothing, so it is a 412 as well. 412 is still a rejection: nothing is changed.
+# no schema can rule that out, since it depends on the memory's state, not on the request. A malformed one is a
+# 412 as well (type malformed-if-match, naming the syntax). 412 is still a rejection: nothing is changed.
 [checks.positive_data_acceptance]
 expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "412", "429", "5xx"]
 

@@ -110,6 +110,19 @@ async def test_search_memories_and_get_memories_return_the_same_page(doors: Door
     assert page == envelope
 
 
+@pytest.mark.parametrize("tag", ["travel plans", "#travel", "trävel", "-travel", "t" * 65])
+async def test_a_tag_no_stored_tag_can_equal_is_an_empty_page_on_both_doors_not_a_422(doors: Doors, tag: str) -> None:
+    # CONTRACT.md gives the `tag` filter no syntax of its own ("matches one whole stored tag exactly"; a 422 is named
+    # only for status, memory_type, sort, limit, offset and q's length), so such a value simply matches nothing.
+    async with doors.mcp as client:
+        result = await client.call_tool("search_memories", {"tag": tag})
+    response = doors.http.get("/memories", params={"tag": tag})
+
+    empty = {"items": [], "total": 0, "limit": 10, "offset": 0, "has_more": False}
+    assert (response.status_code, response.json()) == (200, empty)
+    assert (result.is_error, result.structured_content) == (False, empty)
+
+
 async def test_a_second_page_continues_where_the_first_stopped_on_both_doors(doors: Doors) -> None:
     async with doors.mcp as client:
         pages = [

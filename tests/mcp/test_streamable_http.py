@@ -180,6 +180,20 @@ def test_one_process_serves_the_http_api_and_mcp_side_by_side(moto_service: Memo
     assert (missing.status_code, missing.headers["content-type"]) == (404, "application/problem+json")
 
 
+def test_beside_mcp_an_unknown_routes_404_names_mcp_too(moto_service: MemoryService) -> None:
+    server = create_server(provide_service=lambda: moto_service, authenticate=OPEN)
+    endpoint = create_mcp_asgi_app(server, authenticate=OPEN)
+    app = with_mcp_endpoint(create_app(provide_service=lambda: moto_service, authenticate=OPEN), endpoint)
+
+    with TestClient(app) as client:
+        response = client.get("/nowhere")
+
+    assert (response.status_code, response.headers["content-type"]) == (404, "application/problem+json")
+    assert response.json()["detail"] == (
+        "no route GET /nowhere; the routes are /healthz, /mcp, /memories, /memories/{memory_id}, /openapi.json"
+    )
+
+
 def test_beside_mcp_every_path_reaches_the_http_api_even_one_holding_a_newline(moto_service: MemoryService) -> None:
     # Found by schemathesis: a Mount("/") left `/memories/1%0A2` to Starlette's text/plain 404.
     server = create_server(provide_service=lambda: moto_service, authenticate=OPEN)

@@ -282,6 +282,52 @@ def test_a_malformed_if_match_is_412_and_changes_nothing(http: TestClient, if_ma
     assert peek(http, created["id"]) == created
 
 
+@pytest.mark.parametrize("if_match", ['"1", "2"', '"2", "1"', 'W/"1", "1"', '"7",, "1" ,', '"x,y", "1"'])
+@pytest.mark.parametrize("changes", [{"content": "new"}, {"status": "invalid"}, {}])
+def test_if_match_with_a_list_is_met_when_any_strong_tag_names_the_current_version(
+    http: TestClient, if_match: str, changes: dict[str, Any]
+) -> None:
+    created = create(http)
+    response = http.patch(f"/memories/{created['id']}", json=changes, headers={"If-Match": if_match})
+    assert response.status_code == 200, response.text
+    expected_version = 2 if changes else 1
+    assert response.json()["version"] == expected_version
+    assert response.headers["etag"] == f'"{expected_version}"'
+
+
+@pytest.mark.parametrize("if_match", ['W/"1"', 'W/"1", W/"2"', '"2", "3"', '"01"', '"abc"', '""'])
+@pytest.mark.parametrize("changes", [{"content": "new"}, {"status": "invalid"}])
+def test_if_match_whose_tags_are_weak_or_name_another_version_is_a_version_412(
+    http: TestClient, if_match: str, changes: dict[str, Any]
+) -> None:
+    created = create(http)
+    response = http.patch(f"/memories/{created['id']}", json=changes, headers={"If-Match": if_match})
+    assert_problem(response, 412)
+    assert response.json()["type"] == "urn:agent-memory:problem:version-mismatch"
+    assert "is at version 1" in response.json()["detail"]
+    assert response.headers["etag"] == '"1"'
+    assert peek(http, created["id"]) == created
+
+
+@pytest.mark.parametrize("if_match", ["1", ";x", '"1', '1"', "garbage", '"1" "2"', ",", 'w/"1"', '"1";"2"'])
+def test_a_malformed_if_match_is_a_412_naming_the_syntax_and_changes_nothing(http: TestClient, if_match: str) -> None:
+    created = create(http)
+    response = http.patch(f"/memories/{created['id']}", json={"content": "new"}, headers={"If-Match": if_match})
+    assert_problem(response, 412)
+    body = response.json()
+    assert body["type"] == "urn:agent-memory:problem:malformed-if-match"
+    assert body["title"] == "If-Match is malformed"
+    assert body["detail"].startswith("If-Match must be * or a comma-separated list of entity tags")
+    assert repr(if_match) in body["detail"]
+    assert "version 1" not in body["detail"]
+    assert "etag" not in response.headers
+    assert peek(http, created["id"]) == created
+
+
+def test_if_match_star_on_a_missing_memory_is_404(http: TestClient) -> None:
+    assert_problem(http.patch("/memories/42", json={"content": "x"}, headers={"If-Match": "*"}), 404)
+
+
 def test_a_patch_of_a_missing_memory_is_404(http: TestClient) -> None:
     assert_problem(http.patch("/memories/42", json={"content": "x"}), 404)
 
@@ -697,6 +743,15 @@ def test_a_status_patch_that_keeps_losing_to_concurrent_writers_is_409(clock: Fa
 
 
 # --- health ---
+
+
+@pytest.mark.parametrize("method", ["GET", "POST", "DELETE"])
+def test_an_unknown_route_is_a_404_problem_naming_the_routes_that_exist(http: TestClient, method: str) -> None:
+    response = http.request(method, "/foo/bar")
+    assert_problem(response, 404)
+    assert response.json()["detail"] == (
+        f"no route {method} /foo/bar; the routes are /healthz, /memories, /memories/{{memory_id}}, /openapi.json"
+    )
 
 
 def test_healthz_answers_200(http: TestClient) -> None:

@@ -8,7 +8,9 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from starlette.routing import BaseRoute
 
 from core.contract import RetrievalQuery
 from core.errors import DomainError, StorageUnavailableError
@@ -164,6 +166,26 @@ def test_authentication_comes_before_body_validation(door: TestClient) -> None:
     response = door.post("/memories", content=b"{not json", headers={"content-type": "application/json"})
 
     assert_problem(response, 401, "unauthenticated")
+
+
+def test_exactly_healthz_and_the_openapi_document_answer_without_a_key(door: TestClient) -> None:
+    app = door.app
+    assert isinstance(app, FastAPI)
+    open_routes = set()
+    for route in app.routes:
+        assert isinstance(route, BaseRoute)
+        for method in sorted(getattr(route, "methods", None) or ()):
+            path = getattr(route, "path", "").replace("{memory_id}", "1")
+            if door.request(method, path, json={"content": "x"}).status_code != 401:
+                open_routes.add(f"{method} {getattr(route, 'path', '')}")
+
+    assert open_routes == {"GET /healthz", "GET /openapi.json", "HEAD /openapi.json"}
+
+
+@pytest.mark.parametrize("path", ["/docs", "/redoc", "/docs/oauth2-redirect"])
+def test_no_interactive_docs_page_is_served(door: TestClient, path: str) -> None:
+    response = door.get(path)
+    assert_problem(response, 404, "http-error")
 
 
 def test_healthz_answers_without_a_key(door: TestClient) -> None:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from core.errors import InvalidInputError
 from core.model import CONTENT_MAX_CHARS, IdempotentCreate, NewMemory, normalize_tag
-from handlers.http_api import parse_if_match
+from handlers.http_api import HttpProblemError, parse_if_match
 from handlers.openapi_doc import (
     CONTENT_PATTERN,
     CONTENT_TOO_LONG_PATTERN,
@@ -92,14 +92,32 @@ def test_the_tag_pattern_accepts_what_the_core_accepts(tag: str) -> None:
     assert bool(re.search(TAG_PATTERN, tag)) == _tag_accepted(tag)
 
 
+def _if_match_accepted(header: str) -> bool:
+    try:
+        parse_if_match(header)
+    except HttpProblemError:
+        return False
+    return True
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(['"', "W/", "w/", ",", " ", "\t", "*", "1", "x", ";", "\\", '"3"']), max_size=8))
+@example(['"3"'])
+@example([" ", '"3"', " "])
+@example(["*"])
+@example(['"3"', ",", " ", "W/", '"4"'])
+@example([",", '"3"', ",", ","])
+def test_the_if_match_pattern_is_the_syntax_the_service_reads(parts: list[str]) -> None:
+    header = "".join(parts)
+    assert bool(re.search(IF_MATCH_PATTERN, header)) == _if_match_accepted(header)
+
+
 @pytest.mark.parametrize(
-    ("header", "documented"),
-    [('"3"', True), (' "3" ', True), ("*", True), ('"1234567890"', True), ("null", False), ('W/"3"', False)],
+    ("header", "versions"),
+    [("*", None), ('"3"', {3}), ('"1", "2"', {1, 2}), ('W/"3"', set()), ('W/"3", "4"', {4}), ('"03", "x"', set())],
 )
-def test_the_if_match_pattern_is_the_syntax_the_service_reads(header: str, documented: bool) -> None:
-    assert bool(re.search(IF_MATCH_PATTERN, header)) == documented
-    # What the document rules out matches no version: the service answers it with 412, never treats it as absent.
-    assert documented or parse_if_match(header) == 0
+def test_if_match_admits_the_versions_of_its_strong_tags(header: str, versions: set[int] | None) -> None:
+    assert parse_if_match(header) == versions
 
 
 @pytest.fixture
@@ -160,3 +178,71 @@ def test_the_idempotency_key_header_carries_its_syntax(document: dict[str, Any])
 
     assert (schema["type"], schema["pattern"]) == ("string", IDEMPOTENCY_KEY_PATTERN)
     assert "anyOf" not in schema
+
+
+def _headers(document: dict[str, Any], path: str, method: str, status: str) -> dict[str, dict[str, Any]]:
+    headers: dict[str, dict[str, Any]] = document["paths"][path][method]["responses"][status].get("headers", {})
+    return headers
+
+
+@pytest.mark.parametrize(
+    ("path", "method", "status"),
+    [("/memories", "post", "201"), ("/memories/{memory_id}", "get", "200"), ("/memories/{memory_id}", "patch", "200")],
+)
+def test_every_response_carrying_a_record_declares_its_etag(
+    document: dict[str, Any], path: str, method: str, status: str
+) -> None:
+    etag = _headers(document, path, method, status)["ETag"]
+    assert etag["required"] is True
+    assert etag["schema"] == {"type": "string", "pattern": '^"[1-9][0-9]*"$'}
+
+
+def test_a_412_declares_the_current_etag_which_a_malformed_if_match_does_not_get(document: dict[str, Any]) -> None:
+    etag = _headers(document, "/memories/{memory_id}", "patch", "412")["ETag"]
+    assert etag["schema"]["type"] == "string"
+    assert not etag.get("required", False)
+
+
+def test_a_create_declares_its_location(document: dict[str, Any]) -> None:
+    location = _headers(document, "/memories", "post", "201")["Location"]
+    assert (location["required"], location["schema"]["pattern"]) == (True, "^/memories/[1-9][0-9]*$")
+
+
+def test_every_409_429_and_503_declares_retry_after(document: dict[str, Any]) -> None:
+    declared = [
+        (path, method, status, "Retry-After" in response.get("headers", {}))
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+        for status, response in operation["responses"].items()
+        if status in ("409", "429", "503")
+    ]
+    assert len(declared) >= 12  # 429 and 503 on all five operations, 409 on POST and PATCH
+    assert all(present for *_, present in declared), declared
+
+
+def test_a_records_timestamps_are_date_times(document: dict[str, Any]) -> None:
+    properties = document["components"]["schemas"]["Memory"]["properties"]
+    assert properties["created_at"]["format"] == "date-time"
+    assert properties["updated_at"]["format"] == "date-time"
+    assert {"type": "string", "format": "date-time"} in properties["last_accessed_at"]["anyOf"]
+
+
+def test_a_create_links_to_the_created_records_get_patch_and_delete(document: dict[str, Any]) -> None:
+    links = document["paths"]["/memories"]["post"]["responses"]["201"]["links"]
+    record = document["paths"]["/memories/{memory_id}"]
+    assert {name: link["operationId"] for name, link in links.items()} == {
+        "GetMemory": record["get"]["operationId"],
+        "UpdateMemory": record["patch"]["operationId"],
+        "DeleteMemory": record["delete"]["operationId"],
+    }
+    assert all(link["parameters"] == {"memory_id": "$response.body#/id"} for link in links.values())
+
+
+def test_the_server_sends_the_headers_the_document_declares(http: TestClient) -> None:
+    created = http.post("/memories", json={"content": "x"})
+    read = http.get(created.headers["location"])
+    stale = http.patch(created.headers["location"], json={"content": "y"}, headers={"If-Match": '"9"'})
+
+    assert (created.status_code, created.headers["etag"], created.headers["location"]) == (201, '"1"', "/memories/1")
+    assert (read.status_code, read.headers["etag"]) == (200, '"1"')
+    assert (stale.status_code, stale.headers["etag"]) == (412, '"1"')
