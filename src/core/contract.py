@@ -18,6 +18,8 @@ RETRIEVAL_FIELDS = ("status", "memory_type", "tag", "q", "sort", "limit", "offse
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 100
 Q_MAX_CHARS = 256
+# The largest offset (a signed 64-bit integer): clients in typed languages can always represent it.
+MAX_OFFSET = 2**63 - 1
 
 
 _INTEGER = re.compile(r"-?[0-9]+")
@@ -63,7 +65,9 @@ class RetrievalQuery(InputModel):
     limit: Annotated[int, BeforeValidator(_integer)] = Field(
         default=DEFAULT_LIMIT, description=f"Page size, 1 or more; values over {MAX_LIMIT} are served as {MAX_LIMIT}."
     )
-    offset: Annotated[int, BeforeValidator(_integer)] = Field(default=0, description="Matches to skip, 0 or more.")
+    offset: Annotated[int, BeforeValidator(_integer)] = Field(
+        default=0, description=f"Matches to skip, 0 to {MAX_OFFSET}; past the last match the page is empty."
+    )
 
     @field_validator("tag")
     @classmethod
@@ -89,6 +93,8 @@ class RetrievalQuery(InputModel):
     def _check_offset(cls, value: int) -> int:
         if value < 0:
             raise ValueError("must be 0 or more")
+        if value > MAX_OFFSET:
+            raise ValueError(f"must be at most {MAX_OFFSET} (2^63-1)")
         return value
 
     @classmethod

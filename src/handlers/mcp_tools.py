@@ -13,7 +13,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, PlainValidator
 
 from core.access import Principal, Scope, require
-from core.contract import DEFAULT_LIMIT, MAX_LIMIT, Q_MAX_CHARS, Page, RetrievalQuery, SortKey
+from core.contract import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, Q_MAX_CHARS, Page, RetrievalQuery, SortKey
 from core.errors import (
     AuthenticationError,
     DomainError,
@@ -186,8 +186,11 @@ LimitArg = Annotated[
 ]
 OffsetArg = Annotated[
     int,
-    _documented(Annotated[int, Field(ge=0)] | None),
-    Field(description="Matches to skip, 0 or more: for the next page pass offset + limit while has_more is true."),
+    _documented(Annotated[int, Field(ge=0, le=MAX_OFFSET)] | None),
+    Field(
+        description="Matches to skip, 0 or more: for the next page pass offset + limit while has_more is true. "
+        "Past the last match the page is empty."
+    ),
 ]
 IdArg = Annotated[
     int,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-from core.contract import Q_MAX_CHARS
+from core.contract import MAX_OFFSET, Q_MAX_CHARS
 from core.model import CONTENT_MAX_CHARS, ID_DIGITS, IDEMPOTENCY_KEY_MAX_CHARS, TAG_MAX_CHARS, TAGS_MAX
 
 
@@ -72,7 +72,7 @@ IDEMPOTENCY_KEY_PATTERN: Final = f"^[!-~]{{1,{IDEMPOTENCY_KEY_MAX_CHARS}}}$"
 # Retrieval query parameters: bounds the core checks that pydantic's schema does not carry.
 _QUERY_BOUNDS: Final[dict[str, dict[str, Any]]] = {
     "limit": {"minimum": 1},
-    "offset": {"minimum": 0},
+    "offset": {"minimum": 0, "maximum": MAX_OFFSET},
     "q": {"maxLength": Q_MAX_CHARS},
 }
 

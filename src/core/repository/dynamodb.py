@@ -65,6 +65,8 @@ COUNTER_SK: Final = "COUNTER"
 STATS_SK: Final = "STATS"
 _ABSENT: Final = "attribute_not_exists(pk)"
 STAMP_CONCURRENCY: Final = 16
+# Query's Limit must fit 32 bits; DynamoDB ends a page at 1 MB anyway, so a larger one would read no more per call.
+QUERY_LIMIT_MAX: Final = 1000
 
 # Codes that mean "briefly unavailable, retry later"; botocore has already retried them within its bound.
 _UNAVAILABLE_CODES: Final = frozenset(
@@ -491,10 +493,17 @@ class DynamoDBMemoryRepository:
         request = self._listing(namespace, query)
         wanted = query.offset + query.limit
         if query.q is None and query.tag is None:
-            # The exact total comes from the namespace's counts, read while the page is.
-            total = _STAMPERS.submit(self._total, namespace, query.status, query.memory_type)
-            rows = self._first_matches(request, wanted)
-            count = total.result()
+            # The exact total comes from the namespace's counts. A first page reads it while the page is read; a
+            # later one reads it first, so a page past the end reads no row and no page reads past the end.
+            if query.offset == 0:
+                total = _STAMPERS.submit(self._total, namespace, query.status, query.memory_type)
+                rows = self._first_matches(request, wanted)
+                count = total.result()
+            else:
+                count = self._total(namespace, query.status, query.memory_type)
+                if query.offset >= count:
+                    return Found(items=[], total=count)
+                rows = self._first_matches(request, min(wanted, count))
         else:
             rows, count = self._all_matches(request, wanted)
         return Found(items=[_from_item(row) for row in rows[query.offset : wanted]], total=count)
@@ -544,7 +553,8 @@ class DynamoDBMemoryRepository:
             # Limit counts items read before the filter; a little slack for filtered-out rows (deleted ones, say)
             # saves a second round trip, each of which costs at least half a read unit.
             missing = wanted - len(rows)
-            response = _call(self._client.query, **request, Limit=missing + missing // 4 + 2)
+            limit = min(missing + missing // 4 + 2, QUERY_LIMIT_MAX)
+            response = _call(self._client.query, **request, Limit=limit)
             rows.extend(response.get("Items", []))
             if "LastEvaluatedKey" not in response:
                 break
