@@ -4,15 +4,16 @@ descriptions, and one translation of domain errors into tool errors."""
 import functools
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Final, Literal, ParamSpec, TypeVar
+from typing import Annotated, Any, Final, Literal, ParamSpec, Required, TypedDict, TypeVar
 
+import pydantic_core
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, PlainValidator
 
-from core.access import Principal, Scope, require
+from core.access import Principal, Scope, require, sees_records
 from core.contract import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, Q_MAX_CHARS, Page, RetrievalQuery, SortKey
 from core.errors import (
     AuthenticationError,
@@ -262,6 +263,27 @@ class DeletedMemory(BaseModel):
     status: Literal["deleted"] = "deleted"
 
 
+class UpdatedMemory(TypedDict, total=False):
+    """What update_memory reports: the memory as stored, or only its id and version for a key without the read
+    scope (such a key never receives a record it did not just send)."""
+
+    id: Required[int]
+    version: Required[int]
+    content: str
+    tags: list[str]
+    created_at: str
+    updated_at: str
+    last_accessed_at: str | None
+    memory_type: MemoryType
+    status: Status
+
+
+def _structured(data: Mapping[str, Any]) -> CallToolResult:
+    """A result as the SDK builds one from a returned model: the data, and the same data as indented JSON text."""
+    text = pydantic_core.to_json(data, indent=2).decode()
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=dict(data))
+
+
 _READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
@@ -460,18 +482,22 @@ def create_server(
         status: StatusChangeArg = ABSENT,
         expected_version: ExpectedVersionArg = ABSENT,
         ctx: Context | None = None,
-    ) -> Memory:
+    ) -> Annotated[CallToolResult, UpdatedMemory]:
         """Change some of a memory's content, tags, memory_type and status; fields left out stay as they are.
 
-        Returns the memory as stored. Its version goes up by one only when something actually changed; an update
-        that changes nothing returns the memory untouched, so repeating a call is harmless. To retire a wrong
-        memory, set status to invalid rather than deleting it. The old content is not kept.
+        Returns the memory as stored (with a key lacking the read scope, only its id and version). Its version goes
+        up by one only when something actually changed; an update that changes nothing returns the memory
+        untouched, so repeating a call is harmless. To retire a wrong memory, set status to invalid rather than
+        deleting it. The old content is not kept.
         """
-        namespace = caller(ctx, "write").namespace
+        principal = caller(ctx, "write")
         memory_id = parse_memory_id(id)
         given = _given(content=content, tags=tags, memory_type=memory_type, status=status)
         changes = MemoryChanges.parse({**given, **_undeclared_arguments(ctx, update_memory)})
-        return provide_service().update(namespace, memory_id, changes, _expected_version(expected_version))
+        memory = provide_service().update(principal.namespace, memory_id, changes, _expected_version(expected_version))
+        if not sees_records(principal):
+            return _structured({"id": memory.id, "version": memory.version})
+        return _structured(memory.model_dump(mode="json"))
 
     @server.tool(
         title="Delete a memory",
