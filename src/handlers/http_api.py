@@ -22,6 +22,7 @@ from core.errors import DomainError, FieldError, InvalidInputError
 from core.model import (
     IDEMPOTENCY_KEY_MAX_CHARS,
     IDEMPOTENCY_WINDOW_HOURS,
+    VERSION_DIGITS,
     IdempotentCreate,
     Memory,
     MemoryChanges,
@@ -38,7 +39,7 @@ from handlers.problem import DOMAIN_STATUS, PROBLEM_JSON, Problem, domain_proble
 logger = Logger()
 
 MAX_BODY_BYTES: Final = 128 * 1024
-_STRONG_ETAG = re.compile(r'"(\d{1,10})"')
+_STRONG_ETAG = re.compile(rf'"(\d{{1,{VERSION_DIGITS}}})"')
 
 
 class HttpProblemError(Exception):
