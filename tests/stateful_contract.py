@@ -90,15 +90,12 @@ def sort_key(sort: str, record: Record) -> Any:
 
 def not_found(tool: str, memory_id: int) -> str:
     """The MCP door's words for an unknown or deleted id: the HTTP 404's detail plus a hint."""
-    return f"Error executing tool {tool}: memory {memory_id} does not exist; find the right id with search_memories"
+    return f"memory {memory_id} does not exist; find the right id with search_memories"
 
 
 def version_mismatch(memory_id: int, version: int) -> str:
     """The MCP door's words for a stale `expected_version`, naming the current version like the HTTP 412."""
-    return (
-        f"Error executing tool update_memory: memory {memory_id} is at version {version}; "
-        "read it again and retry with that version"
-    )
+    return f"memory {memory_id} is at version {version}; read it again and retry with that version"
 
 
 class StatefulContract(RuleBasedStateMachine):
@@ -263,7 +260,7 @@ class StatefulContract(RuleBasedStateMachine):
             if expected_version == 0:
                 # Not a version at all: refused as bad input before the id is even looked up.
                 text = self.tool_error("update_memory", arguments)
-                assert text == "Error executing tool update_memory: expected_version: must be an integer of 1 or more"
+                assert text == "expected_version: must be an integer from 1 to 9999999999"
                 return
             outcome = self.call_tool("update_memory", arguments)
 

@@ -68,6 +68,11 @@ def require(principal: Principal, scope: Scope) -> None:
         raise PermissionDeniedError(scope)
 
 
+def sees_records(principal: Principal) -> bool:
+    """Whether an answer may carry a record: a key without `read` never receives one it did not just send."""
+    return "read" in principal.scopes
+
+
 def validate_namespace(value: str) -> str:
     if not _NAMESPACE.fullmatch(value):
         raise InvalidInputError([FieldError("namespace", NAMESPACE_RULE)])

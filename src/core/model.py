@@ -127,6 +127,19 @@ Tags = Annotated[
 
 
 MAX_MEMORY_ID = 10**ID_DIGITS - 1
+# A version a caller names (If-Match, expected_version) has at most this many digits, as ids do.
+VERSION_DIGITS = ID_DIGITS
+MAX_VERSION = 10**VERSION_DIGITS - 1
+VERSION_RULE = f"must be an integer from 1 to {MAX_VERSION}"
+
+
+def parse_expected_version(value: object, field: str) -> int | None:
+    """The version a caller expects a memory to be at (None: any); `field` is the door's name for it."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_VERSION:
+        raise InvalidInputError([FieldError(field, VERSION_RULE)])
+    return value
 
 
 def parse_memory_id(value: object) -> int:
@@ -197,8 +210,8 @@ class IdempotentCreate:
     field: str
 
     @classmethod
-    def of(cls, key: str, new: NewMemory, field: str) -> IdempotentCreate:
-        if not _IDEMPOTENCY_KEY.fullmatch(key):
+    def of(cls, key: object, new: NewMemory, field: str) -> IdempotentCreate:
+        if not isinstance(key, str) or not _IDEMPOTENCY_KEY.fullmatch(key):
             message = f"must be 1 to {IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters (no spaces)"
             raise InvalidInputError([FieldError(field, message)])
         # The validated, normalised create is the request: the same fields and values give the same fingerprint.

@@ -16,12 +16,13 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope as AsgiScope
 
-from core.access import Principal, Scope
+from core.access import Principal, Scope, sees_records
 from core.contract import Page, RetrievalQuery
 from core.errors import DomainError, FieldError, InvalidInputError
 from core.model import (
     IDEMPOTENCY_KEY_MAX_CHARS,
     IDEMPOTENCY_WINDOW_HOURS,
+    VERSION_DIGITS,
     IdempotentCreate,
     Memory,
     MemoryChanges,
@@ -45,7 +46,7 @@ _IF_MATCH_LIST = re.compile(
     rf"(?:,[ \t]*)*{_ENTITY_TAG.pattern}(?:[ \t]*,(?:[ \t]*,)*[ \t]*{_ENTITY_TAG.pattern})*(?:[ \t]*,)*"
 )
 # The only tags that can match: a version in quotes, spelled as the ETag spells it (strong comparison).
-_VERSION_TAG = re.compile(r'"([1-9][0-9]{0,9})"')
+_VERSION_TAG = re.compile(rf'"([1-9][0-9]{{0,{VERSION_DIGITS - 1}}})"')
 
 
 class HttpProblemError(Exception):
@@ -265,6 +266,10 @@ def create_app(
             **_BODY_RESPONSES,
             **_404,
             **_422,
+            204: {
+                "description": "Updated, for a key without the `read` scope: no body, only the new `ETag`.",
+                "headers": {"ETag": {"description": 'The version, quoted: "3".', "schema": {"type": "string"}}},
+            },
             409: _problem_doc("Other writers kept colliding with this one; retry."),
             412: _problem_doc("`If-Match` names no current version, or is malformed (`type` tells which)."),
         },
@@ -278,10 +283,13 @@ def create_app(
         service: Service,
         caller: Writer,
         if_match: Annotated[str | None, Header(description='The ETag read earlier, e.g. "3".')] = None,
-    ) -> Memory:
+    ) -> Memory | Response:
         mid = parse_memory_id(memory_id)
         changes = MemoryChanges.parse(await read_json_body(request))
-        return _with_etag(service.update(caller.namespace, mid, changes, parse_if_match(if_match)), response)
+        memory = service.update(caller.namespace, mid, changes, parse_if_match(if_match))
+        if not sees_records(caller):
+            return Response(status_code=204, headers={"ETag": memory.etag})
+        return _with_etag(memory, response)
 
     @app.delete("/memories/{memory_id}", status_code=204, responses=_404, summary="Soft-delete a memory")
     async def delete_memory(memory_id: str, service: Service, caller: Writer) -> Response:

@@ -4,20 +4,19 @@ descriptions, and one translation of domain errors into tool errors."""
 import functools
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Final, Literal, ParamSpec, TypeVar
+from typing import Annotated, Any, Final, Literal, ParamSpec, Required, TypedDict, TypeVar
 
+import pydantic_core
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, PlainValidator
 
-from core.access import Principal, Scope, require
+from core.access import Principal, Scope, require, sees_records
 from core.contract import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, Q_MAX_CHARS, Page, RetrievalQuery, SortKey
 from core.errors import (
     AuthenticationError,
     DomainError,
-    FieldError,
     InvalidInputError,
     KeyNotFoundError,
     MemoryNotFoundError,
@@ -30,6 +29,7 @@ from core.model import (
     CONTENT_MAX_CHARS,
     IDEMPOTENCY_KEY_MAX_CHARS,
     IDEMPOTENCY_WINDOW_HOURS,
+    MAX_VERSION,
     STANDARD_TAGS,
     TAG_MAX_CHARS,
     TAGS_MAX,
@@ -40,6 +40,7 @@ from core.model import (
     NewMemory,
     Status,
     WritableStatus,
+    parse_expected_version,
     parse_memory_id,
 )
 from core.service import MemoryService
@@ -90,27 +91,29 @@ TOOL_ERROR_HINTS: Final[dict[type[DomainError], str | None]] = {
 }
 
 
-def tool_error(exc: DomainError) -> ToolError:
-    """The tool error a model reads for a domain error; in SDK 2.x only a ToolError's text reaches it."""
+def tool_error(exc: DomainError) -> CallToolResult:
+    """The tool error a model reads for a domain error: exactly the core's words (and a hint), as the HTTP detail.
+
+    Returned rather than raised: the SDK would put "Error executing tool <name>: " before a raised ToolError's text.
+    """
     hint = TOOL_ERROR_HINTS[type(exc)]
-    if hint is None:
-        return ToolError(str(exc))
-    return ToolError(f"{exc}; {hint.format_map(vars(exc))}")
+    text = str(exc) if hint is None else f"{exc}; {hint.format_map(vars(exc))}"
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def _domain_errors_as_tool_errors(tool: Callable[P, R]) -> Callable[P, R]:
+def _domain_errors_as_tool_errors(tool: Callable[P, R]) -> Callable[P, R | CallToolResult]:
     """Every tool's one translation of domain errors; anything else stays a crash the SDK logs."""
 
     @functools.wraps(tool)
-    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+    def call(*args: P.args, **kwargs: P.kwargs) -> R | CallToolResult:
         try:
             return tool(*args, **kwargs)
         except DomainError as exc:
-            raise tool_error(exc) from exc
+            return tool_error(exc)
 
     # The SDK publishes __doc__ as the tool's description; Python before 3.13 keeps the source indentation in it.
     call.__doc__ = inspect.cleandoc(tool.__doc__ or "")
@@ -247,7 +250,7 @@ StatusChangeArg = Annotated[
 ]
 ExpectedVersionArg = Annotated[
     int,
-    _documented(Annotated[int, Field(ge=1)] | None),
+    _documented(Annotated[int, Field(ge=1, le=MAX_VERSION)] | None),
     Field(
         description="The version you last read. When given, the update is refused if the memory has changed "
         "since (the error names the current version); nothing is written. Recommended."
@@ -260,6 +263,27 @@ class DeletedMemory(BaseModel):
 
     id: int
     status: Literal["deleted"] = "deleted"
+
+
+class UpdatedMemory(TypedDict, total=False):
+    """What update_memory reports: the memory as stored, or only its id and version for a key without the read
+    scope (such a key never receives a record it did not just send)."""
+
+    id: Required[int]
+    version: Required[int]
+    content: str
+    tags: list[str]
+    created_at: str
+    updated_at: str
+    last_accessed_at: str | None
+    memory_type: MemoryType
+    status: Status
+
+
+def _structured(data: Mapping[str, Any]) -> CallToolResult:
+    """A result as the SDK builds one from a returned model: the data, and the same data as indented JSON text."""
+    text = pydantic_core.to_json(data, indent=2).decode()
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=dict(data))
 
 
 _READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -279,14 +303,6 @@ def _undeclared_arguments(ctx: Context | None, tool: Callable[..., object]) -> d
         return {}
     declared = set(inspect.signature(tool).parameters) - {"ctx"}  # the SDK's own injection, not an argument
     return {str(name): value for name, value in arguments.items() if name not in declared}
-
-
-def _expected_version(value: object) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInputError([FieldError("expected_version", "must be an integer of 1 or more")])
-    return value
 
 
 def _request_of(ctx: Context | None) -> object | None:
@@ -460,18 +476,24 @@ def create_server(
         status: StatusChangeArg = ABSENT,
         expected_version: ExpectedVersionArg = ABSENT,
         ctx: Context | None = None,
-    ) -> Memory:
+    ) -> Annotated[CallToolResult, UpdatedMemory]:
         """Change some of a memory's content, tags, memory_type and status; fields left out stay as they are.
 
-        Returns the memory as stored. Its version goes up by one only when something actually changed; an update
-        that changes nothing returns the memory untouched, so repeating a call is harmless. To retire a wrong
-        memory, set status to invalid rather than deleting it. The old content is not kept.
+        Returns the memory as stored (with a key lacking the read scope, only its id and version). Its version goes
+        up by one only when something actually changed; an update that changes nothing returns the memory
+        untouched, so repeating a call is harmless. To retire a wrong memory, set status to invalid rather than
+        deleting it. The old content is not kept.
         """
-        namespace = caller(ctx, "write").namespace
+        principal = caller(ctx, "write")
         memory_id = parse_memory_id(id)
         given = _given(content=content, tags=tags, memory_type=memory_type, status=status)
         changes = MemoryChanges.parse({**given, **_undeclared_arguments(ctx, update_memory)})
-        return provide_service().update(namespace, memory_id, changes, _expected_version(expected_version))
+        memory = provide_service().update(
+            principal.namespace, memory_id, changes, parse_expected_version(expected_version, "expected_version")
+        )
+        if not sees_records(principal):
+            return _structured({"id": memory.id, "version": memory.version})
+        return _structured(memory.model_dump(mode="json"))
 
     @server.tool(
         title="Delete a memory",

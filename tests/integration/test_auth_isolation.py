@@ -201,7 +201,7 @@ async def test_every_mcp_tool_of_bob_on_an_id_of_alice_is_the_error_of_an_id_tha
 
         assert result["isError"] is True, (tool, result)
         assert result["content"][0]["text"] == (
-            f"Error executing tool {tool}: memory {memory_id} does not exist; find the right id with search_memories"
+            f"memory {memory_id} does not exist; find the right id with search_memories"
         )
     assert seeded.alice_records() == before
 

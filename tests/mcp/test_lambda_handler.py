@@ -195,8 +195,7 @@ def test_invalid_arguments_are_a_tool_error_in_the_http_422_words(
     result = response_json(response)["result"]
     assert result["isError"] is True
     assert result["content"][0]["text"] == (
-        "Error executing tool search_memories: sort: must be one of 'id', 'created_at', 'updated_at' or "
-        "'last_accessed_at'; limit: must be 1 or more"
+        "sort: must be one of 'id', 'created_at', 'updated_at' or 'last_accessed_at'; limit: must be 1 or more"
     )
 
 

@@ -163,7 +163,7 @@ async def test_bad_retrieval_arguments_are_refused_by_both_doors_in_the_same_wor
     problem = response.json()
     assert [error["field"] for error in problem["errors"]] == fields
     assert result.is_error
-    assert tool_text(result) == f"Error executing tool search_memories: {problem['detail']}"
+    assert tool_text(result) == f"{problem['detail']}"
 
 
 BAD_CREATES: list[tuple[dict[str, Any], list[str]]] = [
@@ -193,7 +193,7 @@ async def test_bad_creates_are_refused_by_both_doors_in_the_same_words(
     problem = response.json()
     assert [error["field"] for error in problem["errors"]] == fields
     assert result.is_error
-    assert tool_text(result) == f"Error executing tool create_memory: {problem['detail']}"
+    assert tool_text(result) == f"{problem['detail']}"
 
 
 BAD_UPDATES: list[tuple[dict[str, Any], str]] = [
@@ -219,7 +219,7 @@ async def test_bad_updates_are_refused_by_both_doors_in_the_same_words(
     problem = response.json()
     assert all(error["field"].startswith(field) for error in problem["errors"])
     assert result.is_error
-    assert tool_text(result) == f"Error executing tool update_memory: {problem['detail']}"
+    assert tool_text(result) == f"{problem['detail']}"
 
 
 async def test_a_stale_version_is_refused_by_both_doors_naming_the_current_version(doors: Doors) -> None:
@@ -229,7 +229,7 @@ async def test_a_stale_version_is_refused_by_both_doors_naming_the_current_versi
 
     assert response.status_code == 412
     assert response.headers["ETag"] == '"2"'
-    assert tool_text(result) == f"Error executing tool update_memory: {response.json()['detail']}"
+    assert tool_text(result) == f"{response.json()['detail']}"
 
 
 @pytest.mark.parametrize("memory_id", ["12", "99", "abc"])
@@ -239,4 +239,4 @@ async def test_missing_deleted_and_non_numeric_ids_are_not_found_on_both_doors(d
     response = doors.http.get(f"/memories/{memory_id}")
 
     assert response.status_code == 404
-    assert tool_text(result).startswith(f"Error executing tool get_memory: {response.json()['detail']}")
+    assert tool_text(result).startswith(f"{response.json()['detail']}")

@@ -167,25 +167,6 @@ async def test_prime_returns_the_twenty_most_recently_changed_active_memories(
     assert {item["status"] for item in page["items"]} == {"active"}
 
 
-@pytest.mark.parametrize("offset", [2**31, 2**63 - 1])
-async def test_a_prime_past_every_match_is_an_empty_page_with_the_true_total(
-    server: MCPServer, moto_service: MemoryService, offset: int
-) -> None:
-    seed(moto_service, "The user lives in Lisbon", "The user drinks tea")
-
-    result = await call_tool(server, "prime_memory_context", {"offset": offset})
-
-    assert not result.is_error, tool_text(result)
-    assert result.structured_content == {"items": [], "total": 2, "limit": 20, "offset": offset, "has_more": False}
-
-
-async def test_a_prime_offset_beyond_a_signed_64_bit_integer_is_a_tool_error_naming_offset(server: MCPServer) -> None:
-    result = await call_tool(server, "prime_memory_context", {"offset": 2**63})
-
-    assert result.is_error
-    assert "offset: must be at most 9223372036854775807" in tool_text(result)
-
-
 async def test_priming_again_returns_the_same_pack_because_stamping_does_not_reorder_it(
     server: MCPServer, moto_service: MemoryService
 ) -> None:
@@ -293,7 +274,7 @@ async def test_a_stale_expected_version_is_a_tool_error_naming_the_current_versi
     assert moto_service.get("default", memory.id).content == "x"
 
 
-@pytest.mark.parametrize("expected_version", [0, -1, True, "2", 1.5])
+@pytest.mark.parametrize("expected_version", [0, -1, True, "2", 1.5, 10**40, 10**10])
 async def test_an_expected_version_that_is_not_a_version_is_invalid_input(
     server: MCPServer, moto_service: MemoryService, expected_version: object
 ) -> None:
@@ -302,7 +283,7 @@ async def test_an_expected_version_that_is_not_a_version_is_invalid_input(
     result = await call_tool(server, "update_memory", {"id": memory.id, "expected_version": expected_version})
 
     assert result.is_error
-    assert tool_text(result).endswith("expected_version: must be an integer of 1 or more")
+    assert tool_text(result) == "expected_version: must be an integer from 1 to 9999999999"
 
 
 @pytest.mark.parametrize("memory_id", [0, -3, "abc", True, 1.5, 10**12, "9" * 5000], ids=lambda value: repr(value)[:12])
@@ -377,7 +358,8 @@ async def test_every_tool_reports_every_domain_error_to_the_model_in_the_cores_w
 
     assert result.is_error
     text = tool_text(result)
-    assert text.startswith(f"Error executing tool {tool}: {error}")
+    assert text.startswith(str(error))
+    assert "Error executing tool" not in text
     if error_class is StorageUnavailableError:
         assert text.endswith("retry in 2 s")
 

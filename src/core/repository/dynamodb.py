@@ -65,6 +65,8 @@ COUNTER_SK: Final = "COUNTER"
 STATS_SK: Final = "STATS"
 _ABSENT: Final = "attribute_not_exists(pk)"
 STAMP_CONCURRENCY: Final = 16
+# Query's Limit must fit 32 bits; DynamoDB ends a page at 1 MB anyway, so a larger one would read no more per call.
+QUERY_LIMIT_MAX: Final = 1000
 
 # Codes that mean "briefly unavailable, retry later"; botocore has already retried them within its bound.
 _UNAVAILABLE_CODES: Final = frozenset(
@@ -245,8 +247,6 @@ def _call(operation: Callable[..., Any], **kwargs: Any) -> Any:
 
 
 # One pool per process (threads start on first use), shared by every repository: stamps are I/O-bound calls.
-# Rows asked of one Query page: far more than 1 MB holds, far below DynamoDB's 32-bit bound on Limit.
-_MAX_QUERY_LIMIT: Final = 10_000
 _STAMPERS: Final = ThreadPoolExecutor(max_workers=STAMP_CONCURRENCY, thread_name_prefix="stamp")
 
 _VISIBLE = "attribute_exists(pk) AND #status <> :deleted"
@@ -493,8 +493,8 @@ class DynamoDBMemoryRepository:
         request = self._listing(namespace, query)
         wanted = query.offset + query.limit
         if query.q is None and query.tag is None:
-            # The exact total comes from the namespace's counts. On a first page it is read while the page is; past
-            # it, first, so that an offset at or past the total reads no item and no window outgrows the matches.
+            # The exact total comes from the namespace's counts. A first page reads it while the page is read; a
+            # later one reads it first, so a page past the end reads no row and no page reads past the end.
             if query.offset == 0:
                 total = _STAMPERS.submit(self._total, namespace, query.status, query.memory_type)
                 rows = self._first_matches(request, wanted)
@@ -553,8 +553,8 @@ class DynamoDBMemoryRepository:
             # Limit counts items read before the filter; a little slack for filtered-out rows (deleted ones, say)
             # saves a second round trip, each of which costs at least half a read unit.
             missing = wanted - len(rows)
-            # A page holds at most 1 MB anyway; the cap keeps Limit within DynamoDB's 32-bit bound.
-            response = _call(self._client.query, **request, Limit=min(missing + missing // 4 + 2, _MAX_QUERY_LIMIT))
+            limit = min(missing + missing // 4 + 2, QUERY_LIMIT_MAX)
+            response = _call(self._client.query, **request, Limit=limit)
             rows.extend(response.get("Items", []))
             if "LastEvaluatedKey" not in response:
                 break
