@@ -23,6 +23,7 @@ from core.errors import (
     MemoryNotFoundError,
     PermissionDeniedError,
     StorageUnavailableError,
+    TableMissingError,
     VersionMismatchError,
     WriteConflictError,
 )
@@ -45,6 +46,7 @@ from core.model import (
 from core.service import MemoryService
 from handlers import bootstrap
 from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator, presented_credentials
+from handlers.problem import log_operator_error
 
 VERSION: Final = "0.1.0"
 # Where the endpoint's guard leaves the principal it verified, in the ASGI scope the SDK hands tools as the request.
@@ -84,6 +86,7 @@ TOOL_ERROR_HINTS: Final[dict[type[DomainError], str | None]] = {
     VersionMismatchError: None,
     WriteConflictError: "retry in {retry_after_seconds} s",
     StorageUnavailableError: "retry in {retry_after_seconds} s",
+    TableMissingError: "retry in {retry_after_seconds} s",
     AuthenticationError: "the MCP client must send a valid agent-memory API key as `Authorization: Bearer <key>`",
     PermissionDeniedError: "ask the user for an API key with the {scope} scope",
     KeyNotFoundError: None,
@@ -92,6 +95,7 @@ TOOL_ERROR_HINTS: Final[dict[type[DomainError], str | None]] = {
 
 def tool_error(exc: DomainError) -> ToolError:
     """The tool error a model reads for a domain error; in SDK 2.x only a ToolError's text reaches it."""
+    log_operator_error(exc)
     hint = TOOL_ERROR_HINTS[type(exc)]
     if hint is None:
         return ToolError(str(exc))
