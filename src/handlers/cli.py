@@ -4,6 +4,7 @@ any store (a running `serve`'s embedded engine, DynamoDB Local, AWS)."""
 from __future__ import annotations
 
 import argparse
+import errno
 import functools
 import ipaddress
 import json
@@ -138,17 +139,14 @@ def is_loopback(host: str) -> bool:
 
 
 def port_in_use(host: str, port: int) -> bool:
-    """Whether a server already listens on `host`:`port` (checked by binding, as uvicorn and werkzeug will)."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[0]
-    except (OSError, UnicodeError):
-        return False  # an unresolvable host: let the server report it
-    with socket.socket(family, kind, proto) as sock:
+    """Whether something already listens on `host`:`port`: a bind as uvicorn and werkzeug do it fails."""
+    host = host.strip("[]")
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind(address)
-        except OSError:
-            return True
+            sock.bind((host, port))
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE  # anything else (an unknown host) is the server's to report
     return False
 
 

@@ -205,7 +205,11 @@ def test_serve_answers_503_table_missing_then_recreates_its_table_deleted_under_
     (seen,) = fake.results
     assert seen["created"] == 201
     status, content_type, body = seen["missing"]
-    assert (status, content_type, body["type"]) == (503, "application/problem+json", "urn:agent-memory:problem:table-missing")
+    assert (status, content_type, body["type"]) == (
+        503,
+        "application/problem+json",
+        "urn:agent-memory:problem:table-missing",
+    )
     assert "storage table is missing" in body["detail"]
     assert f"table {table} was missing (deleted, or its engine restarted): recreated it empty" in seen["out"]
     assert seen["after"] == (200, 0)
@@ -230,7 +234,7 @@ def test_keys_with_an_endpoint_url_and_no_aws_credentials_sign_with_placeholders
     command = [sys.executable, "-m", "handlers.cli", "keys", "create", "--namespace", "alice", "--json"]
     command += ["--endpoint-url", dynamodb_local_endpoint, "--table", ddb_local_table]
 
-    done = subprocess.run(  # noqa: S603
+    done = subprocess.run(
         command, cwd=SERVE_ROOT, env=without_aws_credentials(tmp_path), capture_output=True, text=True, timeout=120
     )
 
@@ -249,7 +253,7 @@ def test_serve_with_an_endpoint_url_and_no_aws_credentials_starts_and_serves(
     command = [sys.executable, "-m", "handlers.cli", "serve", "--port", str(port)]
     command += ["--endpoint-url", dynamodb_local_endpoint, "--table", table]
     with log_path.open("wb") as log:
-        process = subprocess.Popen(  # noqa: S603
+        process = subprocess.Popen(
             command, cwd=SERVE_ROOT, env=without_aws_credentials(tmp_path), stdout=log, stderr=subprocess.STDOUT
         )
         try:
@@ -284,8 +288,10 @@ def test_on_a_fresh_engine_whose_first_create_answers_after_the_read_timeout_the
     client = make_client(embedded.endpoint_url, REGION, read_timeout=1)
     client.list_tables()  # the engine's own first-call imports, out of the way
 
-    created = ensure_table(client, "agent-memory", table_definition())
-    again = ensure_table(client, "agent-memory", table_definition())
+    table = f"fresh-{time.time_ns()}"  # moto's state is per process: another test's engine may hold agent-memory
+
+    created = ensure_table(client, table, table_definition())
+    again = ensure_table(client, table, table_definition())
 
     assert (created, again) == (True, False)
     assert delays == []  # the slow create did happen
