@@ -1,7 +1,7 @@
 """`make bench`: cold start, warm overhead, per-operation capacity and latency on DynamoDB Local, cost and artifact
 sizes, printed as a table and written to .bench/<timestamp>.json and .bench/latest.json. No AWS is needed.
 
-    python -m bench [--quick] [--strict] [--build] [--skip cold,warm,ops,artifacts] [--render .bench/latest.json]
+    python -m bench [--quick] [--strict] [--build] [--skip cold,warm,ops,serve,artifacts] [--render .bench/latest.json]
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a smoke run: sizes 100 and 1,000, fewer repeats")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--build", action="store_true", help="run `make build` first, for artifact sizes")
-    parser.add_argument("--skip", default="", help="comma-separated parts to skip: cold,warm,ops,artifacts")
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: cold,warm,ops,serve,artifacts")
     parser.add_argument("--render", metavar="JSON", help="print the table of a stored run (.bench/*.json) and stop")
     args = parser.parse_args(argv)
     if args.render:
@@ -153,6 +153,11 @@ def main(argv: list[str] | None = None) -> int:
         print("operations on DynamoDB Local ...", file=log, flush=True)
         reps = {100: (5, 1), 1000: (5, 1)} if args.quick else {100: (11, 2), 1000: (11, 2), 10000: (5, 1)}
         result["ops"] = run_ops(sizes, other, reps, log=log)
+    if "serve" not in skip:
+        from bench import serve
+
+        print("one serve, 16 concurrent clients ...", file=log, flush=True)
+        result["serve"] = serve.measure(clients=16, seconds=5 if args.quick else 8, rounds=3)
     if "artifacts" not in skip:
         result["artifacts"] = run_artifacts(args.build)
     result["cost"] = report.costs(result)

@@ -293,6 +293,14 @@ def render(result: dict[str, Any]) -> str:
             for op in ops_names
         ]
         out.append(_table(["op", *(f"N={int(size):,}" for size in sizes)], rows))
+    served = result.get("serve")
+    if served:
+        out.append(
+            f"\n== One `serve` on DynamoDB Local, {served['clients']} concurrent HTTP clients (create, read, search in "
+            f"turn): median of {len(served['rounds'])} rounds of {served['seconds']:.0f} s"
+        )
+        rows = [[f"{r['ops_per_s']:.0f}", str(int(r["failed"]))] for r in served["rounds"]]
+        out.append(_table(["ops/s", "non-2xx"], rows) + f"\nmedian: {served['median_ops_per_s']:.0f} ops/s")
     artifacts = result.get("artifacts")
     if artifacts is not None:
         out.append("\n== Artifacts, unzipped (boto3 excluded)")

@@ -64,6 +64,19 @@ class StorageUnavailableError(DomainError):
         super().__init__(detail)
 
 
+class TableMissingError(StorageUnavailableError):
+    """The table does not exist: deleted, or lost when an in-memory engine restarted. An operator's error, not the
+    caller's; nothing was changed. `agent-memory serve` recreates its own table; a deployed one needs its operator."""
+
+    def __init__(self, table_name: str, retry_after_seconds: int = 1) -> None:
+        self.table_name = table_name
+        super().__init__(
+            "the storage table is missing (deleted, or lost when an in-memory engine restarted); nothing was "
+            "changed; retry once it is created again",
+            retry_after_seconds,
+        )
+
+
 class AuthenticationError(DomainError):
     """No valid API key came with the request: missing, malformed, unknown, expired or revoked.
 

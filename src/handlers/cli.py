@@ -4,23 +4,32 @@ any store (a running `serve`'s embedded engine, DynamoDB Local, AWS)."""
 from __future__ import annotations
 
 import argparse
+import errno
+import functools
 import ipaddress
 import json
 import re
+import socket
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from core.access import SCOPES, ApiKey, Scope, parse_scopes, validate_namespace
-from core.errors import DomainError, InvalidInputError, StorageUnavailableError
+from core.errors import DomainError, InvalidInputError, StorageUnavailableError, TableMissingError
 from core.keys import CACHE_TTL, KeyService
 from core.repository.dynamodb import ensure_table, make_client, table_exists
 from handlers import bootstrap
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from starlette.types import ASGIApp
+
+    from handlers.auth import Authenticator
+
+T = TypeVar("T")
 
 DEFAULT_PORT = 8787
 DEFAULT_DDB_PORT = 8788
@@ -129,6 +138,97 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def port_in_use(host: str, port: int) -> bool:
+    """Whether something already listens on `host`:`port`: a bind as uvicorn and werkzeug do it fails."""
+    host = host.strip("[]")
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE  # anything else (an unknown host) is the server's to report
+    return False
+
+
+def _busy_port(args: argparse.Namespace, embedded: bool) -> str | None:
+    """The refusal for a port `serve` cannot listen on, naming its option, before anything is created."""
+    wanted = [("--port", args.host, args.port)] + ([("--ddb-port", "127.0.0.1", args.ddb_port)] if embedded else [])
+    for option, host, port in wanted:
+        if port_in_use(host, port):
+            return (
+                f"agent-memory: port {port} on {host} ({option}) is in use by another program: stop it, or choose "
+                f"another port with {option}"
+            )
+    return None
+
+
+class _Recreating:
+    """Stands in for a service of `serve`: a call that finds the table missing calls `recreate`, then fails as
+    before (503: the data it looked for is gone)."""
+
+    def __init__(self, target: object, recreate: Callable[[], None]) -> None:
+        self._target = target
+        self._recreate = recreate
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._target, name)
+        if not callable(attribute):
+            return attribute
+
+        @functools.wraps(attribute)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return attribute(*args, **kwargs)
+            except TableMissingError:
+                self._recreate()
+                raise
+
+        return call
+
+
+class _OwnTable:
+    """`serve` owns its table: when it goes missing (deleted, or an in-memory engine restarted), recreate it empty
+    and, as on startup, give it a first key. Once per disappearance: concurrent finders wait and find it there."""
+
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        table_name: str,
+        definition: Mapping[str, Any],
+        on_recreated: Callable[[], None],
+    ) -> None:
+        self._client, self._table, self._definition = client, table_name, definition
+        self._on_recreated = on_recreated
+        self._lock = threading.Lock()
+
+    def guard(self, service: T) -> T:
+        return cast("T", _Recreating(service, self.recreate))
+
+    def recreate(self) -> None:
+        with self._lock:
+            try:
+                if not ensure_table(self._client, self._table, self._definition):
+                    return
+            except DomainError as exc:
+                print(f"table {self._table} is missing and could not be recreated yet: {exc}", file=sys.stderr)
+                return
+            print(f"table {self._table} was missing (deleted, or its engine restarted): recreated it empty", flush=True)
+            self._on_recreated()
+
+
+def serve_app(services: bootstrap.Services, authenticate: Authenticator) -> ASGIApp:
+    """What `serve` runs: both doors over `services`, with every blocking storage call in a worker thread, so a slow
+    call holds up only its own request."""
+    from handlers.http_api import create_app
+    from handlers.mcp_server import create_mcp_asgi_app, with_mcp_endpoint
+    from handlers.mcp_tools import create_server
+
+    server = create_server(provide_service=lambda: services.memories, authenticate=authenticate)
+    mcp = create_mcp_asgi_app(server, bootstrap.settings_from_env().mcp_allowed_origins, authenticate)
+    http = create_app(provide_service=lambda: services.memories, authenticate=authenticate, threaded=True)
+    return with_mcp_endpoint(http, mcp)
+
+
 def serve(args: argparse.Namespace) -> int:
     if args.no_auth and not is_loopback(args.host):
         print(
@@ -137,17 +237,18 @@ def serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    embedded = None
+    endpoint_url = args.endpoint_url
+    busy = _busy_port(args, embedded=endpoint_url is None and not args.aws)
+    if busy is not None:
+        print(busy, file=sys.stderr)
+        return 1
 
     import uvicorn
 
     from handlers.auth import key_authenticator, open_access
-    from handlers.http_api import create_app
     from handlers.local import TEMPLATE, EmbeddedDynamoDB, table_definition
-    from handlers.mcp_server import create_mcp_asgi_app, with_mcp_endpoint
-    from handlers.mcp_tools import create_server
 
-    embedded = None
-    endpoint_url = args.endpoint_url
     if endpoint_url is None and not args.aws:
         bootstrap.use_placeholder_credentials()
         embedded = EmbeddedDynamoDB(args.ddb_port).start()
@@ -155,19 +256,28 @@ def serve(args: argparse.Namespace) -> int:
     try:
         settings = _settings(args, endpoint_url)
         client = make_client(settings.endpoint_url, settings.region)
-        created = ensure_table(client, settings.table_name, table_definition(args.template or TEMPLATE))
+        definition = table_definition(args.template or TEMPLATE)
+        created = ensure_table(client, settings.table_name, definition)
         services = bootstrap.build_services(settings, client)
-        authenticate = open_access() if args.no_auth else key_authenticator(lambda: services.keys)
-        first_key = None if args.no_auth or services.keys.list() else services.keys.create(bootstrap.DEFAULT_NAMESPACE)
-        server = create_server(provide_service=lambda: services.memories, authenticate=authenticate)
-        mcp = create_mcp_asgi_app(server, bootstrap.settings_from_env().mcp_allowed_origins, authenticate)
-        app = with_mcp_endpoint(create_app(provide_service=lambda: services.memories, authenticate=authenticate), mcp)
+        base = f"http://{args.host}:{args.port}"
+
+        def first_key() -> tuple[ApiKey, str] | None:
+            return None if args.no_auth or services.keys.list() else services.keys.create(bootstrap.DEFAULT_NAMESPACE)
+
+        def on_recreated() -> None:
+            if not args.no_auth:
+                _print_auth(first_key(), services.keys, base, args)
+
+        table = _OwnTable(client, settings.table_name, definition, on_recreated)
+        guarded = bootstrap.Services(table.guard(services.memories), table.guard(services.keys))
+        authenticate = open_access() if args.no_auth else key_authenticator(lambda: guarded.keys)
+        key = first_key()
+        app = serve_app(guarded, authenticate)
         where = (
             f"embedded engine at {endpoint_url} (in memory: data is lost on exit)"
             if embedded
             else (endpoint_url or "AWS DynamoDB")
         )
-        base = f"http://{args.host}:{args.port}"
         print(f"agent-memory HTTP API  {base}/memories", flush=True)
         print(f"agent-memory MCP       {base}/mcp", flush=True)
         print(f"DynamoDB               {where}", flush=True)
@@ -175,7 +285,7 @@ def serve(args: argparse.Namespace) -> int:
         if args.no_auth:
             _warn_open(base)
         else:
-            _print_auth(first_key, services.keys, base, args)
+            _print_auth(key, services.keys, base, args)
         uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     finally:
         if embedded is not None:

@@ -3,7 +3,7 @@
 import json
 import re
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, ParamSpec, TypeVar
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging import correlation_paths
@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope as AsgiScope
 
@@ -47,6 +48,8 @@ _IF_MATCH_LIST = re.compile(
 )
 # The only tags that can match: a version in quotes, spelled as the ETag spells it (strong comparison).
 _VERSION_TAG = re.compile(rf'"([1-9][0-9]{{0,{VERSION_DIGITS - 1}}})"')
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class HttpProblemError(Exception):
@@ -155,8 +158,13 @@ API_KEY_SCHEME = HTTPBearer(
 def create_app(
     provide_service: Callable[[], MemoryService] = bootstrap.default_service,
     authenticate: Authenticator = DEFAULT_AUTHENTICATOR,
+    threaded: bool = False,
 ) -> FastAPI:
-    """The HTTP API; tests pass their own service and authenticator instead of patching."""
+    """The HTTP API; tests pass their own service and authenticator instead of patching.
+
+    `threaded` (for `serve`, which answers many requests at once) runs every blocking service and key call in a
+    worker thread, so a stalled storage call holds up only its own request, never the event loop and /healthz.
+    """
     app = FastAPI(
         title="agent-memory",
         version="0.1.0",
@@ -175,13 +183,16 @@ def create_app(
     async def service() -> MemoryService:
         return provide_service()
 
+    async def blocking(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        return await run_in_threadpool(call, *args, **kwargs) if threaded else call(*args, **kwargs)
+
     Service = Annotated[MemoryService, Depends(service)]  # noqa: N806  # a type alias, named like one
 
     def caller_allowed(scope: Scope) -> Callable[..., Awaitable[Principal]]:
         async def principal(
             request: Request, _: Annotated[HTTPAuthorizationCredentials | None, Security(API_KEY_SCHEME)]
         ) -> Principal:
-            return authorize(authenticate, presented_credentials(request.headers), scope)
+            return await blocking(authorize, authenticate, presented_credentials(request.headers), scope)
 
         return principal
 
@@ -251,13 +262,13 @@ def create_app(
     ) -> Memory:
         new = NewMemory.parse(await read_json_body(request))
         once = None if idempotency_key is None else IdempotentCreate.of(idempotency_key, new, "Idempotency-Key")
-        memory = service.create(caller.namespace, new, once)
+        memory = await blocking(service.create, caller.namespace, new, once)
         response.headers["Location"] = f"/memories/{memory.id}"
         return _with_etag(memory, response)
 
     @app.get("/memories/{memory_id}", response_model=Memory, responses=_404, summary="Read one memory")
     async def get_memory(memory_id: str, response: Response, service: Service, caller: Reader) -> Memory:
-        return _with_etag(service.get(caller.namespace, parse_memory_id(memory_id)), response)
+        return _with_etag(await blocking(service.get, caller.namespace, parse_memory_id(memory_id)), response)
 
     @app.patch(
         "/memories/{memory_id}",
@@ -286,14 +297,14 @@ def create_app(
     ) -> Memory | Response:
         mid = parse_memory_id(memory_id)
         changes = MemoryChanges.parse(await read_json_body(request))
-        memory = service.update(caller.namespace, mid, changes, parse_if_match(if_match))
+        memory = await blocking(service.update, caller.namespace, mid, changes, parse_if_match(if_match))
         if not sees_records(caller):
             return Response(status_code=204, headers={"ETag": memory.etag})
         return _with_etag(memory, response)
 
     @app.delete("/memories/{memory_id}", status_code=204, responses=_404, summary="Soft-delete a memory")
     async def delete_memory(memory_id: str, service: Service, caller: Writer) -> Response:
-        service.delete(caller.namespace, parse_memory_id(memory_id))
+        await blocking(service.delete, caller.namespace, parse_memory_id(memory_id))
         return Response(status_code=204)
 
     @app.get(
@@ -305,7 +316,7 @@ def create_app(
     )
     async def search_memories(request: Request, service: Service, caller: Reader) -> Page:
         params = {name: request.query_params.getlist(name) for name in request.query_params}
-        return service.search(caller.namespace, RetrievalQuery.from_params(params))
+        return await blocking(service.search, caller.namespace, RetrievalQuery.from_params(params))
 
     _document_problem_schema(app)
     return app

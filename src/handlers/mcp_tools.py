@@ -22,6 +22,7 @@ from core.errors import (
     MemoryNotFoundError,
     PermissionDeniedError,
     StorageUnavailableError,
+    TableMissingError,
     VersionMismatchError,
     WriteConflictError,
 )
@@ -46,6 +47,7 @@ from core.model import (
 from core.service import MemoryService
 from handlers import bootstrap
 from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator, presented_credentials
+from handlers.problem import log_operator_error
 
 VERSION: Final = "0.1.0"
 # Where the endpoint's guard leaves the principal it verified, in the ASGI scope the SDK hands tools as the request.
@@ -85,6 +87,7 @@ TOOL_ERROR_HINTS: Final[dict[type[DomainError], str | None]] = {
     VersionMismatchError: None,
     WriteConflictError: "retry in {retry_after_seconds} s",
     StorageUnavailableError: "retry in {retry_after_seconds} s",
+    TableMissingError: "retry in {retry_after_seconds} s",
     AuthenticationError: "the MCP client must send a valid agent-memory API key as `Authorization: Bearer <key>`",
     PermissionDeniedError: "ask the user for an API key with the {scope} scope",
     KeyNotFoundError: None,
@@ -96,6 +99,7 @@ def tool_error(exc: DomainError) -> CallToolResult:
 
     Returned rather than raised: the SDK would put "Error executing tool <name>: " before a raised ToolError's text.
     """
+    log_operator_error(exc)
     hint = TOOL_ERROR_HINTS[type(exc)]
     text = str(exc) if hint is None else f"{exc}; {hint.format_map(vars(exc))}"
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from aws_lambda_powertools import Logger
 from pydantic import BaseModel
 from starlette.responses import JSONResponse
 
@@ -17,9 +18,12 @@ from core.errors import (
     MemoryNotFoundError,
     PermissionDeniedError,
     StorageUnavailableError,
+    TableMissingError,
     VersionMismatchError,
     WriteConflictError,
 )
+
+logger = Logger()
 
 PROBLEM_JSON: Final = "application/problem+json"
 REALM: Final = "agent-memory"
@@ -47,6 +51,7 @@ DOMAIN_STATUS: Final[dict[type[DomainError], tuple[int, str, str]]] = {
     VersionMismatchError: (412, "version-mismatch", "The memory changed since that version"),
     WriteConflictError: (409, "write-conflict", "The write collided with another one in flight"),
     StorageUnavailableError: (503, "storage-unavailable", "Storage is briefly unavailable"),
+    TableMissingError: (503, "table-missing", "The storage table is missing"),
     AuthenticationError: (401, "unauthenticated", "A valid API key is required"),
     PermissionDeniedError: (403, "forbidden", "The API key may not do this"),
     KeyNotFoundError: (404, "key-not-found", "No such API key"),
@@ -79,8 +84,15 @@ def www_authenticate(exc: AuthenticationError) -> str:
     return f'{challenge}, error="invalid_token"' if exc.credentials_given else challenge
 
 
+def log_operator_error(exc: DomainError) -> None:
+    """One log line for each answer a caller cannot fix: the operator must act (a missing table)."""
+    if isinstance(exc, TableMissingError):
+        logger.error(f"table {exc.table_name} does not exist: answered 503 until it is created again")
+
+
 def domain_problem(exc: DomainError) -> JSONResponse:
     """The problem document, status and headers for a domain error."""
+    log_operator_error(exc)
     status, slug, title = DOMAIN_STATUS[type(exc)]
     headers: dict[str, str] = {}
     if isinstance(exc, StorageUnavailableError | WriteConflictError):

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 import uvicorn
 from fastapi.testclient import TestClient
@@ -18,7 +23,7 @@ from core.keys import KeyService
 from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
 from handlers import cli
 from handlers.local import EmbeddedDynamoDB, table_definition
-from tests.conftest import PRINTED_KEY, REGION, Engine
+from tests.conftest import PRINTED_KEY, REGION, SERVE_ROOT, Engine, serve_env, wait_until_healthy
 
 TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -164,3 +169,129 @@ def test_serve_no_auth_on_loopback_runs_open_as_namespace_default_and_warns_loud
     assert "WARNING: --no-auth: authentication is OFF" in err
     assert PRINTED_KEY.findall(out) == []
     assert KeyService(DynamoDBKeyRepository(ddb_local_engine.client, table)).list() == ()
+
+
+def test_serve_answers_503_table_missing_then_recreates_its_table_deleted_under_it_and_prints_a_new_first_key(
+    dynamodb_local_endpoint: str,
+    ddb_local_engine: Engine,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    table = ddb_local_engine.new_table()
+    search = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search_memories", "arguments": {}}}
+
+    def requests(client: TestClient) -> dict[str, Any]:
+        (token,) = PRINTED_KEY.findall(capsys.readouterr().out)
+        created = client.post("/memories", json={"content": "The user keeps bees"}, headers=bearer(token))
+        ddb_local_engine.client.delete_table(TableName=table)  # as when DynamoDB Local restarts in memory
+        missing = client.get("/memories", headers=bearer(token))
+        out = capsys.readouterr().out
+        (new_token,) = PRINTED_KEY.findall(out)
+        after = client.get("/memories", headers=bearer(new_token))
+        ddb_local_engine.client.delete_table(TableName=table)
+        tool = client.post("/mcp", json=search, headers={**MCP_HEADERS, **bearer(token)})
+        return {
+            "created": created.status_code,
+            "missing": (missing.status_code, missing.headers["content-type"], missing.json()),
+            "out": out,
+            "after": (after.status_code, after.json()["total"]),
+            "tool": tool.json()["result"],
+            "out_after_tool": capsys.readouterr().out,
+        }
+
+    code, fake = serve(monkeypatch, dynamodb_local_endpoint, table, requests)
+
+    assert code == 0
+    (seen,) = fake.results
+    assert seen["created"] == 201
+    status, content_type, body = seen["missing"]
+    assert (status, content_type, body["type"]) == (
+        503,
+        "application/problem+json",
+        "urn:agent-memory:problem:table-missing",
+    )
+    assert "storage table is missing" in body["detail"]
+    assert f"table {table} was missing (deleted, or its engine restarted): recreated it empty" in seen["out"]
+    assert seen["after"] == (200, 0)
+    assert seen["tool"]["isError"] is True
+    assert "storage table is missing" in seen["tool"]["content"][0]["text"]
+    assert seen["out_after_tool"].count("recreated it empty") == 1
+    assert table in ddb_local_engine.client.list_tables()["TableNames"]
+
+
+def without_aws_credentials(tmp_path: Path) -> dict[str, str]:
+    """serve_env() with no AWS credentials anywhere: no AWS_* variables, no credentials or config file, no IMDS."""
+    env = {key: value for key, value in serve_env().items() if not key.startswith("AWS_")}
+    env["AWS_SHARED_CREDENTIALS_FILE"] = str(tmp_path / "no-credentials")
+    env["AWS_CONFIG_FILE"] = str(tmp_path / "no-config")
+    env["AWS_EC2_METADATA_DISABLED"] = "true"
+    return env
+
+
+def test_keys_with_an_endpoint_url_and_no_aws_credentials_sign_with_placeholders(
+    dynamodb_local_endpoint: str, ddb_local_table: str, ddb_local_keys: KeyService, tmp_path: Path
+) -> None:
+    command = [sys.executable, "-m", "handlers.cli", "keys", "create", "--namespace", "alice", "--json"]
+    command += ["--endpoint-url", dynamodb_local_endpoint, "--table", ddb_local_table]
+
+    done = subprocess.run(
+        command, cwd=SERVE_ROOT, env=without_aws_credentials(tmp_path), capture_output=True, text=True, timeout=120
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert "NoCredentialsError" not in done.stderr
+    created = json.loads(done.stdout)
+    assert ddb_local_keys.authenticate(created["key"]).namespace == "alice"
+
+
+def test_serve_with_an_endpoint_url_and_no_aws_credentials_starts_and_serves(
+    dynamodb_local_endpoint: str, ddb_local_engine: Engine, tmp_path: Path
+) -> None:
+    table = f"no-credentials-{int(time.time() * 1000)}"
+    port = free_port()
+    log_path = tmp_path / "serve.log"
+    command = [sys.executable, "-m", "handlers.cli", "serve", "--port", str(port)]
+    command += ["--endpoint-url", dynamodb_local_endpoint, "--table", table]
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            command, cwd=SERVE_ROOT, env=without_aws_credentials(tmp_path), stdout=log, stderr=subprocess.STDOUT
+        )
+        try:
+            base = f"http://127.0.0.1:{port}"
+            wait_until_healthy(base, process, log_path)
+            (token,) = PRINTED_KEY.findall(log_path.read_text())
+            with httpx2.Client(base_url=base, timeout=30) as http:
+                created = http.post("/memories", json={"content": "The user keeps bees"}, headers=bearer(token))
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+
+    assert created.status_code == 201, log_path.read_text()
+    assert "NoCredentialsError" not in log_path.read_text()
+    assert f"{table} (created)" in log_path.read_text()
+
+
+def test_on_a_fresh_engine_whose_first_create_answers_after_the_read_timeout_the_table_counts_as_created(
+    embedded: EmbeddedDynamoDB,
+) -> None:
+    # A starting engine's first call can outlast the read timeout; botocore then retries the create, which the
+    # engine refuses as "in use" once the first attempt has made the table: `serve` printed "(existing)".
+    engine_app = embedded._server.app
+    delays = [1.5]  # past the first attempt's read timeout, well within the second's
+
+    def slow_first_create(environ: dict[str, Any], start_response: Any) -> Any:
+        if environ.get("HTTP_X_AMZ_TARGET", "").endswith(".CreateTable") and delays:
+            time.sleep(delays.pop())
+        return engine_app(environ, start_response)
+
+    embedded._server.app = slow_first_create
+    client = make_client(embedded.endpoint_url, REGION, read_timeout=1)
+    client.list_tables()  # the engine's own first-call imports, out of the way
+
+    table = f"fresh-{time.time_ns()}"  # moto's state is per process: another test's engine may hold agent-memory
+
+    created = ensure_table(client, table, table_definition())
+    again = ensure_table(client, table, table_definition())
+
+    assert (created, again) == (True, False)
+    assert delays == []  # the slow create did happen

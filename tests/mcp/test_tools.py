@@ -19,6 +19,7 @@ from core.errors import (
     MemoryNotFoundError,
     PermissionDeniedError,
     StorageUnavailableError,
+    TableMissingError,
     VersionMismatchError,
     WriteConflictError,
 )
@@ -327,6 +328,7 @@ EXAMPLES: dict[type[DomainError], DomainError] = {
     VersionMismatchError: VersionMismatchError(7, 3),
     WriteConflictError: WriteConflictError("memory 7 kept changing under this update; retry it"),
     StorageUnavailableError: StorageUnavailableError("storage is briefly unavailable", retry_after_seconds=2),
+    TableMissingError: TableMissingError("agent-memory", retry_after_seconds=2),
     AuthenticationError: AuthenticationError("the API key has been revoked"),
     PermissionDeniedError: PermissionDeniedError("write"),
     KeyNotFoundError: KeyNotFoundError("0123456789ab"),
@@ -360,7 +362,7 @@ async def test_every_tool_reports_every_domain_error_to_the_model_in_the_cores_w
     text = tool_text(result)
     assert text.startswith(str(error))
     assert "Error executing tool" not in text
-    if error_class is StorageUnavailableError:
+    if error_class in (StorageUnavailableError, TableMissingError):
         assert text.endswith("retry in 2 s")
 
 

@@ -231,3 +231,32 @@ def test_serve_refuses_no_auth_on_a_host_other_than_loopback_before_starting_any
 )
 def test_loopback_hosts_are_told_from_the_rest(host: str, loopback: bool) -> None:
     assert cli.is_loopback(host) is loopback
+
+
+# --- serve's ports ---
+
+
+@pytest.mark.parametrize("option", ["--port", "--ddb-port"])
+def test_serve_with_a_busy_port_names_its_option_and_starts_creates_and_prints_nothing(
+    option: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def must_not_start(*args: object) -> None:
+        raise AssertionError("serve started the embedded engine")
+
+    monkeypatch.setattr(local, "EmbeddedDynamoDB", must_not_start)
+    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        busy = holder.getsockname()[1]
+        ports = {"--port": free_port(), "--ddb-port": free_port(), option: busy}
+
+        code = cli.main(["serve", "--port", str(ports["--port"]), "--ddb-port", str(ports["--ddb-port"])])
+
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert err.strip() == (
+        f"agent-memory: port {busy} on 127.0.0.1 ({option}) is in use by another program: stop it, or choose "
+        f"another port with {option}"
+    )
+    assert out == ""

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
+from core.keys import KeyService
 from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
 from handlers import bootstrap, http_api
 from handlers.lambda_asgi import UNINTERPRETABLE_EVENT
@@ -259,8 +260,11 @@ def test_an_unexpected_failure_is_logged_with_the_correlation_id_and_answers_500
 ) -> None:
     # The Powertools handler bound sys.stdout at import, before capsys replaced it.
     monkeypatch.setattr(http_api.logger.registered_handler, "stream", sys.stdout)
-    monkeypatch.setenv("TABLE_NAME", "no-such-table")
-    bootstrap.default_services.cache_clear()
+
+    def crash(*args: object) -> None:
+        raise RuntimeError("an unforeseen failure")
+
+    monkeypatch.setattr(KeyService, "authenticate", crash)
     event = load_event("http_get")
 
     response = invoke(event)
@@ -459,3 +463,24 @@ def test_an_authorization_merely_starting_like_sigv4_is_not_taken_as_sigv4(
     assert response["statusCode"] == 401
     assert response["headers"]["www-authenticate"] == 'Bearer realm="agent-memory"'
     assert "Bearer scheme" in body_of(response)["detail"]
+
+
+def test_a_missing_table_answers_503_table_missing_logged_once_with_the_correlation_id(
+    lambda_env: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(http_api.logger.registered_handler, "stream", sys.stdout)
+    monkeypatch.setenv("TABLE_NAME", "no-such-table")
+    bootstrap.default_services.cache_clear()
+    event = load_event("http_get")
+
+    response = invoke(event)
+
+    assert response["statusCode"] == 503
+    assert response["headers"]["content-type"] == PROBLEM_JSON
+    assert response["headers"]["retry-after"] == "1"
+    assert body_of(response)["type"] == "urn:agent-memory:problem:table-missing"
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    (record,) = records
+    assert record["level"] == "ERROR"
+    assert record["message"] == "table no-such-table does not exist: answered 503 until it is created again"
+    assert record["correlation_id"] == event["requestContext"]["requestId"]

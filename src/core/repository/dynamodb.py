@@ -33,7 +33,13 @@ from botocore.exceptions import ClientError, ConnectionError, HTTPClientError
 
 from core.access import ApiKey, Scope
 from core.contract import RetrievalQuery
-from core.errors import MemoryNotFoundError, StorageUnavailableError, VersionMismatchError, WriteConflictError
+from core.errors import (
+    MemoryNotFoundError,
+    StorageUnavailableError,
+    TableMissingError,
+    VersionMismatchError,
+    WriteConflictError,
+)
 from core.model import (
     ID_DIGITS,
     IDEMPOTENCY_WINDOW_SECONDS,
@@ -67,6 +73,11 @@ _ABSENT: Final = "attribute_not_exists(pk)"
 STAMP_CONCURRENCY: Final = 16
 # Query's Limit must fit 32 bits; DynamoDB ends a page at 1 MB anyway, so a larger one would read no more per call.
 QUERY_LIMIT_MAX: Final = 1000
+# The most requests one process runs at once: `serve` runs each blocking call in a worker thread of anyio's default
+# limiter (40 threads, shared by both doors); each may use the stamp pool besides. Lambda runs one at a time.
+REQUEST_CONCURRENCY: Final = 40
+# One pooled connection per thread that can call DynamoDB at once, so no call waits for, or discards, a connection.
+POOL_CONNECTIONS: Final = REQUEST_CONCURRENCY + STAMP_CONCURRENCY
 
 # Codes that mean "briefly unavailable, retry later"; botocore has already retried them within its bound.
 _UNAVAILABLE_CODES: Final = frozenset(
@@ -82,46 +93,59 @@ _UNAVAILABLE_CODES: Final = frozenset(
 )
 
 
-def make_client(endpoint_url: str | None, region: str) -> DynamoDBClient:
+def make_client(
+    endpoint_url: str | None, region: str, *, connect_timeout: float = 2, read_timeout: float = 5
+) -> DynamoDBClient:
     """One low-level client per process, with bounded retries and timeouts well inside API Gateway's 30 s.
 
     Worst case: 3 attempts x (2 s connect + 5 s read) plus standard-mode backoff stays under 25 s.
+    With an `endpoint_url` and no credentials configured anywhere, it signs with placeholders: local engines
+    (DynamoDB Local, the embedded one) accept any, and botocore refuses to send a request unsigned.
     """
     config = Config(
         region_name=region,
         retries={"mode": "standard", "total_max_attempts": 3},
-        connect_timeout=2,
-        read_timeout=5,
-        max_pool_connections=STAMP_CONCURRENCY,
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        max_pool_connections=POOL_CONNECTIONS,
     )
     # botocore's own session: boto3 would add only its resource layer and s3transfer, ~90 ms of cold import.
     session = botocore.session.get_session()
-    return cast("DynamoDBClient", session.create_client("dynamodb", endpoint_url=endpoint_url, config=config))
+    placeholder = "local" if endpoint_url is not None and session.get_credentials() is None else None
+    client = session.create_client(
+        "dynamodb",
+        endpoint_url=endpoint_url,
+        config=config,
+        aws_access_key_id=placeholder,
+        aws_secret_access_key=placeholder,
+    )
+    return cast("DynamoDBClient", client)
 
 
 def table_exists(client: DynamoDBClient, table_name: str) -> bool:
     try:
         _call(client.describe_table, TableName=table_name)
-    except ClientError as exc:
-        if exc.response["Error"]["Code"] == "ResourceNotFoundException":
-            return False
-        raise
+    except TableMissingError:
+        return False
     return True
 
 
 def ensure_table(client: DynamoDBClient, table_name: str, definition: Mapping[str, Any]) -> bool:
     """Create the table from the template's `Properties` when it does not exist; never alter an existing one.
 
-    Returns True when it created the table.
+    Returns True when the table did not exist before this call, so it is new and empty. Existence is read first:
+    a create whose answer came later than the read timeout (a slow first call to a starting engine) is retried by
+    botocore and refused as "in use" although that table is the one this call created.
     """
+    if table_exists(client, table_name):
+        return False
     wanted = ("AttributeDefinitions", "KeySchema", "GlobalSecondaryIndexes", "BillingMode")
     kwargs = {key: definition[key] for key in wanted if key in definition}
     try:
-        client.create_table(TableName=table_name, **kwargs)
+        _call(client.create_table, TableName=table_name, **kwargs)
     except ClientError as exc:
-        if exc.response["Error"]["Code"] == "ResourceInUseException":
-            return False
-        raise
+        if exc.response["Error"]["Code"] != "ResourceInUseException":
+            raise
     client.get_waiter("table_exists").wait(TableName=table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
     return True
 
@@ -241,9 +265,19 @@ def _call(operation: Callable[..., Any], **kwargs: Any) -> Any:
             raise _TransactionCancelledError([reason.get("Code", "None") for reason in reasons]) from None
         if code in _UNAVAILABLE_CODES:
             raise StorageUnavailableError(f"storage is busy ({code}); retry shortly") from exc
+        if code == "ResourceNotFoundException":  # this adapter names no other resource than its table
+            raise TableMissingError(_table_of(kwargs)) from exc
         raise
     except (ConnectionError, HTTPClientError) as exc:
         raise StorageUnavailableError("storage could not be reached; retry shortly") from exc
+
+
+def _table_of(request: Mapping[str, Any]) -> str:
+    if "TableName" in request:
+        return str(request["TableName"])
+    actions: Sequence[Mapping[str, Mapping[str, Any]]] = request.get("TransactItems") or [{}]
+    action: Mapping[str, Any] = next(iter(actions[0].values()), {})
+    return str(action.get("TableName", "?"))
 
 
 # One pool per process (threads start on first use), shared by every repository: stamps are I/O-bound calls.
