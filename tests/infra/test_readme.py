@@ -29,7 +29,7 @@ def test_the_readme_runs_the_cli_by_its_path_in_the_venv() -> None:
 
 def test_make_keys_runs_the_cli_with_args() -> None:
     dry = subprocess.run(
-        ["make", "-n", "keys", "ARGS=list --namespace alice"],
+        ["make", "--no-print-directory", "-n", "keys", "ARGS=list --namespace alice"],
         cwd=ROOT,
         capture_output=True,
         text=True,
