@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import report
+from bench.engine import dynamodb_local
 
 ROOT = Path(__file__).resolve().parents[2]
 REGION = "us-east-1"
@@ -25,73 +26,58 @@ REGION = "us-east-1"
 
 def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log: Any) -> dict[str, Any]:
     """`reps`: per namespace size, (timed repeats, repeats with units computed)."""
-    import boto3
-    from botocore.config import Config
-
     from bench.capacity import Recorder, TableShape
     from bench.dataset import load
     from bench.ops import OperationBench
     from core.repository.dynamodb import ensure_table, make_client
     from handlers.bootstrap import Settings, build_services, use_placeholder_credentials
-    from handlers.local import DynamoDBLocal, table_definition
+    from handlers.local import table_definition
 
     use_placeholder_credentials()
-    with tempfile.TemporaryDirectory(prefix="bench-ddb-") as scratch, open(Path(scratch) / "ddb.log", "wb") as stderr:
-        import socket
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-ddb-") as scratch,
+        open(Path(scratch) / "ddb.log", "wb") as stderr,
+        dynamodb_local(stderr) as endpoint_url,
+    ):
+        definition = table_definition()
+        shape = TableShape.from_definition(definition)
+        table = "bench-memories"
+        loader = make_client(endpoint_url, REGION)
+        ensure_table(loader, table, definition)
+        settings = Settings(table_name=table, endpoint_url=endpoint_url, region=REGION)
+        loading = build_services(settings, loader).memories
+        started = time.perf_counter()
+        namespaces = {}
+        for index, size in enumerate([*sizes, other]):
+            name = f"bench-{size}" if index < len(sizes) else f"other-{size}"
+            namespaces[name] = load(loading, name, size, seed=index)
+            print(f"  loaded {name}: {size} memories ({time.perf_counter() - started:.0f} s)", file=log, flush=True)
+        load_s = time.perf_counter() - started
 
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = int(sock.getsockname()[1])
-        local = DynamoDBLocal(port, stderr, heap="1g")
-        probe = boto3.client(
-            "dynamodb",
-            endpoint_url=local.endpoint_url,
-            region_name=REGION,
-            config=Config(retries={"total_max_attempts": 1}, connect_timeout=1, read_timeout=2),
-        )
-        local.start(probe.list_tables)
-        try:
-            definition = table_definition()
-            shape = TableShape.from_definition(definition)
-            table = "bench-memories"
-            loader = make_client(local.endpoint_url, REGION)
-            ensure_table(loader, table, definition)
-            settings = Settings(table_name=table, endpoint_url=local.endpoint_url, region=REGION)
-            loading = build_services(settings, loader).memories
-            started = time.perf_counter()
-            namespaces = {}
-            for index, size in enumerate([*sizes, other]):
-                name = f"bench-{size}" if index < len(sizes) else f"other-{size}"
-                namespaces[name] = load(loading, name, size, seed=index)
-                print(f"  loaded {name}: {size} memories ({time.perf_counter() - started:.0f} s)", file=log, flush=True)
-            load_s = time.perf_counter() - started
-
-            client = make_client(local.endpoint_url, REGION)  # the one the service under test uses, counted
-            shadow = make_client(local.endpoint_url, REGION)  # uncounted: images and unfiltered re-reads
-            recorder = Recorder(client, shape)
-            service = build_services(settings, client).memories
-            bench = OperationBench(service, recorder, shadow, shape, seed=42)
-            results: dict[str, Any] = {}
-            for name, namespace in namespaces.items():
-                if name.startswith("other-"):
-                    continue
-                op_started = time.perf_counter()
-                results[str(namespace.size)] = {
-                    "selectivity": namespace.selectivity(),
-                    "visible": namespace.visible,
-                    "reps": reps[namespace.size][0],
-                    "capacity_reps": reps[namespace.size][1],
-                    "ops": bench.run(namespace, *reps[namespace.size]),
-                }
-                print(f"  measured {name} ({time.perf_counter() - op_started:.0f} s)", file=log, flush=True)
-            return {
-                "load_s": load_s,
-                "memories_loaded": sum(ns.size for ns in namespaces.values()),
-                "other_namespace": other,
-                "sizes": results,
+        client = make_client(endpoint_url, REGION)  # the one the service under test uses, counted
+        shadow = make_client(endpoint_url, REGION)  # uncounted: images and unfiltered re-reads
+        recorder = Recorder(client, shape)
+        service = build_services(settings, client).memories
+        bench = OperationBench(service, recorder, shadow, shape, seed=42)
+        results: dict[str, Any] = {}
+        for name, namespace in namespaces.items():
+            if name.startswith("other-"):
+                continue
+            op_started = time.perf_counter()
+            results[str(namespace.size)] = {
+                "selectivity": namespace.selectivity(),
+                "visible": namespace.visible,
+                "reps": reps[namespace.size][0],
+                "capacity_reps": reps[namespace.size][1],
+                "ops": bench.run(namespace, *reps[namespace.size]),
             }
-        finally:
-            local.stop()
+            print(f"  measured {name} ({time.perf_counter() - op_started:.0f} s)", file=log, flush=True)
+        return {
+            "load_s": load_s,
+            "memories_loaded": sum(ns.size for ns in namespaces.values()),
+            "other_namespace": other,
+            "sizes": results,
+        }
 
 
 def run_artifacts(build: bool) -> dict[str, Any]:

@@ -8,7 +8,6 @@ import http.client
 import json
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -18,15 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.engine import dynamodb_local, free_port
+
 ROOT = Path(__file__).resolve().parents[2]
-REGION = "us-east-1"
 KEY = re.compile(r"^API key +(am_\S+)$", re.MULTILINE)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait_healthy(port: int, process: subprocess.Popen[bytes], log: Path, timeout: float = 90) -> None:
@@ -99,30 +93,22 @@ def _round(port: int, token: str, clients: int, seconds: float) -> dict[str, flo
 
 
 def measure(clients: int = 16, seconds: float = 8, rounds: int = 3) -> dict[str, Any]:
-    import boto3
-    from botocore.config import Config
-
     from handlers.bootstrap import use_placeholder_credentials
-    from handlers.local import DynamoDBLocal
 
     use_placeholder_credentials()
-    with tempfile.TemporaryDirectory(prefix="bench-serve-") as scratch, open(Path(scratch) / "ddb.log", "wb") as ddb:
-        local = DynamoDBLocal(_free_port(), ddb, heap="1g")
-        probe = boto3.client(
-            "dynamodb",
-            endpoint_url=local.endpoint_url,
-            region_name=REGION,
-            config=Config(retries={"total_max_attempts": 1}, connect_timeout=1, read_timeout=2),
-        )
-        local.start(probe.list_tables)
-        port = _free_port()
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-serve-") as scratch,
+        open(Path(scratch) / "ddb.log", "wb") as ddb,
+        dynamodb_local(ddb) as endpoint_url,
+    ):
+        port = free_port()
         log_path = Path(scratch) / "serve.log"
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])),
         }
         command = [sys.executable, "-m", "handlers.cli", "serve", "--port", str(port)]
-        command += ["--endpoint-url", local.endpoint_url, "--table", "bench-serve"]
+        command += ["--endpoint-url", endpoint_url, "--table", "bench-serve"]
         with log_path.open("wb") as log:
             process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
             try:
@@ -136,7 +122,6 @@ def measure(clients: int = 16, seconds: float = 8, rounds: int = 3) -> dict[str,
                     process.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     process.kill()
-                local.stop()
     return {
         "clients": clients,
         "seconds": seconds,
