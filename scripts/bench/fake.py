@@ -12,7 +12,7 @@ from core.access import ApiKey
 from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, VersionMismatchError
 from core.model import IdempotentCreate, Memory, MemoryChanges
-from core.repository import Found
+from core.repository import Matches
 
 
 class FakeMemoryRepository:
@@ -36,40 +36,37 @@ class FakeMemoryRepository:
     def get(self, namespace: str, memory_id: int) -> Memory | None:
         return self.rows.get((namespace, memory_id))
 
-    def get_and_stamp(self, namespace: str, memory_id: int, accessed_at: str) -> Memory | None:
+    def read(self, namespace: str, memory_id: int, accessed_at: str) -> Memory:
         memory = self.rows.get((namespace, memory_id))
         if memory is None or memory.status == "deleted":
-            return None
+            raise MemoryNotFoundError(memory_id)
         memory = memory.model_copy(update={"last_accessed_at": accessed_at})
         self.rows[namespace, memory_id] = memory
         return memory
 
-    def update(self, namespace: str, memory: Memory, current: Memory) -> Memory | None:
-        stored = self.rows.get((namespace, memory.id))
-        if stored is None or stored.status == "deleted" or stored.version != current.version:
-            return None
-        self.rows[namespace, memory.id] = memory
-        return memory
-
-    def edit(
-        self, namespace: str, memory_id: int, changes: MemoryChanges, expected_version: int | None, updated_at: str
+    def apply(
+        self,
+        namespace: str,
+        memory_id: int,
+        changes: MemoryChanges,
+        expected_versions: frozenset[int] | None,
+        now: str,
     ) -> Memory:
         stored = self.rows.get((namespace, memory_id))
         if stored is None or stored.status == "deleted":
             raise MemoryNotFoundError(memory_id)
-        if expected_version is not None and stored.version != expected_version:
+        if expected_versions is not None and stored.version not in expected_versions:
             raise VersionMismatchError(memory_id, stored.version)
-        self.rows[namespace, memory_id] = changed = changes.apply_to(stored, updated_at)
+        self.rows[namespace, memory_id] = changed = changes.apply_to(stored, now)
         return changed
 
-    def soft_delete(self, namespace: str, memory_id: int) -> bool:
+    def delete(self, namespace: str, memory_id: int) -> None:
         memory = self.rows.get((namespace, memory_id))
         if memory is None or memory.status == "deleted":
-            return False
+            raise MemoryNotFoundError(memory_id)
         self.rows[namespace, memory_id] = memory.model_copy(update={"status": "deleted"})
-        return True
 
-    def find(self, namespace: str, query: RetrievalQuery) -> Found:
+    def find(self, namespace: str, query: RetrievalQuery) -> Matches:
         found = [
             memory
             for (ns, _), memory in self.rows.items()
@@ -82,7 +79,7 @@ class FakeMemoryRepository:
             found.sort(key=lambda memory: memory.id)
         else:
             found.sort(key=lambda memory: (getattr(memory, query.sort) or "", memory.id), reverse=True)
-        return Found(items=found[query.offset : query.offset + query.limit], total=len(found))
+        return Matches(items=found[query.offset : query.offset + query.limit], total=len(found))
 
     def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
         for memory_id in memory_ids:

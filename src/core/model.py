@@ -248,11 +248,6 @@ class MemoryChanges(InputModel):
             return memory
         return memory.model_copy(update={**changed, "updated_at": now, "version": memory.version + 1})
 
-    @property
-    def moves_between_totals(self) -> bool:
-        """Whether this PATCH may change `status` or `memory_type`, the fields that per-kind totals count by."""
-        return bool({"status", "memory_type"} & self.model_fields_set)
-
 
 def field_errors(exc: ValidationError) -> list[FieldError]:
     """Translate pydantic's errors into the contract's field names and wording, shared by both doors."""

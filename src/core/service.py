@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Set
 
 from core.contract import Page, RetrievalQuery
-from core.errors import FieldError, InvalidInputError, MemoryNotFoundError, VersionMismatchError, WriteConflictError
+from core.errors import FieldError, InvalidInputError
 from core.model import (
     IDEMPOTENCY_WINDOW_HOURS,
     Clock,
@@ -18,8 +18,6 @@ from core.model import (
 )
 from core.repository import IdempotencyKeyTakenError, MemoryRepository, PriorCreate
 
-# A PATCH without a precondition re-reads and re-applies when a concurrent writer got in first; this bounds it.
-UPDATE_ATTEMPTS = 3
 ANY_VERSION = None
 
 
@@ -42,10 +40,7 @@ class MemoryService:
         return memory
 
     def get(self, namespace: str, memory_id: int) -> Memory:
-        memory = self._repository.get_and_stamp(namespace, memory_id, self._now())
-        if memory is None:
-            raise MemoryNotFoundError(memory_id)
-        return memory
+        return self._repository.read(namespace, memory_id, self._now())
 
     def update(
         self,
@@ -57,46 +52,32 @@ class MemoryService:
         """Apply a PATCH conditionally on the version it was computed from, so no concurrent update is lost.
 
         With `expected_version` (one version, or a set of which any one matches, an empty set matching none), a
-        record at any other version raises VersionMismatchError, even when the PATCH would change nothing. A PATCH
-        of content or tags against at most one version takes one conditional write; one that may move the memory
-        between status or type totals, or that admits several versions, reads it first.
+        record at any other version raises VersionMismatchError, even when the PATCH would change nothing.
         """
-        expected = {expected_version} if isinstance(expected_version, int) else expected_version
-        if changes.model_fields_set and not changes.moves_between_totals and (expected is None or len(expected) == 1):
-            only = None if expected is None else next(iter(expected))
-            return self._repository.edit(namespace, memory_id, changes, only, self._now())
-        for _ in range(UPDATE_ATTEMPTS):
-            current = self._repository.get(namespace, memory_id)
-            if current is None or current.status == "deleted":
-                raise MemoryNotFoundError(memory_id)
-            if expected is not None and current.version not in expected:
-                raise VersionMismatchError(memory_id, current.version)
-            updated = changes.apply_to(current, self._now())
-            if updated is current:
-                return current
-            stored = self._repository.update(namespace, updated, current)
-            if stored is not None:
-                return stored
-        raise WriteConflictError(f"memory {memory_id} kept changing under this update; retry it")
+        expected = (
+            None
+            if expected_version is None
+            else frozenset({expected_version} if isinstance(expected_version, int) else expected_version)
+        )
+        return self._repository.apply(namespace, memory_id, changes, expected, self._now())
 
     def delete(self, namespace: str, memory_id: int) -> None:
-        if not self._repository.soft_delete(namespace, memory_id):
-            raise MemoryNotFoundError(memory_id)
+        self._repository.delete(namespace, memory_id)
 
     def search(self, namespace: str, query: RetrievalQuery) -> Page:
         """Filter, order and page as the contract says, then stamp exactly the returned rows with one timestamp."""
-        found = self._repository.find(namespace, query)
-        page = found.items
+        matches = self._repository.find(namespace, query)
+        page = matches.items
         if page:
             now = self._now()
             self._repository.stamp(namespace, [memory.id for memory in page], now)
             page = [memory.model_copy(update={"last_accessed_at": now}) for memory in page]
         return Page(
             items=page,
-            total=found.total,
+            total=matches.total,
             limit=query.limit,
             offset=query.offset,
-            has_more=query.offset + len(page) < found.total,
+            has_more=query.offset + len(page) < matches.total,
         )
 
 

@@ -19,8 +19,8 @@ from fastapi.testclient import TestClient
 from core.contract import RetrievalQuery
 from core.errors import VersionMismatchError
 from core.model import Memory, MemoryChanges, NewMemory
-from core.repository.dynamodb import DynamoDBMemoryRepository
-from core.service import UPDATE_ATTEMPTS, MemoryService
+from core.repository.dynamodb import UPDATE_ATTEMPTS, DynamoDBMemoryRepository
+from core.service import MemoryService
 from handlers.auth import open_access
 from handlers.bootstrap import DEFAULT_NAMESPACE
 from handlers.http_api import create_app

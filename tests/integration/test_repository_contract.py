@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from core.contract import RetrievalQuery
-from core.errors import MemoryNotFoundError, WriteConflictError
-from core.model import Memory, MemoryChanges, NewMemory
+from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
+from core.model import MEMORY_TYPES, Memory, MemoryChanges, NewMemory
 from core.repository.dynamodb import DynamoDBMemoryRepository
 from core.service import MemoryService
 from tests.conftest import Engine
@@ -142,7 +142,7 @@ def test_get_returns_none_for_a_missing_id(repository: DynamoDBMemoryRepository)
 
 def test_get_returns_deleted_memories_without_stamping_them(repository: DynamoDBMemoryRepository) -> None:
     repository.add(NS, memory(1))
-    assert repository.soft_delete(NS, 1)
+    repository.delete(NS, 1)
 
     stored = repository.get(NS, 1)
 
@@ -154,49 +154,48 @@ def test_get_returns_deleted_memories_without_stamping_them(repository: DynamoDB
 # --- stamping ----------------------------------------------------------------------------------------------
 
 
-def test_get_and_stamp_sets_last_accessed_at_and_leaves_version_and_updated_at(
+def test_read_sets_last_accessed_at_and_leaves_version_and_updated_at(
     repository: DynamoDBMemoryRepository,
 ) -> None:
     repository.add(NS, memory(1, updated_at=at(1), version=3))
 
-    stamped = repository.get_and_stamp(NS, 1, at(5))
+    stamped = repository.read(NS, 1, at(5))
 
-    assert stamped is not None
     assert (stamped.last_accessed_at, stamped.version, stamped.updated_at) == (at(5), 3, at(1))
     assert repository.get(NS, 1) == stamped
 
 
-def test_get_and_stamp_returns_none_for_a_missing_id_and_never_creates_it(
+def test_read_of_a_missing_id_is_not_found_and_never_creates_it(
     engine: Engine, table: str, raw_repository: DynamoDBMemoryRepository
 ) -> None:
-    assert raw_repository.get_and_stamp(NS, 7, at(5)) is None
+    with pytest.raises(MemoryNotFoundError):
+        raw_repository.read(NS, 7, at(5))
 
     assert raw_item(engine, table, NS, 7) is None
     assert raw_repository.get(NS, 7) is None
 
 
-def test_get_and_stamp_returns_none_for_a_deleted_memory_and_does_not_stamp_it(
+def test_read_of_a_deleted_memory_is_not_found_and_does_not_stamp_it(
     repository: DynamoDBMemoryRepository,
 ) -> None:
     repository.add(NS, memory(1))
-    repository.soft_delete(NS, 1)
+    repository.delete(NS, 1)
 
-    assert repository.get_and_stamp(NS, 1, at(5)) is None
+    with pytest.raises(MemoryNotFoundError):
+        repository.read(NS, 1, at(5))
 
     stored = repository.get(NS, 1)
     assert stored is not None
     assert (stored.status, stored.last_accessed_at) == ("deleted", None)
 
 
-def test_get_and_stamp_never_moves_last_accessed_at_backwards(repository: DynamoDBMemoryRepository) -> None:
+def test_read_never_moves_last_accessed_at_backwards(repository: DynamoDBMemoryRepository) -> None:
     repository.add(NS, memory(1, updated_at=at(1)))
     later, earlier = at(20), at(10)
 
-    first = repository.get_and_stamp(NS, 1, later)
-    second = repository.get_and_stamp(NS, 1, earlier)
+    first = repository.read(NS, 1, later)
+    second = repository.read(NS, 1, earlier)
 
-    assert first is not None
-    assert second is not None
     assert first.last_accessed_at == second.last_accessed_at == later
     assert (second.version, second.updated_at) == (1, at(1))
     stored = repository.get(NS, 1)
@@ -204,15 +203,14 @@ def test_get_and_stamp_never_moves_last_accessed_at_backwards(repository: Dynamo
     assert stored.last_accessed_at == later
 
 
-def test_get_and_stamp_with_the_same_timestamp_again_returns_the_memory(
+def test_read_with_the_same_timestamp_again_returns_the_memory(
     repository: DynamoDBMemoryRepository,
 ) -> None:
     repository.add(NS, memory(1))
-    repository.get_and_stamp(NS, 1, at(10))
+    repository.read(NS, 1, at(10))
 
-    again = repository.get_and_stamp(NS, 1, at(10))
+    again = repository.read(NS, 1, at(10))
 
-    assert again is not None
     assert again.last_accessed_at == at(10)
 
 
@@ -236,7 +234,7 @@ def test_stamp_marks_listed_deleted_memories_without_reviving_them_and_never_cre
 ) -> None:
     raw_repository.add(NS, memory(1))
     raw_repository.add(NS, memory(2))
-    raw_repository.soft_delete(NS, 2)
+    raw_repository.delete(NS, 2)
 
     raw_repository.stamp(NS, [1, 2, 3], at(9))
 
@@ -249,73 +247,139 @@ def test_stamp_marks_listed_deleted_memories_without_reviving_them_and_never_cre
     assert raw_item(engine, table, NS, 3) is None
 
 
-# --- update and delete -------------------------------------------------------------------------------------
+# --- apply and delete -------------------------------------------------------------------------------------
 
 
-def test_update_writes_when_the_expected_version_still_holds(repository: DynamoDBMemoryRepository) -> None:
+def changes(**fields: Any) -> MemoryChanges:
+    return MemoryChanges.parse(fields)
+
+
+def totals(repository: DynamoDBMemoryRepository, namespace: str = NS) -> dict[tuple[str, str], int]:
+    """The namespace's totals per (status, type), as a listing without `q` or `tag` reads them."""
+    counted: dict[tuple[str, str], int] = {}
+    for status in ("active", "invalid", "deleted"):
+        for memory_type in MEMORY_TYPES:
+            query = RetrievalQuery.parse({"status": status, "memory_type": memory_type, "limit": 1})
+            if total := repository.find(namespace, query).total:
+                counted[status, memory_type] = total
+    return counted
+
+
+@pytest.mark.parametrize("expected", [None, frozenset({1}), frozenset({1, 4})])
+def test_apply_writes_every_given_field_a_new_version_and_updated_at_and_leaves_the_stamp(
+    repository: DynamoDBMemoryRepository, expected: frozenset[int] | None
+) -> None:
     repository.add(NS, memory(1, last_accessed_at=at(3)))
-    changed = memory(1, content="new", tags=["x"], memory_type="event", status="invalid", updated_at=at(8), version=2)
+    patch = changes(content="new", tags=["x"], memory_type="event", status="invalid")
 
-    current = repository.get(NS, 1)
-    assert current is not None
+    stored = repository.apply(NS, 1, patch, expected, at(8))
 
-    stored = repository.update(NS, changed, current=current)
-
-    assert stored is not None
     assert (stored.content, stored.tags, stored.memory_type, stored.status) == ("new", ["x"], "event", "invalid")
     assert (stored.version, stored.updated_at, stored.created_at) == (2, at(8), at(0))
-    # update writes only the editable fields, updated_at and version: the stamp stays.
+    # Only the editable fields, updated_at and version are written: the stamp stays.
     assert stored.last_accessed_at == at(3)
     assert repository.get(NS, 1) == stored
+    assert totals(repository) == {("invalid", "event"): 1}
 
 
-def test_update_refuses_a_stale_expected_version(repository: DynamoDBMemoryRepository) -> None:
+@pytest.mark.parametrize(
+    "patch", [{"content": "new"}, {"tags": ["x"]}, {"content": "new", "tags": []}, {"status": "invalid"}, {}]
+)
+@pytest.mark.parametrize("expected", [frozenset({2}), frozenset({2, 4}), frozenset()])
+def test_apply_refuses_a_version_not_expected_even_when_nothing_would_change(
+    repository: DynamoDBMemoryRepository, patch: dict[str, Any], expected: frozenset[int]
+) -> None:
     original = memory(1, version=3)
     repository.add(NS, original)
 
-    assert repository.update(NS, memory(1, content="late", version=3), current=memory(1, version=2)) is None
+    with pytest.raises(VersionMismatchError) as raised:
+        repository.apply(NS, 1, changes(**patch), expected, at(8))
+
+    assert (raised.value.memory_id, raised.value.current_version) == (1, 3)
     assert repository.get(NS, 1) == original
 
 
-def test_update_refuses_a_deleted_memory_even_at_its_version(repository: DynamoDBMemoryRepository) -> None:
-    repository.add(NS, memory(1))
-    repository.soft_delete(NS, 1)
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"content": "memory 1"},
+        {"tags": []},
+        {"status": "active", "memory_type": "fact"},
+        {"content": "memory 1", "tags": []},
+        {},
+    ],
+)
+@pytest.mark.parametrize("expected", [None, frozenset({3}), frozenset({3, 7})])
+def test_apply_that_changes_no_field_returns_the_stored_memory_unchanged(
+    repository: DynamoDBMemoryRepository, patch: dict[str, Any], expected: frozenset[int] | None
+) -> None:
+    original = memory(1, updated_at=at(2), last_accessed_at=at(4), version=3)
+    repository.add(NS, original)
 
-    assert repository.update(NS, memory(1, content="revived", version=2), current=memory(1, version=1)) is None
+    assert repository.apply(NS, 1, changes(**patch), expected, at(8)) == original
+    assert repository.get(NS, 1) == original
 
-    stored = repository.get(NS, 1)
+
+@pytest.mark.parametrize("patch", [{"content": "revived"}, {"status": "active"}, {}])
+@pytest.mark.parametrize("expected", [None, frozenset({1})])
+def test_apply_refuses_missing_and_deleted_memories_and_creates_nothing(
+    engine: Engine,
+    table: str,
+    raw_repository: DynamoDBMemoryRepository,
+    patch: dict[str, Any],
+    expected: frozenset[int] | None,
+) -> None:
+    raw_repository.add(NS, memory(1))
+    raw_repository.delete(NS, 1)
+
+    for memory_id in (1, 4):
+        with pytest.raises(MemoryNotFoundError):
+            raw_repository.apply(NS, memory_id, changes(**patch), expected, at(8))
+
+    stored = raw_repository.get(NS, 1)
     assert stored is not None
     assert (stored.status, stored.content, stored.version) == ("deleted", "memory 1", 1)
-
-
-def test_update_of_a_missing_id_creates_nothing(
-    engine: Engine, table: str, raw_repository: DynamoDBMemoryRepository
-) -> None:
-    assert raw_repository.update(NS, memory(4, version=2), current=memory(4, version=1)) is None
-
     assert raw_item(engine, table, NS, 4) is None
 
 
-def test_soft_delete_marks_deleted_and_leaves_version_and_updated_at(
+def test_apply_moves_the_memory_between_totals_only_when_its_status_or_type_changes(
     repository: DynamoDBMemoryRepository,
 ) -> None:
-    repository.add(NS, memory(1, updated_at=at(4), version=6))
+    for memory_id in (1, 2, 3):
+        repository.add(NS, memory(memory_id))
 
-    assert repository.soft_delete(NS, 1)
+    repository.apply(NS, 1, changes(status="invalid"), None, at(1))
+    repository.apply(NS, 2, changes(memory_type="event", status="active"), None, at(2))
+    repository.apply(NS, 3, changes(content="edited", tags=["x"]), None, at(3))
+    repository.apply(NS, 3, changes(status="active"), None, at(4))
+
+    assert totals(repository) == {("invalid", "fact"): 1, ("active", "event"): 1, ("active", "fact"): 1}
+    assert [m.version for m in scan(repository, NS, "id", None, None)] == [2, 2, 2]
+
+
+def test_delete_marks_deleted_leaves_version_and_updated_at_and_moves_the_totals(
+    repository: DynamoDBMemoryRepository,
+) -> None:
+    repository.add(NS, memory(1, updated_at=at(4), version=6, memory_type="event"))
+
+    repository.delete(NS, 1)
 
     stored = repository.get(NS, 1)
     assert stored is not None
     assert (stored.status, stored.version, stored.updated_at) == ("deleted", 6, at(4))
+    assert totals(repository) == {("deleted", "event"): 1}
 
 
-def test_soft_delete_refuses_missing_and_already_deleted_memories(
+def test_delete_refuses_missing_and_already_deleted_memories(
     engine: Engine, table: str, raw_repository: DynamoDBMemoryRepository
 ) -> None:
     raw_repository.add(NS, memory(1))
-    assert raw_repository.soft_delete(NS, 1)
+    raw_repository.delete(NS, 1)
 
-    assert not raw_repository.soft_delete(NS, 1)
-    assert not raw_repository.soft_delete(NS, 2)
+    with pytest.raises(MemoryNotFoundError):
+        raw_repository.delete(NS, 1)
+    with pytest.raises(MemoryNotFoundError):
+        raw_repository.delete(NS, 2)
     assert raw_item(engine, table, NS, 2) is None
 
 
@@ -369,14 +433,14 @@ def test_scan_puts_never_accessed_memories_after_accessed_ones_by_id_descending(
     for memory_id in range(1, 7):
         repository.add(NS, memory(memory_id))
     repository.stamp(NS, [2], at(1))
-    repository.get_and_stamp(NS, 5, at(1))
+    repository.read(NS, 5, at(1))
 
     assert ids(scan(repository, NS, "last_accessed_at", None, None)) == [5, 2, 6, 4, 3, 1]
 
 
 def test_scan_follows_stamps_and_updates_into_the_timestamp_orders(scan_fixture: DynamoDBMemoryRepository) -> None:
     scan_fixture.stamp(NS, [1], at(9))
-    scan_fixture.update(NS, memory(3, content="edited", updated_at=at(9), version=2), current=memory(3, version=1))
+    scan_fixture.apply(NS, 3, changes(content="edited"), frozenset({1}), at(9))
 
     assert ids(scan(scan_fixture, NS, "last_accessed_at", None, None)) == [1, 5, 4, 2, 6, 3]
     assert ids(scan(scan_fixture, NS, "updated_at", None, None)) == [3, 5, 6, 2, 4, 1]
@@ -407,8 +471,8 @@ def mixed(repository: DynamoDBMemoryRepository) -> DynamoDBMemoryRepository:
     ]
     for memory_id, status, memory_type in rows:
         repository.add(NS, memory(memory_id, memory_type=memory_type, status=status))
-    repository.soft_delete(NS, 6)
-    repository.soft_delete(NS, 7)
+    repository.delete(NS, 6)
+    repository.delete(NS, 7)
     return repository
 
 
@@ -465,7 +529,7 @@ def test_namespaces_keep_their_own_memories_under_the_same_id(two_namespaces: Dy
 def test_scan_never_returns_another_namespaces_memories(
     two_namespaces: DynamoDBMemoryRepository, status: Any, alice: list[str], bob: list[str]
 ) -> None:
-    two_namespaces.soft_delete(NS, 2)
+    two_namespaces.delete(NS, 2)
 
     for sort in SORTS:
         # Prefixes and extensions of a namespace are other namespaces, with nothing in them.
@@ -476,7 +540,8 @@ def test_scan_never_returns_another_namespaces_memories(
 def test_stamping_in_one_namespace_never_touches_or_creates_another_namespaces_memory(
     engine: Engine, table: str, two_namespaces: DynamoDBMemoryRepository
 ) -> None:
-    assert two_namespaces.get_and_stamp(OTHER_NS, 2, at(9)) is None
+    with pytest.raises(MemoryNotFoundError):
+        two_namespaces.read(OTHER_NS, 2, at(9))
     two_namespaces.stamp(OTHER_NS, [1, 2], at(9))
 
     alice_one, alice_two = two_namespaces.get(NS, 1), two_namespaces.get(NS, 2)
@@ -490,7 +555,9 @@ def test_stamping_in_one_namespace_never_touches_or_creates_another_namespaces_m
 def test_update_in_one_namespace_never_touches_or_creates_another_namespaces_memory(
     engine: Engine, table: str, two_namespaces: DynamoDBMemoryRepository
 ) -> None:
-    assert two_namespaces.update(OTHER_NS, memory(2, content="hijack", version=2), current=memory(2, version=1)) is None
+    for patch in ({"content": "hijack"}, {"status": "invalid"}):
+        with pytest.raises(MemoryNotFoundError):
+            two_namespaces.apply(OTHER_NS, 2, changes(**patch), None, at(9))
 
     alice_two = two_namespaces.get(NS, 2)
     assert alice_two is not None
@@ -498,11 +565,12 @@ def test_update_in_one_namespace_never_touches_or_creates_another_namespaces_mem
     assert raw_item(engine, table, OTHER_NS, 2) is None
 
 
-def test_soft_delete_in_one_namespace_never_touches_another_namespaces_memory(
+def test_delete_in_one_namespace_never_touches_another_namespaces_memory(
     two_namespaces: DynamoDBMemoryRepository,
 ) -> None:
-    assert not two_namespaces.soft_delete(OTHER_NS, 2)
-    assert two_namespaces.soft_delete(OTHER_NS, 1)
+    with pytest.raises(MemoryNotFoundError):
+        two_namespaces.delete(OTHER_NS, 2)
+    two_namespaces.delete(OTHER_NS, 1)
 
     alice_one, alice_two = two_namespaces.get(NS, 1), two_namespaces.get(NS, 2)
     assert alice_one is not None

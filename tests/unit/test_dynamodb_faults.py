@@ -11,9 +11,9 @@ from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from core.contract import RetrievalQuery
-from core.errors import StorageUnavailableError, WriteConflictError
-from core.model import IdempotentCreate, Memory, NewMemory
-from core.repository.dynamodb import TRANSACTION_ATTEMPTS, DynamoDBMemoryRepository
+from core.errors import StorageUnavailableError, VersionMismatchError, WriteConflictError
+from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory
+from core.repository.dynamodb import TRANSACTION_ATTEMPTS, UPDATE_ATTEMPTS, DynamoDBMemoryRepository
 from tests.conftest import NAMESPACE, Engine
 
 
@@ -46,6 +46,9 @@ class Faults:
         error = {"__type": f"com.amazonaws.dynamodb.v20120810#{self.code}", "message": "injected", **self.extra}
         body = json.dumps(error).encode()
         return AWSResponse(request.url, 400, {"x-amzn-ErrorType": self.code}, _Body(body))
+
+
+LATER = "2026-04-06T14:13:00.000000Z"
 
 
 def memory(memory_id: int) -> Memory:
@@ -97,8 +100,8 @@ def test_a_failed_condition_is_never_retried(moto_engine: Engine, repository: Dy
     repository.add(NAMESPACE, memory(1))
     counter = Faults(moto_engine.client, "UpdateItem", "ThrottlingException", times=0)
 
-    stale = memory(1).model_copy(update={"version": 2})
-    assert repository.update(NAMESPACE, memory(1).model_copy(update={"version": 3}), current=stale) is None
+    with pytest.raises(VersionMismatchError):
+        repository.apply(NAMESPACE, 1, MemoryChanges.parse({"content": "late"}), frozenset({2}), LATER)
     assert counter.attempts == 1
 
 
@@ -233,11 +236,11 @@ def test_a_delete_rereads_when_the_memory_changed_under_it_and_gives_up_after_th
     repository.add(NAMESPACE, memory(2))
     client.left, client.attempts = 1, 0
 
-    assert repository.soft_delete(NAMESPACE, 1)
+    repository.delete(NAMESPACE, 1)
     assert client.attempts == 2
     client.left = 10
     with pytest.raises(WriteConflictError):
-        repository.soft_delete(NAMESPACE, 2)
+        repository.delete(NAMESPACE, 2)
     assert repository.get(NAMESPACE, 2) == memory(2)
 
 
@@ -250,11 +253,11 @@ def test_a_delete_or_move_that_keeps_colliding_on_the_totals_is_reported_unavail
     repository.add(NAMESPACE, memory(1))
     client.left, client.attempts = 10, 0
 
-    moved = memory(1).model_copy(update={"status": "invalid", "version": 2})
+    move = MemoryChanges.parse({"status": "invalid"})
     write = (
-        (lambda: repository.soft_delete(NAMESPACE, 1))
+        (lambda: repository.delete(NAMESPACE, 1))
         if operation == "delete"
-        else (lambda: repository.update(NAMESPACE, moved, memory(1)))
+        else (lambda: repository.apply(NAMESPACE, 1, move, None, LATER))
     )
     with pytest.raises(StorageUnavailableError):
         write()
@@ -262,11 +265,72 @@ def test_a_delete_or_move_that_keeps_colliding_on_the_totals_is_reported_unavail
     assert repository.get(NAMESPACE, 1) == memory(1)
 
 
-def test_a_move_between_totals_refuses_a_stale_version(moto_engine: Engine) -> None:
-    repository = over(moto_engine.client, moto_engine)
-    repository.add(NAMESPACE, memory(1).model_copy(update={"version": 3}))
-    stale = memory(1).model_copy(update={"version": 2})
+class ChangedUnderTheWrite:
+    """A client that, before each of the first `times` transactions, lets another writer edit memory 1 first, so
+    the transaction meets a newer version than the one it was computed from (the store's condition refuses it)."""
 
-    moved = memory(1).model_copy(update={"memory_type": "event", "version": 3})
-    assert repository.update(NAMESPACE, moved, stale) is None
-    assert repository.get(NAMESPACE, 1) == memory(1).model_copy(update={"version": 3})
+    def __init__(self, client: Any, other: DynamoDBMemoryRepository, times: int) -> None:
+        self._client = client
+        self._other = other
+        self.left = times
+        self.attempts = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def transact_write_items(self, **kwargs: Any) -> Any:
+        self.attempts += 1
+        if self.left > 0:
+            self.left -= 1
+            edit = MemoryChanges.parse({"content": f"concurrent {self.attempts}"})
+            self._other.apply(NAMESPACE, 1, edit, None, LATER)
+        return self._client.transact_write_items(**kwargs)
+
+
+def test_a_move_between_totals_rereads_when_the_memory_changed_under_it_and_keeps_the_other_write(
+    moto_engine: Engine,
+) -> None:
+    table = moto_engine.new_table()
+    other = DynamoDBMemoryRepository(moto_engine.client, table)
+    client = ChangedUnderTheWrite(moto_engine.client, other, times=0)
+    repository = DynamoDBMemoryRepository(client, table)  # type: ignore[arg-type]
+    repository.add(NAMESPACE, memory(1))
+    client.left, client.attempts = 1, 0
+
+    moved = repository.apply(NAMESPACE, 1, MemoryChanges.parse({"memory_type": "event"}), None, LATER)
+
+    assert client.attempts == 2
+    assert (moved.content, moved.memory_type, moved.version) == ("concurrent 1", "event", 3)
+    assert repository.get(NAMESPACE, 1) == moved
+
+
+def test_a_move_between_totals_never_writes_over_a_version_it_was_not_computed_from(moto_engine: Engine) -> None:
+    table = moto_engine.new_table()
+    other = DynamoDBMemoryRepository(moto_engine.client, table)
+    client = ChangedUnderTheWrite(moto_engine.client, other, times=0)
+    repository = DynamoDBMemoryRepository(client, table)  # type: ignore[arg-type]
+    repository.add(NAMESPACE, memory(1))
+    client.left, client.attempts = UPDATE_ATTEMPTS, 0
+
+    with pytest.raises(WriteConflictError):
+        repository.apply(NAMESPACE, 1, MemoryChanges.parse({"memory_type": "event"}), None, LATER)
+
+    assert client.attempts == UPDATE_ATTEMPTS
+    stored = repository.get(NAMESPACE, 1)
+    assert stored is not None
+    assert (stored.content, stored.memory_type, stored.version) == (f"concurrent {UPDATE_ATTEMPTS}", "fact", 4)
+
+
+def test_a_patch_admitting_several_versions_writes_only_while_one_of_them_is_current(moto_engine: Engine) -> None:
+    table = moto_engine.new_table()
+    other = DynamoDBMemoryRepository(moto_engine.client, table)
+    client = ChangedUnderTheWrite(moto_engine.client, other, times=0)
+    repository = DynamoDBMemoryRepository(client, table)  # type: ignore[arg-type]
+    repository.add(NAMESPACE, memory(1))
+    client.left = 1
+
+    # The read sees version 1, the write meets version 2: re-read, and version 2 is not admitted.
+    with pytest.raises(VersionMismatchError) as raised:
+        repository.apply(NAMESPACE, 1, MemoryChanges.parse({"status": "invalid"}), frozenset({1, 5}), LATER)
+
+    assert raised.value.current_version == 2

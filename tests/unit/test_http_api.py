@@ -13,7 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from core.errors import StorageUnavailableError, WriteConflictError
-from core.model import Memory
+from core.model import Memory, MemoryChanges
 from core.service import MemoryService
 from handlers.auth import open_access
 from handlers.http_api import create_app
@@ -697,11 +697,11 @@ class CollidingRepository:
     def add(self, namespace: str, memory: Memory, idempotency: object = None) -> None:
         raise WriteConflictError("id 1 is already taken; retry the create")
 
-    def get(self, namespace: str, memory_id: int) -> Memory:
-        return self.stored
-
-    def update(self, namespace: str, memory: Memory, current: Memory) -> None:
-        return None
+    def apply(self, namespace: str, memory_id: int, changes: MemoryChanges, expected: object, now: str) -> Memory:
+        # The adapter retries a lost conditional write a bounded number of times, then reports the conflict.
+        if changes.apply_to(self.stored, now) is self.stored:
+            return self.stored
+        raise WriteConflictError(f"memory {memory_id} kept changing under this update; retry it")
 
 
 def client_over(repository: object, clock: FakeClock) -> TestClient:
@@ -736,7 +736,8 @@ def test_a_create_colliding_with_a_write_in_flight_is_409_with_retry_after(clock
 
 
 def test_a_status_patch_that_keeps_losing_to_concurrent_writers_is_409(clock: FakeClock) -> None:
-    # A PATCH that may move the memory between status or type totals reads, then writes conditionally.
+    # The store retries a PATCH whose conditional write loses, then gives up with a conflict; one that changes
+    # nothing writes nothing, so it cannot lose.
     with client_over(CollidingRepository(), clock) as client:
         assert_problem(client.patch("/memories/1", json={"status": "invalid"}), 409)
         assert client.patch("/memories/1", json={"status": "active"}).json()["version"] == 1

@@ -29,8 +29,8 @@ class IdempotencyKeyTakenError(Exception):
 
 
 @dataclass(frozen=True)
-class Found:
-    """One page of a retrieval and the number of matches before paging."""
+class Matches:
+    """One page of the memories a retrieval matches, and the number of matches before paging."""
 
     items: list[Memory]
     total: int
@@ -40,7 +40,9 @@ class MemoryRepository(Protocol):
     """Memories of many namespaces; every method is confined to the namespace it is given.
 
     Each namespace keeps exact totals per `status` and `memory_type`, changed in the same atomic write as the
-    memories they count, so a listing without `q` or `tag` never has to read the namespace to count it.
+    memories they count, so a listing without `q` or `tag` never has to read the namespace to count it. Every
+    method raises the domain's errors (core.errors); concurrent writers are retried here, a bounded number of
+    times, never by the caller.
     """
 
     def next_id(self, namespace: str) -> int:
@@ -56,36 +58,40 @@ class MemoryRepository(Protocol):
         """
         ...
 
-    def get(self, namespace: str, memory_id: int) -> Memory | None:
-        """The stored memory (deleted ones included) by a strongly consistent read, without stamping it."""
-        ...
-
-    def get_and_stamp(self, namespace: str, memory_id: int, accessed_at: str) -> Memory | None:
-        """Stamp a visible memory's `last_accessed_at` (never backwards) and return it, in one round trip.
-
-        None when the memory is missing or deleted; a missing memory is never created.
+    def read(self, namespace: str, memory_id: int, accessed_at: str) -> Memory:
+        """Stamp a visible memory's `last_accessed_at` with `accessed_at` (never backwards) and return it, in one
+        round trip. MemoryNotFoundError when the memory is missing or deleted; a missing memory is never created.
         """
         ...
 
-    def update(self, namespace: str, memory: Memory, current: Memory) -> Memory | None:
-        """Write `memory`'s editable fields, `updated_at` and `version` if the stored version is still
-        `current.version` and the memory is not deleted, moving it between totals when its status or type changed;
-        return the stored result, or None when that condition failed."""
-        ...
-
-    def edit(
-        self, namespace: str, memory_id: int, changes: MemoryChanges, expected_version: int | None, updated_at: str
+    def apply(
+        self,
+        namespace: str,
+        memory_id: int,
+        changes: MemoryChanges,
+        expected_versions: frozenset[int] | None,
+        now: str,
     ) -> Memory:
-        """Apply a PATCH of `content` and/or `tags` only in one round trip: a new version when a field changes,
-        the stored memory unchanged when none does. MemoryNotFoundError when missing or deleted,
-        VersionMismatchError when `expected_version` is given and no longer current."""
+        """Apply one PATCH and return the stored memory.
+
+        `expected_versions` None admits any version; otherwise the stored version must be one of them (an empty
+        set admits none), else VersionMismatchError names the current version, even when the PATCH would change
+        nothing. MemoryNotFoundError when the memory is missing or deleted. When no given field actually changes,
+        the stored memory comes back unchanged (same version, same `updated_at`); otherwise every given field is
+        written with `updated_at = now` and the next version, and the memory moves between totals when its
+        status or type changes, all in one atomic write conditional on the version it was computed from. A
+        memory that keeps changing under the write is a WriteConflictError.
+        """
         ...
 
-    def soft_delete(self, namespace: str, memory_id: int) -> bool:
-        """Mark a visible memory deleted, leaving `version` and `updated_at`; False when missing or deleted."""
+    def delete(self, namespace: str, memory_id: int) -> None:
+        """Mark a visible memory deleted, leaving `version` and `updated_at`, and move it between totals.
+
+        MemoryNotFoundError when the memory is missing or already deleted.
+        """
         ...
 
-    def find(self, namespace: str, query: RetrievalQuery) -> Found:
+    def find(self, namespace: str, query: RetrievalQuery) -> Matches:
         """The page `query` asks for, in the contract's total order, and the exact number of matches.
 
         Rows come back as stored, except `last_accessed_at`, which may be None: the caller stamps every row it

@@ -51,7 +51,7 @@ from core.model import (
     MemoryType,
     Status,
 )
-from core.repository import Found, IdempotencyKeyTakenError, PriorCreate
+from core.repository import IdempotencyKeyTakenError, Matches, PriorCreate
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -302,6 +302,8 @@ _TAG_CHARACTERS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.:")
 # Transactions touching a namespace's STATS item at the same moment cancel each other; each retries this often.
 TRANSACTION_ATTEMPTS: Final = 4
 TRANSACTION_BACKOFF_SECONDS: Final = 0.02
+# A PATCH that reads first re-reads and re-applies when a concurrent writer got in between; this bounds it.
+UPDATE_ATTEMPTS: Final = 3
 
 
 class DynamoDBMemoryRepository:
@@ -404,24 +406,61 @@ class DynamoDBMemoryRepository:
                 time.sleep(random.uniform(0, TRANSACTION_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
 
     def get(self, namespace: str, memory_id: int) -> Memory | None:
+        """The stored memory (deleted ones included) by a strongly consistent read, without stamping it; not part
+        of the port: the PATCH and delete read with it, and tests and the bench look at stored memories with it."""
         response = _call(
             self._client.get_item, TableName=self._table, Key=_key(namespace, memory_id), ConsistentRead=True
         )
         item = response.get("Item")
         return _from_item(item) if item else None
 
-    def get_and_stamp(self, namespace: str, memory_id: int, accessed_at: str) -> Memory | None:
+    def read(self, namespace: str, memory_id: int, accessed_at: str) -> Memory:
         try:
             response = self._stamp_call(namespace, memory_id, accessed_at, visible_only=True, ReturnValues="ALL_NEW")
         except _ConditionFailedError as failed:
             # Missing, deleted, or already stamped later by a concurrent reader: the old item tells which.
             old = failed.old_item
             if not old or old["status"]["S"] == "deleted":
-                return None
+                raise MemoryNotFoundError(memory_id) from None
             return _from_item(old)
         return _from_item(response["Attributes"])
 
-    def update(self, namespace: str, memory: Memory, current: Memory) -> Memory | None:
+    def apply(
+        self,
+        namespace: str,
+        memory_id: int,
+        changes: MemoryChanges,
+        expected_versions: frozenset[int] | None,
+        now: str,
+    ) -> Memory:
+        given = changes.model_fields_set
+        if (
+            given
+            and not {"status", "memory_type"} & given
+            and (expected_versions is None or len(expected_versions) == 1)
+        ):
+            # Content and tags only, against at most one version: one conditional write, no read, no totals.
+            expected = None if expected_versions is None else next(iter(expected_versions))
+            return self._edit(namespace, memory_id, changes, expected, now)
+        # It may move the memory between totals, or admits several versions: read it, then write conditionally.
+        for _ in range(UPDATE_ATTEMPTS):
+            current = self.get(namespace, memory_id)
+            if current is None or current.status == "deleted":
+                raise MemoryNotFoundError(memory_id)
+            if expected_versions is not None and current.version not in expected_versions:
+                raise VersionMismatchError(memory_id, current.version)
+            updated = changes.apply_to(current, now)
+            if updated is current:
+                return current
+            stored = self._replace(namespace, updated, current)
+            if stored is not None:
+                return stored
+        raise WriteConflictError(f"memory {memory_id} kept changing under this update; retry it")
+
+    def _replace(self, namespace: str, memory: Memory, current: Memory) -> Memory | None:
+        """Write `memory`'s editable fields, `updated_at` and `version` if the stored memory is still at
+        `current.version` and not deleted, moving it between totals when its status or type changed; the stored
+        result, or None when that condition failed."""
         write = _Write()
         write.content(memory.content)
         write.tags(memory.tags)
@@ -452,9 +491,11 @@ class DynamoDBMemoryRepository:
         # A transaction returns nothing: the record is what was written, with the stamp `current` was read with.
         return memory.model_copy(update={"last_accessed_at": current.last_accessed_at})
 
-    def edit(
+    def _edit(
         self, namespace: str, memory_id: int, changes: MemoryChanges, expected_version: int | None, updated_at: str
     ) -> Memory:
+        """A PATCH of `content` and/or `tags` only, in one round trip: a new version when a field changes, the
+        stored memory unchanged when none does."""
         write = _Write()
         # Only a change of some given field makes a new version; otherwise the condition fails and the stored
         # memory comes back unchanged, in the same round trip.
@@ -494,13 +535,13 @@ class DynamoDBMemoryRepository:
             return current
         return _from_item(response["Attributes"])
 
-    def soft_delete(self, namespace: str, memory_id: int) -> bool:
+    def delete(self, namespace: str, memory_id: int) -> None:
         # The totals move from the memory's status to `deleted`, so the delete reads which status that is first,
         # and writes only if the memory is still at that version and status.
         for _ in range(TRANSACTION_ATTEMPTS):
             current = self.get(namespace, memory_id)
             if current is None or current.status == "deleted":
-                return False
+                raise MemoryNotFoundError(memory_id)
             delete = {
                 "TableName": self._table,
                 "Key": _key(namespace, memory_id),
@@ -520,10 +561,10 @@ class DynamoDBMemoryRepository:
                 if cancelled.failed(0):
                     continue  # changed since the read: read it again
                 raise _busy(cancelled) from None
-            return True
+            return
         raise WriteConflictError(f"memory {memory_id} kept changing under this delete; retry it")
 
-    def find(self, namespace: str, query: RetrievalQuery) -> Found:
+    def find(self, namespace: str, query: RetrievalQuery) -> Matches:
         request = self._listing(namespace, query)
         wanted = query.offset + query.limit
         if query.q is None and query.tag is None:
@@ -536,11 +577,11 @@ class DynamoDBMemoryRepository:
             else:
                 count = self._total(namespace, query.status, query.memory_type)
                 if query.offset >= count:
-                    return Found(items=[], total=count)
+                    return Matches(items=[], total=count)
                 rows = self._first_matches(request, min(wanted, count))
         else:
             rows, count = self._all_matches(request, wanted)
-        return Found(items=[_from_item(row) for row in rows[query.offset : wanted]], total=count)
+        return Matches(items=[_from_item(row) for row in rows[query.offset : wanted]], total=count)
 
     def _listing(self, namespace: str, query: RetrievalQuery) -> dict[str, Any]:
         """The Query for `query`'s order, with every filter evaluated by DynamoDB, exactly as query.matches does."""
