@@ -8,19 +8,15 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import pkgutil
 from typing import Any
 
 import pytest
 from aws_lambda_powertools.shared import constants as powertools_constants
 from botocore.retries.standard import ExponentialBackoff
 
-from core.repository.dynamodb import (
-    INDEXES,
-    LISTED_ATTRIBUTES,
-    DynamoDBKeyRepository,
-    DynamoDBMemoryRepository,
-    make_client,
-)
+from core.repository import dynamodb
+from core.repository.dynamodb import INDEXES, LISTED_ATTRIBUTES, make_client
 from handlers import bootstrap
 from handlers.local import TABLE_RESOURCE, load_template, table_definition
 
@@ -86,11 +82,12 @@ _TRANSACTION_ACTIONS = {"Put": "dynamodb:PutItem", "Update": "dynamodb:UpdateIte
 
 
 def _dynamodb_actions_the_repository_calls() -> set[str]:
-    """IAM action names of every `self._client.<operation>` the adapter's repository classes use, and of every
-    action kind (`{"Put": ...}`, `{"Update": ...}`) their transactions hold."""
+    """IAM action names of every `self._client.<operation>` the adapter's modules call (the repositories and their
+    listing; provisioning calls a bare `client`), and of every action kind (`{"Put": ...}`, `{"Update": ...}`)
+    their transactions hold."""
     actions = set()
-    for repository in (DynamoDBMemoryRepository, DynamoDBKeyRepository):
-        tree = ast.parse(inspect.getsource(inspect.getmodule(repository)))  # type: ignore[arg-type]
+    for module in pkgutil.iter_modules(dynamodb.__path__, f"{dynamodb.__name__}."):
+        tree = ast.parse(inspect.getsource(importlib.import_module(module.name)))
         for node in ast.walk(tree):
             if (
                 isinstance(node, ast.Attribute)

@@ -1,0 +1,27 @@
+"""The DynamoDB adapter: the only package that talks to DynamoDB (through botocore, which boto3 is built on).
+
+One module per job: `client` (the client, its pool and error translation), `provisioning` (creating the table),
+`codec` (keys, items and the table layout), `expressions` (update expressions and shared conditions), `listing`
+(query planning for `find`), `memories` (the memory repository) and `keys` (the API key repository).
+Only the composition root (handlers.bootstrap) and local tooling import it; the core never does.
+"""
+
+from core.repository.dynamodb.client import POOL_CONNECTIONS, STAMP_CONCURRENCY, make_client
+from core.repository.dynamodb.codec import INDEXES, LISTED_ATTRIBUTES
+from core.repository.dynamodb.keys import DynamoDBKeyRepository
+from core.repository.dynamodb.memories import TRANSACTION_ATTEMPTS, UPDATE_ATTEMPTS, DynamoDBMemoryRepository
+from core.repository.dynamodb.provisioning import ensure_table, table_exists
+
+__all__ = [
+    "INDEXES",
+    "LISTED_ATTRIBUTES",
+    "POOL_CONNECTIONS",
+    "STAMP_CONCURRENCY",
+    "TRANSACTION_ATTEMPTS",
+    "UPDATE_ATTEMPTS",
+    "DynamoDBKeyRepository",
+    "DynamoDBMemoryRepository",
+    "ensure_table",
+    "make_client",
+    "table_exists",
+]

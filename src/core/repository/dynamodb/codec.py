@@ -1,0 +1,125 @@
+"""How a memory is stored: keys, the item and its sort values, and the names of the totals' counters.
+
+One table holds every namespace. Keys: `pk = "NS#<namespace>"`; in that partition a memory has
+`sk = "MEM#<id:010d>"`, the id counter `sk = "COUNTER"`, the exact totals per status and type `sk = "STATS"`
+(changed in the same transaction as every memory they count), and a create's idempotency record
+`sk = "IDEM#<sha256 of the key>"` (with a TTL attribute, `expires_at`).
+
+A memory item holds `content`, `tags` (one string, each tag framed by newlines, so `contains` finds a whole tag or a
+substring of one), `folded` (the casefolded content, only when it differs), `memory_type`, `status`, `version`
+and three sort values, `created_key`, `updated_key`, `accessed_key`: the fixed-width timestamp joined to the
+zero-padded id, so DynamoDB's own order is total and ties fall by id. The timestamps and the id are read back from
+those keys. Each timestamp sort has a GSI on `pk` and its sort value; the GSIs project what a listing returns but
+not `accessed_key`, so an access stamp rewrites only the table item and the last-accessed index entry.
+
+API keys share the table in one small partition (see keys.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from core.model import ID_DIGITS, TIMESTAMP_FORMAT, Memory
+
+# Index name and sort attribute per timestamp sort; `id` sorts on the table's own key.
+INDEXES: Final[Mapping[str, tuple[str, str]]] = {
+    "created_at": ("by_created_at", "created_key"),
+    "updated_at": ("by_updated_at", "updated_key"),
+    "last_accessed_at": ("by_last_accessed_at", "accessed_key"),
+}
+# Below every real timestamp, so never-accessed memories sort after accessed ones (descending) and stay indexed.
+NEVER_ACCESSED: Final = "0000-00-00T00:00:00.000000Z"
+TIMESTAMP_CHARS: Final = len(NEVER_ACCESSED)
+MEMORY_PREFIX: Final = "MEM#"
+IDEMPOTENCY_PREFIX: Final = "IDEM#"
+COUNTER_SK: Final = "COUNTER"
+STATS_SK: Final = "STATS"
+DELETED: Final = {"S": "deleted"}
+# A listing returns every row stamped, so it never reads `last_accessed_at`: the indexes leave it out and a stamp
+# rewrites only the table item and the last_accessed_at index entry (template.yaml projects exactly these).
+LISTED_ATTRIBUTES: Final = (
+    "pk",
+    "sk",
+    "content",
+    "tags",
+    "memory_type",
+    "status",
+    "version",
+    "created_key",
+    "updated_key",
+)
+
+
+def memory_partition(namespace: str) -> dict[str, Any]:
+    return {"S": f"NS#{namespace}"}
+
+
+def memory_key(namespace: str, memory_id: int) -> dict[str, Any]:
+    return {"pk": memory_partition(namespace), "sk": {"S": f"{MEMORY_PREFIX}{memory_id:0{ID_DIGITS}d}"}}
+
+
+def sort_value(timestamp: str | None, memory_id: int) -> dict[str, Any]:
+    return {"S": f"{timestamp or NEVER_ACCESSED}#{memory_id:0{ID_DIGITS}d}"}
+
+
+def timestamp_of(value: str) -> str:
+    """The timestamp a sort value starts with."""
+    return value[:TIMESTAMP_CHARS]
+
+
+def tags_value(tags: Sequence[str]) -> str:
+    # Framed by newlines (never in a tag), so `contains` finds a whole tag as "\n<tag>\n" and a substring of
+    # one tag only, as long as the needle holds tag characters alone.
+    return "\n" + "\n".join(tags) + "\n"
+
+
+def folded_content(content: str) -> str | None:
+    """The casefolded content `q` searches, kept only when it differs from the content itself."""
+    folded = content.casefold()
+    return folded if folded != content else None
+
+
+def cell(status: str, memory_type: str) -> str:
+    """The attribute of a namespace's STATS item counting the memories of one status and type."""
+    return f"n_{status}_{memory_type}"
+
+
+def to_item(namespace: str, memory: Memory) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        **memory_key(namespace, memory.id),
+        "content": {"S": memory.content},
+        "memory_type": {"S": memory.memory_type},
+        "status": {"S": memory.status},
+        "version": {"N": str(memory.version)},
+        "created_key": sort_value(memory.created_at, memory.id),
+        "updated_key": sort_value(memory.updated_at, memory.id),
+        "accessed_key": sort_value(memory.last_accessed_at, memory.id),
+    }
+    if memory.tags:
+        item["tags"] = {"S": tags_value(memory.tags)}
+    if (folded := folded_content(memory.content)) is not None:
+        item["folded"] = {"S": folded}
+    return item
+
+
+def from_item(item: Mapping[str, Any]) -> Memory:
+    """A stored memory, or a listed one (whose `last_accessed_at` may be left out: see LISTED_ATTRIBUTES)."""
+    accessed = item.get("accessed_key", {}).get("S", NEVER_ACCESSED)
+    tags = item.get("tags")
+    return Memory.model_construct(
+        id=int(item["sk"]["S"][len(MEMORY_PREFIX) :]),
+        content=item["content"]["S"],
+        tags=tags["S"][1:-1].split("\n") if tags else [],
+        created_at=timestamp_of(item["created_key"]["S"]),
+        updated_at=timestamp_of(item["updated_key"]["S"]),
+        last_accessed_at=None if accessed.startswith(NEVER_ACCESSED) else timestamp_of(accessed),
+        memory_type=item["memory_type"]["S"],
+        status=item["status"]["S"],
+        version=int(item["version"]["N"]),
+    )
+
+
+def epoch_seconds(timestamp: str) -> int:
+    return int(datetime.strptime(timestamp, TIMESTAMP_FORMAT).replace(tzinfo=UTC).timestamp())

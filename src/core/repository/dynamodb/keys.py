@@ -1,0 +1,109 @@
+"""DynamoDBKeyRepository: the KeyRepository port over the memories' table, and how a key is stored there.
+
+API keys share the table in one small partition, `pk = "KEYS"`, `sk = "KEY#<key_id>"`: listing them is a Query,
+and no memory key (always `NS#...`) can collide with them. They carry no GSI attribute, so no index holds them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from core.access import ApiKey, Scope
+from core.errors import WriteConflictError
+from core.repository.dynamodb.client import ConditionFailedError, call
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+KEYS_PARTITION: Final = "KEYS"
+
+
+def _api_key_key(key_id: str) -> dict[str, Any]:
+    return {"pk": {"S": KEYS_PARTITION}, "sk": {"S": f"KEY#{key_id}"}}
+
+
+def _to_key_item(key: ApiKey) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        **_api_key_key(key.key_id),
+        "key_id": {"S": key.key_id},
+        "namespace": {"S": key.namespace},
+        "scopes": {"L": [{"S": scope} for scope in key.scopes]},
+        "created_at": {"S": key.created_at},
+        "revoked": {"BOOL": key.revoked},
+        "secret_hash": {"S": key.secret_hash},
+    }
+    if key.expires_at is not None:
+        item["expires_at"] = {"S": key.expires_at}
+    return item
+
+
+def _from_key_item(item: Mapping[str, Any]) -> ApiKey:
+    expires = item.get("expires_at")
+    scopes: tuple[Scope, ...] = tuple(scope["S"] for scope in item["scopes"]["L"])
+    return ApiKey(
+        key_id=item["key_id"]["S"],
+        namespace=item["namespace"]["S"],
+        scopes=scopes,
+        created_at=item["created_at"]["S"],
+        expires_at=expires["S"] if expires else None,
+        revoked=item["revoked"]["BOOL"],
+        secret_hash=item["secret_hash"]["S"],
+    )
+
+
+class DynamoDBKeyRepository:
+    """KeyRepository over the memories' table."""
+
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self._client = client
+        self._table = table_name
+
+    def add(self, key: ApiKey) -> None:
+        try:
+            call(
+                self._client.put_item,
+                TableName=self._table,
+                Item=_to_key_item(key),
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ConditionFailedError:
+            raise WriteConflictError(f"key id {key.key_id} is already taken; retry") from None
+
+    def get(self, key_id: str) -> ApiKey | None:
+        response = call(self._client.get_item, TableName=self._table, Key=_api_key_key(key_id), ConsistentRead=True)
+        item = response.get("Item")
+        return _from_key_item(item) if item else None
+
+    def find(self, namespace: str | None) -> Iterator[ApiKey]:
+        query: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :key)",
+            "ExpressionAttributeValues": {":pk": {"S": KEYS_PARTITION}, ":key": {"S": "KEY#"}},
+            "ConsistentRead": True,
+        }
+        if namespace is not None:
+            query["FilterExpression"] = "#namespace = :namespace"
+            query["ExpressionAttributeNames"] = {"#namespace": "namespace"}
+            query["ExpressionAttributeValues"][":namespace"] = {"S": namespace}
+        while True:
+            response = call(self._client.query, **query)
+            yield from (_from_key_item(item) for item in response.get("Items", []))
+            if "LastEvaluatedKey" not in response:
+                return
+            query["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def revoke(self, key_id: str) -> ApiKey | None:
+        try:
+            response = call(
+                self._client.update_item,
+                TableName=self._table,
+                Key=_api_key_key(key_id),
+                UpdateExpression="SET revoked = :revoked",
+                ConditionExpression="attribute_exists(pk)",
+                ExpressionAttributeValues={":revoked": {"BOOL": True}},
+                ReturnValues="ALL_NEW",
+            )
+        except ConditionFailedError:
+            return None
+        return _from_key_item(response["Attributes"])

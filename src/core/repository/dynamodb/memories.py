@@ -1,0 +1,304 @@
+"""DynamoDBMemoryRepository: the MemoryRepository port over one DynamoDB table (see codec.py for the layout)."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from core.contract import RetrievalQuery
+from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
+from core.model import IdempotentCreate, Memory, MemoryChanges
+from core.repository import IdempotencyKeyTakenError, Matches, PriorCreate
+from core.repository.dynamodb.client import (
+    STAMPERS,
+    ConditionFailedError,
+    TransactionCancelledError,
+    busy,
+    call,
+)
+from core.repository.dynamodb.codec import (
+    COUNTER_SK,
+    DELETED,
+    IDEMPOTENCY_PREFIX,
+    cell,
+    from_item,
+    memory_key,
+    memory_partition,
+    sort_value,
+    to_item,
+)
+from core.repository.dynamodb.expressions import ABSENT, VISIBLE, Write, idempotency_put, totals_update
+from core.repository.dynamodb.listing import Listing
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+# Transactions touching a namespace's STATS item at the same moment cancel each other; each retries this often.
+TRANSACTION_ATTEMPTS: Final = 4
+TRANSACTION_BACKOFF_SECONDS: Final = 0.02
+# A PATCH that reads first re-reads and re-applies when a concurrent writer got in between; this bounds it.
+UPDATE_ATTEMPTS: Final = 3
+
+
+class DynamoDBMemoryRepository:
+    """MemoryRepository over one DynamoDB table."""
+
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self._client = client
+        self._table = table_name
+        self._listing = Listing(client, table_name)
+
+    def next_id(self, namespace: str) -> int:
+        response = call(
+            self._client.update_item,
+            TableName=self._table,
+            Key={"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}},
+            UpdateExpression="ADD next_id :one",
+            ExpressionAttributeValues={":one": {"N": "1"}},
+            ReturnValues="UPDATED_NEW",
+        )
+        return int(response["Attributes"]["next_id"]["N"])
+
+    def add(self, namespace: str, memory: Memory, idempotency: IdempotentCreate | None = None) -> None:
+        actions: list[dict[str, Any]] = [
+            {"Put": {"TableName": self._table, "Item": to_item(namespace, memory), "ConditionExpression": ABSENT}},
+            totals_update(self._table, namespace, {cell(memory.status, memory.memory_type): 1}),
+        ]
+        if idempotency is not None:
+            actions.append({"Put": idempotency_put(self._table, namespace, memory, idempotency)})
+        try:
+            self._transact(actions)
+        except TransactionCancelledError as cancelled:
+            if idempotency is not None and cancelled.failed(2):
+                prior = self._prior_create(namespace, idempotency.key_hash)
+                if prior is not None:
+                    raise IdempotencyKeyTakenError(prior) from None
+            if idempotency is not None and cancelled.collided(2):
+                raise WriteConflictError(
+                    f"a create with this {idempotency.field} is still in flight; retry it shortly"
+                ) from None
+            if cancelled.failed(0) or cancelled.failed(2):
+                raise WriteConflictError(f"id {memory.id} collided with another write; retry the create") from None
+            raise busy(cancelled) from None
+
+    def _prior_create(self, namespace: str, key_hash: str) -> PriorCreate | None:
+        response = call(
+            self._client.get_item,
+            TableName=self._table,
+            Key={"pk": memory_partition(namespace), "sk": {"S": f"{IDEMPOTENCY_PREFIX}{key_hash}"}},
+            ConsistentRead=True,
+        )
+        item = response.get("Item")
+        if not item:
+            return None
+        return PriorCreate(
+            memory_id=int(item["memory_id"]["N"]),
+            created_at=item["created_at"]["S"],
+            fingerprint=item["fingerprint"]["S"],
+        )
+
+    def _transact(self, actions: list[dict[str, Any]]) -> None:
+        """One all-or-nothing write, retried (with jittered backoff) only while it collides with another one."""
+        for attempt in range(TRANSACTION_ATTEMPTS):
+            try:
+                call(self._client.transact_write_items, TransactItems=actions)
+                return
+            except TransactionCancelledError as cancelled:
+                if not cancelled.only_collided or attempt == TRANSACTION_ATTEMPTS - 1:
+                    raise
+                time.sleep(random.uniform(0, TRANSACTION_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
+
+    def get(self, namespace: str, memory_id: int) -> Memory | None:
+        """The stored memory (deleted ones included) by a strongly consistent read, without stamping it; not part
+        of the port: the PATCH and delete read with it, and tests and the bench look at stored memories with it."""
+        response = call(
+            self._client.get_item, TableName=self._table, Key=memory_key(namespace, memory_id), ConsistentRead=True
+        )
+        item = response.get("Item")
+        return from_item(item) if item else None
+
+    def read(self, namespace: str, memory_id: int, accessed_at: str) -> Memory:
+        try:
+            response = self._stamp_call(namespace, memory_id, accessed_at, visible_only=True, ReturnValues="ALL_NEW")
+        except ConditionFailedError as failed:
+            # Missing, deleted, or already stamped later by a concurrent reader: the old item tells which.
+            old = failed.old_item
+            if not old or old["status"]["S"] == "deleted":
+                raise MemoryNotFoundError(memory_id) from None
+            return from_item(old)
+        return from_item(response["Attributes"])
+
+    def apply(
+        self,
+        namespace: str,
+        memory_id: int,
+        changes: MemoryChanges,
+        expected_versions: frozenset[int] | None,
+        now: str,
+    ) -> Memory:
+        given = changes.model_fields_set
+        if (
+            given
+            and not {"status", "memory_type"} & given
+            and (expected_versions is None or len(expected_versions) == 1)
+        ):
+            # Content and tags only, against at most one version: one conditional write, no read, no totals.
+            expected = None if expected_versions is None else next(iter(expected_versions))
+            return self._edit(namespace, memory_id, changes, expected, now)
+        # It may move the memory between totals, or admits several versions: read it, then write conditionally.
+        for _ in range(UPDATE_ATTEMPTS):
+            current = self.get(namespace, memory_id)
+            if current is None or current.status == "deleted":
+                raise MemoryNotFoundError(memory_id)
+            if expected_versions is not None and current.version not in expected_versions:
+                raise VersionMismatchError(memory_id, current.version)
+            updated = changes.apply_to(current, now)
+            if updated is current:
+                return current
+            stored = self._replace(namespace, updated, current)
+            if stored is not None:
+                return stored
+        raise WriteConflictError(f"memory {memory_id} kept changing under this update; retry it")
+
+    def _replace(self, namespace: str, memory: Memory, current: Memory) -> Memory | None:
+        """Write `memory`'s editable fields, `updated_at` and `version` if the stored memory is still at
+        `current.version` and not deleted, moving it between totals when its status or type changed; the stored
+        result, or None when that condition failed."""
+        write = Write()
+        write.content(memory.content)
+        write.tags(memory.tags)
+        write.set("memory_type = :type", type={"S": memory.memory_type})
+        write.set("#status = :status", status={"S": memory.status})
+        write.set("updated_key = :updated_key", updated_key=sort_value(memory.updated_at, memory.id))
+        write.set("version = :version", version={"N": str(memory.version)})
+        write.values.update({":expected": {"N": str(current.version)}, ":deleted": DELETED})
+        update = {
+            "TableName": self._table,
+            "Key": memory_key(namespace, memory.id),
+            "ConditionExpression": "version = :expected AND #status <> :deleted",
+            **write.request(),
+        }
+        before, after = cell(current.status, current.memory_type), cell(memory.status, memory.memory_type)
+        if before == after:
+            try:
+                response = call(self._client.update_item, **update, ReturnValues="ALL_NEW")
+            except ConditionFailedError:
+                return None
+            return from_item(response["Attributes"])
+        try:
+            self._transact([{"Update": update}, totals_update(self._table, namespace, {before: -1, after: 1})])
+        except TransactionCancelledError as cancelled:
+            if cancelled.failed(0):
+                return None
+            raise busy(cancelled) from None
+        # A transaction returns nothing: the record is what was written, with the stamp `current` was read with.
+        return memory.model_copy(update={"last_accessed_at": current.last_accessed_at})
+
+    def _edit(
+        self, namespace: str, memory_id: int, changes: MemoryChanges, expected_version: int | None, updated_at: str
+    ) -> Memory:
+        """A PATCH of `content` and/or `tags` only, in one round trip: a new version when a field changes, the
+        stored memory unchanged when none does."""
+        write = Write()
+        # Only a change of some given field makes a new version; otherwise the condition fails and the stored
+        # memory comes back unchanged, in the same round trip.
+        differs = []
+        if changes.content is not None:
+            write.content(changes.content)
+            differs.append("content <> :content")
+        if changes.tags is not None:
+            write.tags(changes.tags)
+            differs += ["attribute_not_exists(tags)", "tags <> :tags"] if changes.tags else ["attribute_exists(tags)"]
+        write.set("updated_key = :updated_key", updated_key=sort_value(updated_at, memory_id))
+        write.set("version = version + :one", one={"N": "1"})
+        write.values[":deleted"] = DELETED
+        # DynamoDB refuses redundant parentheses, so a lone term goes bare.
+        changed = differs[0] if len(differs) == 1 else f"({' OR '.join(differs)})"
+        condition = f"{VISIBLE} AND {changed}"
+        if expected_version is not None:
+            condition += " AND version = :expected"
+            write.values[":expected"] = {"N": str(expected_version)}
+        try:
+            response = call(
+                self._client.update_item,
+                TableName=self._table,
+                Key=memory_key(namespace, memory_id),
+                ConditionExpression=condition,
+                ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                **write.request(),
+            )
+        except ConditionFailedError as failed:
+            old = failed.old_item
+            if not old or old["status"]["S"] == "deleted":
+                raise MemoryNotFoundError(memory_id) from None
+            current = from_item(old)
+            if expected_version is not None and current.version != expected_version:
+                raise VersionMismatchError(memory_id, current.version) from None
+            return current
+        return from_item(response["Attributes"])
+
+    def delete(self, namespace: str, memory_id: int) -> None:
+        # The totals move from the memory's status to `deleted`, so the delete reads which status that is first,
+        # and writes only if the memory is still at that version and status.
+        for _ in range(TRANSACTION_ATTEMPTS):
+            current = self.get(namespace, memory_id)
+            if current is None or current.status == "deleted":
+                raise MemoryNotFoundError(memory_id)
+            delete = {
+                "TableName": self._table,
+                "Key": memory_key(namespace, memory_id),
+                "UpdateExpression": "SET #status = :deleted",
+                "ConditionExpression": "version = :version AND #status = :status",
+                "ExpressionAttributeNames": {"#status": "status"},
+                "ExpressionAttributeValues": {
+                    ":deleted": DELETED,
+                    ":version": {"N": str(current.version)},
+                    ":status": {"S": current.status},
+                },
+            }
+            moved = {cell(current.status, current.memory_type): -1, cell("deleted", current.memory_type): 1}
+            try:
+                self._transact([{"Update": delete}, totals_update(self._table, namespace, moved)])
+            except TransactionCancelledError as cancelled:
+                if cancelled.failed(0):
+                    continue  # changed since the read: read it again
+                raise busy(cancelled) from None
+            return
+        raise WriteConflictError(f"memory {memory_id} kept changing under this delete; retry it")
+
+    def find(self, namespace: str, query: RetrievalQuery) -> Matches:
+        return self._listing.find(namespace, query)
+
+    def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
+        # list() waits for every stamp and re-raises the first failure.
+        list(STAMPERS.map(lambda mid: self._stamp_one(namespace, mid, accessed_at), memory_ids))
+
+    def _stamp_one(self, namespace: str, memory_id: int, accessed_at: str) -> None:
+        # A failed condition means already stamped later by another reader (or never stored): nothing to do.
+        with contextlib.suppress(ConditionFailedError):
+            self._stamp_call(namespace, memory_id, accessed_at, visible_only=False)
+
+    def _stamp_call(self, namespace: str, memory_id: int, accessed_at: str, *, visible_only: bool, **extra: Any) -> Any:
+        # The sort value starts with the timestamp and ends with this memory's id, so it compares as the stamp.
+        condition = "attribute_exists(pk) AND accessed_key < :stamp"
+        names: dict[str, str] = {}
+        values: dict[str, Any] = {":stamp": sort_value(accessed_at, memory_id)}
+        if visible_only:
+            condition += " AND #status <> :deleted"
+            names["#status"] = "status"
+            values[":deleted"] = DELETED
+        return call(
+            self._client.update_item,
+            TableName=self._table,
+            Key=memory_key(namespace, memory_id),
+            UpdateExpression="SET accessed_key = :stamp",
+            ConditionExpression=condition,
+            ExpressionAttributeValues=values,
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            **({"ExpressionAttributeNames": names} if names else {}),
+            **extra,
+        )
