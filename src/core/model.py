@@ -19,7 +19,6 @@ Status = Literal["active", "invalid", "deleted"]
 WritableStatus = Literal["active", "invalid"]
 
 MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
-STATUSES: tuple[str, ...] = get_args(Status)
 
 ID_DIGITS = 10  # ids are stored zero-padded to this width, so keys sort numerically
 CONTENT_MAX_CHARS = 8192

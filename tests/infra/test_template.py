@@ -8,12 +8,16 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import io
+import json
 import pkgutil
 from typing import Any
 
+import botocore.endpoint
 import pytest
 from aws_lambda_powertools.shared import constants as powertools_constants
-from botocore.retries.standard import ExponentialBackoff
+from botocore.awsrequest import AWSResponse
+from botocore.exceptions import ClientError
 
 from core.repository import dynamodb
 from core.repository.dynamodb import INDEXES, LISTED_ATTRIBUTES, make_client
@@ -199,13 +203,44 @@ def test_every_function_runs_python313_on_arm64_from_the_source_folder(template:
         assert properties["CodeUri"] == "src/", name
 
 
+# boto3's retry guide: standard mode backs off exponentially "by a base factor of 2 for a maximum backoff time of 20
+# seconds", from 1 s for throttling errors (its largest base scale), with jitter below that bound.
+def _documented_backoff_bound_s(retry: int) -> float:
+    return float(min(2**retry, 20))
+
+
+class _Throttled:
+    """Answers every GetItem with a throttling error before it leaves the client, counting the attempts."""
+
+    def __init__(self) -> None:
+        self.attempts = 0
+
+    def __call__(self, request: Any, **_: Any) -> AWSResponse:
+        self.attempts += 1
+        body = json.dumps({"__type": "com.amazonaws.dynamodb.v20120810#ThrottlingException", "message": "slow down"})
+        raw = io.BytesIO(body.encode())
+        raw.stream = lambda **_: iter([raw.getvalue()])  # type: ignore[attr-defined]
+        return AWSResponse(request.url, 400, {"x-amzn-ErrorType": "ThrottlingException"}, raw)
+
+
 def test_every_timeout_is_under_api_gateways_limit_and_above_the_dynamodb_clients_worst_case(
-    template: dict[str, Any],
+    template: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ):
-    config = make_client(None, "us-east-1").meta.config
-    attempts = config.retries["total_max_attempts"]
-    # Standard mode sleeps up to min(2**i, 20) s before retry i+1 when throttled (its largest base scale).
-    backoff = sum(min(ExponentialBackoff._BASE**i, ExponentialBackoff._MAX_BACKOFF) for i in range(attempts - 1))
+    sleeps: list[float] = []
+    monkeypatch.setattr(botocore.endpoint.time, "sleep", sleeps.append)
+    for _ in range(10):  # the backoff is jittered: every draw must stay within the documented bound
+        client = make_client("http://127.0.0.1:9", "us-east-1")
+        throttled = _Throttled()
+        client.meta.events.register_first("before-send.dynamodb.GetItem", throttled)
+        sleeps.clear()
+        with pytest.raises(ClientError, match="ThrottlingException"):
+            client.get_item(TableName="t", Key={"pk": {"S": "x"}})
+        attempts = client.meta.config.retries["total_max_attempts"]
+        assert throttled.attempts == attempts == 3
+        assert len(sleeps) == attempts - 1
+        assert all(0 <= slept <= _documented_backoff_bound_s(i) for i, slept in enumerate(sleeps)), sleeps
+    config = client.meta.config
+    backoff = sum(_documented_backoff_bound_s(i) for i in range(attempts - 1))
     worst_case = attempts * (config.connect_timeout + config.read_timeout) + backoff
     assert worst_case == 24
     for name, properties in _functions(template).items():

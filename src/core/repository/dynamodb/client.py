@@ -126,5 +126,7 @@ def _table_of(request: Mapping[str, Any]) -> str:
     return str(action.get("TableName", "?"))
 
 
-def busy(cancelled: TransactionCancelledError) -> StorageUnavailableError:
+def storage_refused(cancelled: TransactionCancelledError) -> StorageUnavailableError:
+    """The domain's error for a transaction that wrote nothing for a reason no retry of the caller's can fix now
+    (it kept colliding past TRANSACTION_ATTEMPTS, or was cancelled without a condition to blame)."""
     return StorageUnavailableError(f"storage kept refusing the write ({', '.join(cancelled.codes)}); retry shortly")

@@ -81,7 +81,7 @@ def folded_content(content: str) -> str | None:
     return folded if folded != content else None
 
 
-def cell(status: str, memory_type: str) -> str:
+def totals_attribute(status: str, memory_type: str) -> str:
     """The attribute of a namespace's STATS item counting the memories of one status and type."""
     return f"n_{status}_{memory_type}"
 

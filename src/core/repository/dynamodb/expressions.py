@@ -57,7 +57,7 @@ class Write:
 
 def totals_update(table: str, namespace: str, deltas: Mapping[str, int]) -> dict[str, Any]:
     """The transaction action moving a namespace's totals by `deltas` (STATS attribute -> change)."""
-    names = {f"#c{i}": cell for i, cell in enumerate(deltas)}
+    names = {f"#c{i}": attribute for i, attribute in enumerate(deltas)}
     values = {f":d{i}": {"N": str(delta)} for i, delta in enumerate(deltas.values())}
     return {
         "Update": {

@@ -15,10 +15,10 @@ from core.repository.dynamodb.codec import (
     LISTED_ATTRIBUTES,
     MEMORY_PREFIX,
     STATS_SK,
-    cell,
     from_item,
     memory_partition,
     tags_value,
+    totals_attribute,
 )
 
 if TYPE_CHECKING:
@@ -135,4 +135,6 @@ class Listing:
         counts = response.get("Item", {})
         statuses = [status] if status else ["active", "invalid"]
         types = [memory_type] if memory_type else MEMORY_TYPES
-        return sum(int(counts[counter]["N"]) for s in statuses for t in types if (counter := cell(s, t)) in counts)
+        return sum(
+            int(counts[counter]["N"]) for s in statuses for t in types if (counter := totals_attribute(s, t)) in counts
+        )

@@ -16,19 +16,19 @@ from core.repository.dynamodb.client import (
     STAMPERS,
     ConditionFailedError,
     TransactionCancelledError,
-    busy,
     call,
+    storage_refused,
 )
 from core.repository.dynamodb.codec import (
     COUNTER_SK,
     DELETED,
     IDEMPOTENCY_PREFIX,
-    cell,
     from_item,
     memory_key,
     memory_partition,
     sort_value,
     to_item,
+    totals_attribute,
 )
 from core.repository.dynamodb.expressions import ABSENT, VISIBLE, Write, idempotency_put, totals_update
 from core.repository.dynamodb.listing import Listing
@@ -65,7 +65,7 @@ class DynamoDBMemoryRepository:
     def add(self, namespace: str, memory: Memory, idempotency: IdempotentCreate | None = None) -> None:
         actions: list[dict[str, Any]] = [
             {"Put": {"TableName": self._table, "Item": to_item(namespace, memory), "ConditionExpression": ABSENT}},
-            totals_update(self._table, namespace, {cell(memory.status, memory.memory_type): 1}),
+            totals_update(self._table, namespace, {totals_attribute(memory.status, memory.memory_type): 1}),
         ]
         if idempotency is not None:
             actions.append({"Put": idempotency_put(self._table, namespace, memory, idempotency)})
@@ -82,7 +82,7 @@ class DynamoDBMemoryRepository:
                 ) from None
             if cancelled.failed(0) or cancelled.failed(2):
                 raise WriteConflictError(f"id {memory.id} collided with another write; retry the create") from None
-            raise busy(cancelled) from None
+            raise storage_refused(cancelled) from None
 
     def _prior_create(self, namespace: str, key_hash: str) -> PriorCreate | None:
         response = call(
@@ -181,7 +181,10 @@ class DynamoDBMemoryRepository:
             "ConditionExpression": "version = :expected AND #status <> :deleted",
             **write.request(),
         }
-        before, after = cell(current.status, current.memory_type), cell(memory.status, memory.memory_type)
+        before, after = (
+            totals_attribute(current.status, current.memory_type),
+            totals_attribute(memory.status, memory.memory_type),
+        )
         if before == after:
             try:
                 response = call(self._client.update_item, **update, ReturnValues="ALL_NEW")
@@ -193,7 +196,7 @@ class DynamoDBMemoryRepository:
         except TransactionCancelledError as cancelled:
             if cancelled.failed(0):
                 return None
-            raise busy(cancelled) from None
+            raise storage_refused(cancelled) from None
         # A transaction returns nothing: the record is what was written, with the stamp `current` was read with.
         return memory.model_copy(update={"last_accessed_at": current.last_accessed_at})
 
@@ -260,13 +263,16 @@ class DynamoDBMemoryRepository:
                     ":status": {"S": current.status},
                 },
             }
-            moved = {cell(current.status, current.memory_type): -1, cell("deleted", current.memory_type): 1}
+            moved = {
+                totals_attribute(current.status, current.memory_type): -1,
+                totals_attribute("deleted", current.memory_type): 1,
+            }
             try:
                 self._transact([{"Update": delete}, totals_update(self._table, namespace, moved)])
             except TransactionCancelledError as cancelled:
                 if cancelled.failed(0):
                     continue  # changed since the read: read it again
-                raise busy(cancelled) from None
+                raise storage_refused(cancelled) from None
             return
         raise WriteConflictError(f"memory {memory_id} kept changing under this delete; retry it")
 
