@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import random
 import time
 from collections.abc import Sequence
@@ -13,7 +12,6 @@ from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflict
 from core.model import IdempotentCreate, Memory, MemoryChanges
 from core.repository import IdempotencyKeyTakenError, Matches, PriorCreate
 from core.repository.dynamodb.client import (
-    STAMPERS,
     ConditionFailedError,
     TransactionCancelledError,
     call,
@@ -32,6 +30,7 @@ from core.repository.dynamodb.codec import (
 )
 from core.repository.dynamodb.expressions import ABSENT, VISIBLE, Write, idempotency_put, totals_update
 from core.repository.dynamodb.listing import Listing
+from core.repository.dynamodb.stamps import Stamps
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -50,6 +49,7 @@ class DynamoDBMemoryRepository:
         self._client = client
         self._table = table_name
         self._listing = Listing(client, table_name)
+        self._stamps = Stamps(client, table_name)
 
     def next_id(self, namespace: str) -> int:
         response = call(
@@ -121,15 +121,7 @@ class DynamoDBMemoryRepository:
         return from_item(item) if item else None
 
     def read(self, namespace: str, memory_id: int, accessed_at: str) -> Memory:
-        try:
-            response = self._stamp_call(namespace, memory_id, accessed_at, visible_only=True, ReturnValues="ALL_NEW")
-        except ConditionFailedError as failed:
-            # Missing, deleted, or already stamped later by a concurrent reader: the old item tells which.
-            old = failed.old_item
-            if not old or old["status"]["S"] == "deleted":
-                raise MemoryNotFoundError(memory_id) from None
-            return from_item(old)
-        return from_item(response["Attributes"])
+        return self._stamps.read(namespace, memory_id, accessed_at)
 
     def apply(
         self,
@@ -280,31 +272,4 @@ class DynamoDBMemoryRepository:
         return self._listing.find(namespace, query)
 
     def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
-        # list() waits for every stamp and re-raises the first failure.
-        list(STAMPERS.map(lambda mid: self._stamp_one(namespace, mid, accessed_at), memory_ids))
-
-    def _stamp_one(self, namespace: str, memory_id: int, accessed_at: str) -> None:
-        # A failed condition means already stamped later by another reader (or never stored): nothing to do.
-        with contextlib.suppress(ConditionFailedError):
-            self._stamp_call(namespace, memory_id, accessed_at, visible_only=False)
-
-    def _stamp_call(self, namespace: str, memory_id: int, accessed_at: str, *, visible_only: bool, **extra: Any) -> Any:
-        # The sort value starts with the timestamp and ends with this memory's id, so it compares as the stamp.
-        condition = "attribute_exists(pk) AND accessed_key < :stamp"
-        names: dict[str, str] = {}
-        values: dict[str, Any] = {":stamp": sort_value(accessed_at, memory_id)}
-        if visible_only:
-            condition += " AND #status <> :deleted"
-            names["#status"] = "status"
-            values[":deleted"] = DELETED
-        return call(
-            self._client.update_item,
-            TableName=self._table,
-            Key=memory_key(namespace, memory_id),
-            UpdateExpression="SET accessed_key = :stamp",
-            ConditionExpression=condition,
-            ExpressionAttributeValues=values,
-            ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            **({"ExpressionAttributeNames": names} if names else {}),
-            **extra,
-        )
+        self._stamps.stamp(namespace, memory_ids, accessed_at)
