@@ -33,7 +33,9 @@ class MemoryNotFoundError(DomainError):
 
     def __init__(self, memory_id: int | str) -> None:
         self.memory_id = memory_id
-        super().__init__(f"memory {memory_id} does not exist")
+        # An id as sent that would vanish or blur in the sentence (empty, spaces) is quoted.
+        plain = isinstance(memory_id, int) or (memory_id.isprintable() and memory_id and " " not in memory_id)
+        super().__init__(f"memory {memory_id if plain else repr(memory_id)} does not exist")
 
 
 class VersionMismatchError(DomainError):

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from core.errors import FieldError, InvalidInputError
+from core.errors import FieldError, InvalidInputError, MemoryNotFoundError
 from core.model import (
     CONTENT_MAX_CHARS,
     MEMORY_TYPES,
@@ -22,6 +22,7 @@ from core.model import (
     MemoryChanges,
     NewMemory,
     format_timestamp,
+    parse_memory_id,
 )
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
@@ -540,3 +541,19 @@ def test_content_with_control_or_unicode_tag_characters_is_refused_naming_the_ch
 
 def test_tabs_newlines_and_trimmed_carriage_returns_are_kept_or_trimmed_not_refused() -> None:
     assert NewMemory.parse({"content": "\r\n one\tcolumn\ntwo \r\n"}).content == "one\tcolumn\ntwo"
+
+
+@pytest.mark.parametrize(
+    ("sent", "message"),
+    [
+        ("abc", "memory abc does not exist"),
+        ("0", "memory 0 does not exist"),
+        ("", "memory '' does not exist"),
+        ("1 2", "memory '1 2' does not exist"),
+        ("\n", "memory '\\n' does not exist"),
+    ],
+)
+def test_an_id_that_names_no_memory_is_named_readably_in_the_error(sent: str, message: str) -> None:
+    with pytest.raises(MemoryNotFoundError) as raised:
+        parse_memory_id(sent)
+    assert str(raised.value) == message
