@@ -23,6 +23,9 @@ ROOT := $(dir $(abspath $(firstword $(MAKEFILE_LIST))))
 # exported at build time to build/lambda-requirements-<extra>.txt.
 LAMBDA_EXTRA_HttpFunction := http
 LAMBDA_EXTRA_McpFunction := mcp
+# Each function's entrypoint (template.yaml's Handler module): its artifact carries only what this module imports.
+LAMBDA_ENTRY_HttpFunction := handlers.lambda_http
+LAMBDA_ENTRY_McpFunction := handlers.lambda_mcp
 # Wheels for the template's Runtime (python3.13) and Architectures (arm64) on Amazon Linux 2023 (glibc 2.34);
 # tests/infra checks these against template.yaml.
 LAMBDA_PYTHON_VERSION := 3.13
@@ -95,13 +98,14 @@ check: lint typecheck layers cfn-lint ## static checks: ruff, mypy --strict, imp
 
 # sam build runs build-HttpFunction and build-McpFunction below (template Metadata: BuildMethod makefile); then the
 # artifacts are compiled to bytecode and checked against their size budgets. No Docker: arm64 wheels only.
-build: sam ## build both Lambda artifacts into .aws-sam/build and report their sizes
+build: install sam ## build both Lambda artifacts into .aws-sam/build and report their sizes
 	@$(ENSURE_UV)
 	$(SAM) build
 	"$(PYTHON)" scripts/artifacts.py .aws-sam/build
 
 # Called by `sam build` in a scratch copy of src/ with ARTIFACTS_DIR set: the function's locked dependency set,
-# installed from arm64 wheels (hash-checked), then our two packages. Console scripts (bin/) cannot run on Lambda.
+# installed from arm64 wheels (hash-checked), then the modules of ours its entrypoint imports and the project's
+# metadata (scripts/lambda_package.py). Console scripts (bin/) cannot run on Lambda.
 build-HttpFunction build-McpFunction: build-%:
 	@$(ENSURE_UV)
 	@mkdir -p "$(ROOT)build"
@@ -111,8 +115,7 @@ build-HttpFunction build-McpFunction: build-%:
 		--python-platform $(LAMBDA_PLATFORM) --only-binary :all: \
 		--requirement "$(ROOT)build/lambda-requirements-$(LAMBDA_EXTRA_$*).txt"
 	rm -rf "$(ARTIFACTS_DIR)/bin"
-	cp -R core handlers "$(ARTIFACTS_DIR)/"
-	find "$(ARTIFACTS_DIR)/core" "$(ARTIFACTS_DIR)/handlers" -name __pycache__ -prune -exec rm -rf {} +
+	"$(ROOT)$(BIN)/python" "$(ROOT)scripts/lambda_package.py" $(LAMBDA_ENTRY_$*) . "$(ARTIFACTS_DIR)"
 
 deploy: build ## deploy the stack: guided the first time (saves samconfig.toml), then with the saved answers
 	if [ -f samconfig.toml ]; then $(SAM) deploy; else $(SAM) deploy --guided; fi

@@ -17,12 +17,32 @@ from pathlib import Path
 # The Lambda runtime provides these; a copy in the artifact means a dev or local-only dependency leaked in.
 RUNTIME_PROVIDED = ("boto3", "botocore", "s3transfer")
 # Ours: the tests, the local-run extras and the dev tools stay out of the artifact.
-FORBIDDEN = ("tests", "conftest.py", "moto", "uvicorn_worker", "yaml", "werkzeug", "pytest", "_pytest", "mypy")
+FORBIDDEN = (
+    "tests",
+    "conftest.py",
+    "moto",
+    "uvicorn_worker",
+    "yaml",
+    "werkzeug",
+    "pytest",
+    "_pytest",
+    "mypy",
+    "local",
+    "handlers/cli.py",
+    "handlers/local.py",
+)
 # Each door ships only its own framework: the MCP SDK (and cryptography, the largest part of its closure) would more
 # than double the HTTP function; FastAPI is dead weight in the MCP function.
 FOREIGN = {
-    "HttpFunction": ("mcp", "mcp_types", "cryptography"),
-    "McpFunction": ("fastapi",),
+    "HttpFunction": (
+        "mcp",
+        "mcp_types",
+        "cryptography",
+        "handlers/mcp_server.py",
+        "handlers/mcp_tools.py",
+        "handlers/lambda_mcp.py",
+    ),
+    "McpFunction": ("fastapi", "handlers/http_api.py", "handlers/openapi_doc.py", "handlers/lambda_http.py"),
 }
 # Unzipped MB, bytecode included (issue 7). A function without a budget is refused, so a new one must declare its own.
 BUDGET_MB = {"HttpFunction": 20.0, "McpFunction": 50.0}
@@ -46,6 +66,8 @@ def problems(artifact: Path) -> list[str]:
     for name in (*RUNTIME_PROVIDED, *FORBIDDEN, *FOREIGN.get(artifact.name, ())):
         if (artifact / name).exists():
             found.append(f"{artifact.name}: {name} must not be in the artifact")
+    if not any(artifact.glob("agent_memory-*.dist-info/METADATA")):
+        found.append(f"{artifact.name}: no agent_memory .dist-info: the version could not be read on Lambda")
     if artifact.name not in BUDGET_MB:
         found.append(f"{artifact.name}: no size budget in BUDGET_MB")
     return found

@@ -31,7 +31,7 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
     from bench.ops import OperationBench
     from core.repository.dynamodb import ensure_table, make_client
     from handlers.bootstrap import Settings, build_services, use_placeholder_credentials
-    from handlers.local import table_definition
+    from local.template import table_definition
 
     use_placeholder_credentials()
     with (

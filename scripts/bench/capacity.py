@@ -91,7 +91,7 @@ class TableShape:
 
     @classmethod
     def from_definition(cls, definition: Mapping[str, Any]) -> TableShape:
-        """From the table's CloudFormation `Properties` (handlers.local.table_definition)."""
+        """From the table's CloudFormation `Properties` (local.template.table_definition)."""
         indexes = []
         for gsi in definition.get("GlobalSecondaryIndexes", []):
             projection = gsi.get("Projection", {})

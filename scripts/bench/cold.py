@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CASES = {
     "pass": ("http", "pass"),
     "boto3": ("http", "import boto3"),
-    "http": ("http", "import handlers.http_api"),
-    "mcp": ("mcp", "import handlers.mcp_server"),
+    "http": ("http", "import handlers.lambda_http"),
+    "mcp": ("mcp", "import handlers.lambda_mcp"),
 }
 UV = ("python3", "-m", "uv")
 # Modules that should not load at a handler's import (performance anchors, section 6): reported, not judged.

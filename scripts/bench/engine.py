@@ -22,7 +22,7 @@ def dynamodb_local(log: IO[bytes]) -> Iterator[str]:
     import boto3
     from botocore.config import Config
 
-    from handlers.local import DynamoDBLocal
+    from local.engines import DynamoDBLocal
 
     local = DynamoDBLocal(free_port(), log, heap="1g")
     probe = boto3.client(

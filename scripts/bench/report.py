@@ -19,7 +19,7 @@ STAMP_WCU_LIMIT = 3.0
 
 
 def memory_mb(function: str) -> int:
-    from handlers.local import load_template
+    from local.template import load_template
 
     template = load_template()
     own = template["Resources"][function]["Properties"].get("MemorySize")

@@ -107,7 +107,7 @@ def measure(clients: int = 16, seconds: float = 8, rounds: int = 3) -> dict[str,
             **os.environ,
             "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])),
         }
-        command = [sys.executable, "-m", "handlers.cli", "serve", "--port", str(port)]
+        command = [sys.executable, "-m", "local", "serve", "--port", str(port)]
         command += ["--endpoint-url", endpoint_url, "--table", "bench-serve"]
         with log_path.open("wb") as log:
             process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603

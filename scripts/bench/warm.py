@@ -70,7 +70,7 @@ def doors() -> dict[str, tuple[Handler, FakeMemoryRepository]]:
 
     http_repo, http_service, http_keys = _services()
     authenticate = key_authenticator(lambda: http_keys)
-    app = http_api.create_app(provide_service=lambda: http_service, authenticate=authenticate)
+    app = http_api.create_app(provide_service=lambda: http_service, authenticate=authenticate, version="bench")
 
     @http_api.logger.inject_lambda_context(correlation_id_path="requestContext.requestId", log_event=False)
     def http_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -78,7 +78,7 @@ def doors() -> dict[str, tuple[Handler, FakeMemoryRepository]]:
 
     mcp_repo, mcp_service, mcp_keys = _services()
     mcp_authenticate = key_authenticator(lambda: mcp_keys)
-    server = mcp_tools.create_server(provide_service=lambda: mcp_service, authenticate=mcp_authenticate)
+    server = mcp_tools.create_server(provide_service=lambda: mcp_service, authenticate=mcp_authenticate, version="bench")
     mcp_handler = mcp_server.logger.inject_lambda_context(
         correlation_id_path="requestContext.requestId", log_event=False
     )(mcp_server.create_handler(server, (), mcp_authenticate))

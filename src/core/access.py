@@ -18,6 +18,8 @@ from core.errors import AuthenticationError, FieldError, InvalidInputError, Perm
 Scope = Literal["read", "write"]
 # Canonical order: scopes are stored and shown in this order.
 SCOPES: Final[tuple[Scope, ...]] = get_args(Scope)
+# The namespace of the first key a local `serve` creates, and of an open (keyless) local server.
+DEFAULT_NAMESPACE: Final = "default"
 
 KEY_PREFIX: Final = "am_"
 KEY_ID_HEX_CHARS: Final = 12

@@ -9,10 +9,9 @@ from typing import Final
 
 from starlette.datastructures import Headers
 
-from core.access import SCOPES, Principal, Scope, require, validate_namespace
+from core.access import DEFAULT_NAMESPACE, SCOPES, Principal, Scope, require, validate_namespace
 from core.errors import AuthenticationError
 from core.keys import KeyService
-from handlers import bootstrap
 
 # Turns a request's `Authorization` header (None when absent) into the principal it proves, or raises
 # AuthenticationError.
@@ -81,7 +80,7 @@ def key_authenticator(provide_keys: Callable[[], KeyService]) -> Authenticator:
     return authenticate
 
 
-def open_access(namespace: str = bootstrap.DEFAULT_NAMESPACE) -> Authenticator:
+def open_access(namespace: str = DEFAULT_NAMESPACE) -> Authenticator:
     """Let every request in, as a principal of `namespace` with every scope, with or without a key.
 
     For tests and `agent-memory serve --no-auth` on loopback only; a deployed function never uses it.
@@ -99,6 +98,3 @@ def authorize(authenticate: Authenticator, authorization: str | None, scope: Sco
     principal = authenticate(authorization)
     require(principal, scope)
     return principal
-
-
-DEFAULT_AUTHENTICATOR: Final = key_authenticator(bootstrap.default_key_service)

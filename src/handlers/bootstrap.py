@@ -1,24 +1,31 @@
-"""Settings and wiring: the one place that reads the environment and assembles the core."""
+"""The composition root: the one place that reads the environment and assembles the core, for every entrypoint.
+
+The Lambda entry modules (handlers.lambda_http, handlers.lambda_mcp) and `agent-memory serve`/`keys` (local.*) take
+their settings, services, authenticator and version from here and pass them to the door factories explicitly; no
+door module imports this one.
+"""
 
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from core.keys import KeyService
 from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository, make_client
 from core.service import MemoryService
+from handlers.auth import Authenticator, key_authenticator
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 DEFAULT_TABLE = "agent-memory"
 DEFAULT_REGION = "us-east-1"
-# The namespace of the first key a local `serve` creates, and of `serve --no-auth`.
-DEFAULT_NAMESPACE = "default"
+# The one version string: pyproject's, read from the installed distribution (the Lambda build ships its metadata).
+VERSION: Final = importlib.metadata.version("agent-memory")
 
 
 @dataclass(frozen=True)
@@ -68,17 +75,20 @@ def build_services(settings: Settings, client: DynamoDBClient | None = None) -> 
 
 
 @functools.cache
+def default_settings() -> Settings:
+    """The process's settings, read from the environment once."""
+    return settings_from_env()
+
+
+@functools.cache
 def default_services() -> Services:
     """The process-wide services for Lambda: one client, created on first use and reused while warm.
 
     Lambda always authenticates: no setting turns the key check off.
     """
-    return build_services(settings_from_env())
+    return build_services(default_settings())
 
 
-def default_service() -> MemoryService:
-    return default_services().memories
-
-
-def default_key_service() -> KeyService:
-    return default_services().keys
+def lambda_authenticator() -> Authenticator:
+    """API keys checked against the process-wide services' table; the services are built on the first request."""
+    return key_authenticator(lambda: default_services().keys)

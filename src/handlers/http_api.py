@@ -1,4 +1,4 @@
-"""The HTTP door: FastAPI routes over the core's service, and the Lambda `handler` (API Gateway HTTP API 2.0)."""
+"""The HTTP door: FastAPI routes over the core's service (handlers.lambda_http serves it on Lambda)."""
 
 import json
 import re
@@ -6,7 +6,6 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Final, ParamSpec, TypeVar
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.logging import correlation_paths
 from fastapi import Depends, FastAPI, Header, Request, Response, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -31,9 +30,7 @@ from core.model import (
     parse_memory_id,
 )
 from core.service import MemoryService
-from handlers import bootstrap
-from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator, authorize, presented_credentials
-from handlers.lambda_asgi import invoke
+from handlers.auth import Authenticator, authorize, presented_credentials
 from handlers.openapi_doc import query_parameter_schema, refine_parameters, refine_responses, request_body_schema
 from handlers.problem import DOMAIN_STATUS, PROBLEM_JSON, Problem, domain_problem, problem_response
 
@@ -156,18 +153,20 @@ API_KEY_SCHEME = HTTPBearer(
 
 
 def create_app(
-    provide_service: Callable[[], MemoryService] = bootstrap.default_service,
-    authenticate: Authenticator = DEFAULT_AUTHENTICATOR,
+    provide_service: Callable[[], MemoryService],
+    authenticate: Authenticator,
+    version: str,
     threaded: bool = False,
 ) -> FastAPI:
-    """The HTTP API; tests pass their own service and authenticator instead of patching.
+    """The HTTP API over the service `provide_service` gives (called per request, so it can be built lazily),
+    authenticating each request with `authenticate`; handlers.bootstrap assembles both, tests pass their own.
 
     `threaded` (for `serve`, which answers many requests at once) runs every blocking service and key call in a
     worker thread, so a stalled storage call holds up only its own request, never the event loop and /healthz.
     """
     app = FastAPI(
         title="agent-memory",
-        version="0.1.0",
+        version=version,
         description="Memory for AI agents: store facts, preferences, identity and events; find them predictably.",
         responses=_COMMON_RESPONSES,
         # Only the document: Swagger UI and ReDoc load their assets from a public CDN (blank offline), and serving
@@ -378,12 +377,3 @@ def _retrieval_parameters() -> list[dict[str, Any]]:
         }
         for name, prop in schema["properties"].items()
     ]
-
-
-app = create_app()
-
-
-# log_event=False whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event carries the caller's API key.
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False)
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return invoke(app, event, context)

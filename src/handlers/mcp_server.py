@@ -1,5 +1,5 @@
-"""The MCP door's transport: the guarded, stateless Streamable HTTP app serving the tools, and the Lambda
-`handler` for a function URL (payload 2.0), JSON-only."""
+"""The MCP door's transport: the guarded, stateless Streamable HTTP app serving the tools, and the Lambda handler
+factory for a function URL (payload 2.0), JSON-only (handlers.lambda_mcp is the function's entrypoint)."""
 
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -7,7 +7,6 @@ from contextlib import asynccontextmanager
 from typing import Any, Final
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.logging import correlation_paths
 from mcp.server import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -23,10 +22,9 @@ from core.errors import (
     AuthenticationError,
     StorageUnavailableError,
 )
-from handlers import bootstrap
-from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator, presented_credentials
+from handlers.auth import Authenticator, presented_credentials
 from handlers.lambda_asgi import invoke
-from handlers.mcp_tools import PRINCIPAL_SCOPE_KEY, create_server
+from handlers.mcp_tools import PRINCIPAL_SCOPE_KEY
 from handlers.problem import domain_problem, problem_response
 
 logger = Logger()
@@ -70,8 +68,8 @@ class MCPEndpoint:
     def __init__(
         self,
         server: MCPServer,
-        allowed_origins: Iterable[str] = (),
-        authenticate: Authenticator = DEFAULT_AUTHENTICATOR,
+        allowed_origins: Iterable[str],
+        authenticate: Authenticator,
     ) -> None:
         self._app = server.streamable_http_app(
             streamable_http_path=MCP_PATH,
@@ -174,9 +172,7 @@ async def _whole_body(receive: Receive) -> Receive | None:
     return replay
 
 
-def create_mcp_asgi_app(
-    server: MCPServer, allowed_origins: Iterable[str] = (), authenticate: Authenticator = DEFAULT_AUTHENTICATOR
-) -> MCPEndpoint:
+def create_mcp_asgi_app(server: MCPServer, allowed_origins: Iterable[str], authenticate: Authenticator) -> MCPEndpoint:
     """The guarded ASGI app serving `server` at /mcp; its lifespan runs the SDK session manager."""
     return MCPEndpoint(server, allowed_origins, authenticate)
 
@@ -201,9 +197,7 @@ def with_mcp_endpoint(app: ASGIApp, endpoint: MCPEndpoint) -> Starlette:
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-def create_handler(
-    server: MCPServer, allowed_origins: Iterable[str] = (), authenticate: Authenticator = DEFAULT_AUTHENTICATOR
-) -> LambdaHandler:
+def create_handler(server: MCPServer, allowed_origins: Iterable[str], authenticate: Authenticator) -> LambdaHandler:
     """A Lambda handler serving `server` for function URL (and API Gateway) events.
 
     The ASGI app is built per invocation with its lifespan on: the SDK session manager can run only once per
@@ -217,9 +211,3 @@ def create_handler(
         return invoke(endpoint, event, context, lifespan="on")
 
     return handle
-
-
-# log_event=False whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event carries the caller's API key.
-handler = logger.inject_lambda_context(correlation_id_path=correlation_paths.LAMBDA_FUNCTION_URL, log_event=False)(
-    create_handler(create_server(), bootstrap.settings_from_env().mcp_allowed_origins)
-)

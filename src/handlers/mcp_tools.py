@@ -45,11 +45,9 @@ from core.model import (
     parse_memory_id,
 )
 from core.service import MemoryService
-from handlers import bootstrap
-from handlers.auth import DEFAULT_AUTHENTICATOR, Authenticator, presented_credentials
+from handlers.auth import Authenticator, presented_credentials
 from handlers.problem import log_operator_error
 
-VERSION: Final = "0.1.0"
 # Where the endpoint's guard leaves the principal it verified, in the ASGI scope the SDK hands tools as the request.
 PRINCIPAL_SCOPE_KEY: Final = "agent_memory.principal"
 
@@ -344,8 +342,9 @@ def _serve_tools_only(server: MCPServer) -> None:
 
 
 def create_server(
-    provide_service: Callable[[], MemoryService] = bootstrap.default_service,
-    authenticate: Authenticator = DEFAULT_AUTHENTICATOR,
+    provide_service: Callable[[], MemoryService],
+    authenticate: Authenticator,
+    version: str,
 ) -> MCPServer:
     """The MCP server with the contract's tools; tests pass their own service and authenticator.
 
@@ -355,7 +354,7 @@ def create_server(
     """
     # No subscriptions/listen: its stream never ends, and nothing here changes behind a client's back.
     server: MCPServer = MCPServer(
-        "agent-memory", instructions=INSTRUCTIONS, version=VERSION, subscriptions=False, log_level="WARNING"
+        "agent-memory", instructions=INSTRUCTIONS, version=version, subscriptions=False, log_level="WARNING"
     )
     _serve_tools_only(server)
 

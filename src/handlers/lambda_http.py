@@ -1,0 +1,23 @@
+"""The HTTP function's entrypoint (template.yaml `Handler: handlers.lambda_http.handler`): the HTTP door wired by
+the composition root, served for API Gateway HTTP API (payload 2.0) events."""
+
+from typing import Any
+
+from aws_lambda_powertools.logging import correlation_paths
+
+from handlers import bootstrap
+from handlers.http_api import create_app, logger
+from handlers.lambda_asgi import invoke
+
+# Built at import (cold start); the DynamoDB client and services are built on the first request that needs them.
+app = create_app(
+    provide_service=lambda: bootstrap.default_services().memories,
+    authenticate=bootstrap.lambda_authenticator(),
+    version=bootstrap.VERSION,
+)
+
+
+# log_event=False whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event carries the caller's API key.
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False)
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return invoke(app, event, context)

@@ -1,0 +1,5 @@
+import sys
+
+from local.cli import main
+
+sys.exit(main())

@@ -1,0 +1,119 @@
+"""The `agent-memory` command line: `serve` (local.serve) runs the whole service locally in one process; `keys`
+(local.keys) manages API keys in any store (a running `serve`'s embedded engine, DynamoDB Local, AWS)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+
+from core.access import DEFAULT_NAMESPACE, SCOPES, Scope, parse_scopes, validate_namespace
+from core.errors import InvalidInputError
+from handlers import bootstrap
+from local.keys import manage_keys
+from local.serve import DEFAULT_DDB_PORT, DEFAULT_PORT, serve
+
+_DURATION = re.compile(r"([0-9]{1,6})([dhm])")
+_DURATION_UNITS = {"d": "days", "h": "hours", "m": "minutes"}
+
+
+def _duration(text: str) -> timedelta:
+    match = _DURATION.fullmatch(text.strip())
+    if match is None or int(match.group(1)) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 30d, 12h or 90m")
+    return timedelta(**{_DURATION_UNITS[match.group(2)]: int(match.group(1))})
+
+
+def _scopes(text: str) -> tuple[Scope, ...]:
+    try:
+        return parse_scopes(part for part in text.split(",") if part.strip())
+    except InvalidInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _namespace(text: str) -> str:
+    try:
+        return validate_namespace(text)
+    except InvalidInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _store_options(parser: argparse.ArgumentParser, env: bootstrap.Settings, ddb_port_help: str) -> None:
+    """The options naming the store: the same for `serve` and every `keys` command."""
+    parser.add_argument("--ddb-port", type=int, default=DEFAULT_DDB_PORT, help=ddb_port_help)
+    parser.add_argument(
+        "--endpoint-url",
+        default=env.endpoint_url,
+        help="use this DynamoDB (DynamoDB Local, or AWS when set to its URL) instead of the embedded engine "
+        "[env AWS_ENDPOINT_URL_DYNAMODB]",
+    )
+    parser.add_argument(
+        "--aws",
+        action="store_true",
+        help="use the AWS DynamoDB of the current credentials and region instead of the embedded engine",
+    )
+    parser.add_argument(
+        "--table", default=env.table_name, help=f"table name (default {env.table_name}) [env TABLE_NAME]"
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    env = bootstrap.settings_from_env()
+    parser = argparse.ArgumentParser(prog="agent-memory", description="Memory for AI agents, over HTTP and MCP.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser(
+        "serve", help="run the HTTP API and the MCP endpoint locally, with an embedded DynamoDB by default"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
+    _store_options(serve, env, f"embedded DynamoDB port on loopback (default {DEFAULT_DDB_PORT})")
+    serve.add_argument("--template", type=Path, default=None, help="template.yaml holding the table definition")
+    serve.add_argument(
+        "--no-auth",
+        action="store_true",
+        help=f"accept every request without a key, as namespace {DEFAULT_NAMESPACE!r} with every scope; "
+        "for quick experiments on a loopback host only",
+    )
+
+    keys = commands.add_parser("keys", help="create, list and revoke API keys")
+    keys_commands = keys.add_subparsers(dest="keys_command", required=True)
+    reach = (
+        f"the embedded DynamoDB of a running `agent-memory serve` on this loopback port (default {DEFAULT_DDB_PORT})"
+    )
+    create = keys_commands.add_parser("create", help="create an API key; its plaintext is printed once")
+    create.add_argument("--namespace", type=_namespace, required=True, help="the only namespace the key reaches")
+    create.add_argument(
+        "--scopes", type=_scopes, default=SCOPES, help="comma-separated: read, write or read,write (default)"
+    )
+    create.add_argument(
+        "--expires-in", type=_duration, default=None, help="lifetime such as 30d, 12h or 90m (default: never)"
+    )
+    create.add_argument("--json", action="store_true", help="print the key as JSON")
+    _store_options(create, env, reach)
+
+    listing = keys_commands.add_parser("list", help="list API keys (never their secrets)")
+    listing.add_argument("--namespace", type=_namespace, default=None, help="only this namespace's keys")
+    listing.add_argument("--json", action="store_true", help="print the keys as JSON")
+    _store_options(listing, env, reach)
+
+    revoke = keys_commands.add_parser("revoke", help="revoke an API key: servers refuse it within 30 seconds")
+    revoke.add_argument("key_id", help="the key id, as `keys list` shows it (the 12 characters after `am_`)")
+    _store_options(revoke, env, reach)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        return serve(args)
+    if args.command == "keys":
+        return manage_keys(args)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

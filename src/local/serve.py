@@ -1,0 +1,234 @@
+"""`agent-memory serve`: both doors in one process over an embedded engine (or DynamoDB Local, or AWS), with
+every blocking storage call in a worker thread, owning its table (recreated empty when it goes missing)."""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import functools
+import ipaddress
+import socket
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from core.access import DEFAULT_NAMESPACE, ApiKey
+from core.errors import DomainError, TableMissingError
+from core.keys import KeyService
+from core.repository.dynamodb import ensure_table, make_client
+from handlers import bootstrap
+from local.store import settings_for
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from starlette.types import ASGIApp
+
+    from handlers.auth import Authenticator
+
+T = TypeVar("T")
+
+DEFAULT_PORT = 8787
+DEFAULT_DDB_PORT = 8788
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def port_in_use(host: str, port: int) -> bool:
+    """Whether something already listens on `host`:`port`: a bind as uvicorn and werkzeug do it fails."""
+    host = host.strip("[]")
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE  # anything else (an unknown host) is the server's to report
+    return False
+
+
+def _busy_port(args: argparse.Namespace, embedded: bool) -> str | None:
+    """The refusal for a port `serve` cannot listen on, naming its option, before anything is created."""
+    wanted = [("--port", args.host, args.port)] + ([("--ddb-port", "127.0.0.1", args.ddb_port)] if embedded else [])
+    for option, host, port in wanted:
+        if port_in_use(host, port):
+            return (
+                f"agent-memory: port {port} on {host} ({option}) is in use by another program: stop it, or choose "
+                f"another port with {option}"
+            )
+    return None
+
+
+class _Recreating:
+    """Stands in for a service of `serve`: a call that finds the table missing calls `recreate`, then fails as
+    before (503: the data it looked for is gone)."""
+
+    def __init__(self, target: object, recreate: Callable[[], None]) -> None:
+        self._target = target
+        self._recreate = recreate
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._target, name)
+        if not callable(attribute):
+            return attribute
+
+        @functools.wraps(attribute)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return attribute(*args, **kwargs)
+            except TableMissingError:
+                self._recreate()
+                raise
+
+        return call
+
+
+class _OwnTable:
+    """`serve` owns its table: when it goes missing (deleted, or an in-memory engine restarted), recreate it empty
+    and, as on startup, give it a first key. Once per disappearance: concurrent finders wait and find it there."""
+
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        table_name: str,
+        definition: Mapping[str, Any],
+        on_recreated: Callable[[], None],
+    ) -> None:
+        self._client, self._table, self._definition = client, table_name, definition
+        self._on_recreated = on_recreated
+        self._lock = threading.Lock()
+
+    def guard(self, service: T) -> T:
+        return cast("T", _Recreating(service, self.recreate))
+
+    def recreate(self) -> None:
+        with self._lock:
+            try:
+                if not ensure_table(self._client, self._table, self._definition):
+                    return
+            except DomainError as exc:
+                print(f"table {self._table} is missing and could not be recreated yet: {exc}", file=sys.stderr)
+                return
+            print(f"table {self._table} was missing (deleted, or its engine restarted): recreated it empty", flush=True)
+            self._on_recreated()
+
+
+def serve_app(
+    services: bootstrap.Services, authenticate: Authenticator, allowed_origins: tuple[str, ...] = ()
+) -> ASGIApp:
+    """What `serve` runs: both doors over `services`, with every blocking storage call in a worker thread, so a slow
+    call holds up only its own request."""
+    from handlers.http_api import create_app
+    from handlers.mcp_server import create_mcp_asgi_app, with_mcp_endpoint
+    from handlers.mcp_tools import create_server
+
+    version = bootstrap.VERSION
+    server = create_server(provide_service=lambda: services.memories, authenticate=authenticate, version=version)
+    mcp = create_mcp_asgi_app(server, allowed_origins, authenticate)
+    http = create_app(
+        provide_service=lambda: services.memories, authenticate=authenticate, version=version, threaded=True
+    )
+    return with_mcp_endpoint(http, mcp)
+
+
+def serve(args: argparse.Namespace) -> int:
+    if args.no_auth and not is_loopback(args.host):
+        print(
+            f"agent-memory: refusing --no-auth on {args.host}: every caller that can reach it could read and erase "
+            "every memory. Drop --no-auth (API keys are on by default) or listen on 127.0.0.1.",
+            file=sys.stderr,
+        )
+        return 2
+    embedded = None
+    endpoint_url = args.endpoint_url
+    busy = _busy_port(args, embedded=endpoint_url is None and not args.aws)
+    if busy is not None:
+        print(busy, file=sys.stderr)
+        return 1
+
+    import uvicorn
+
+    from handlers.auth import key_authenticator, open_access
+    from local.engines import EmbeddedDynamoDB
+    from local.template import TEMPLATE, table_definition
+
+    if endpoint_url is None and not args.aws:
+        bootstrap.use_placeholder_credentials()
+        embedded = EmbeddedDynamoDB(args.ddb_port).start()
+        endpoint_url = embedded.endpoint_url
+    try:
+        settings = settings_for(args, endpoint_url)
+        client = make_client(settings.endpoint_url, settings.region)
+        definition = table_definition(args.template or TEMPLATE)
+        created = ensure_table(client, settings.table_name, definition)
+        services = bootstrap.build_services(settings, client)
+        base = f"http://{args.host}:{args.port}"
+
+        def first_key() -> tuple[ApiKey, str] | None:
+            return None if args.no_auth or services.keys.list() else services.keys.create(DEFAULT_NAMESPACE)
+
+        def on_recreated() -> None:
+            if not args.no_auth:
+                _print_auth(first_key(), services.keys, base, args)
+
+        table = _OwnTable(client, settings.table_name, definition, on_recreated)
+        guarded = bootstrap.Services(table.guard(services.memories), table.guard(services.keys))
+        authenticate = open_access() if args.no_auth else key_authenticator(lambda: guarded.keys)
+        key = first_key()
+        app = serve_app(guarded, authenticate, bootstrap.default_settings().mcp_allowed_origins)
+        where = (
+            f"embedded engine at {endpoint_url} (in memory: data is lost on exit)"
+            if embedded
+            else (endpoint_url or "AWS DynamoDB")
+        )
+        print(f"agent-memory HTTP API  {base}/memories", flush=True)
+        print(f"agent-memory MCP       {base}/mcp", flush=True)
+        print(f"DynamoDB               {where}", flush=True)
+        print(f"table                  {settings.table_name} ({'created' if created else 'existing'})", flush=True)
+        if args.no_auth:
+            _warn_open(base)
+        else:
+            _print_auth(key, services.keys, base, args)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    return 0
+
+
+def _warn_open(base: str) -> None:
+    banner = "!" * 100
+    print(
+        f"{banner}\n"
+        f"!! WARNING: --no-auth: authentication is OFF. Any program that reaches {base} reads, changes and\n"
+        f"!! erases the memories of namespace {DEFAULT_NAMESPACE!r} without a key. Quick experiments only.\n"
+        f"{banner}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _print_auth(first_key: tuple[ApiKey, str] | None, keys: KeyService, base: str, args: argparse.Namespace) -> None:
+    if first_key is None:
+        count = len(keys.list())
+        print(f"API keys               {count} in the table; every request needs one", flush=True)
+        print(
+            f"                       new one: agent-memory keys create --namespace NAME --ddb-port {args.ddb_port}",
+            flush=True,
+        )
+        return
+    key, token = first_key
+    indent = " " * 23
+    print(f"API key                {token}", flush=True)
+    print(
+        f"{indent}namespace {key.namespace}, scopes {'+'.join(key.scopes)}; shown only this once: store it now",
+        flush=True,
+    )
+    mcp_add = f'claude mcp add --transport http agent-memory {base}/mcp --header "Authorization: Bearer <key>"'
+    print(f"{indent}use it: {mcp_add}", flush=True)
