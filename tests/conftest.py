@@ -15,10 +15,10 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import boto3
 import pytest
@@ -30,12 +30,14 @@ import core.errors
 from core.access import SCOPES, ApiKey, hash_key, key_id_of
 from core.errors import DomainError
 from core.keys import KeyService
-from core.repository import KeyRepository
+from core.model import Memory
+from core.repository import KeyRepository, MemoryRepository
 from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository, ensure_table, make_client
 from core.service import MemoryService
 from handlers.auth import open_access
 from handlers.http_api import create_app
 from handlers.local import DYNAMODB_LOCAL_LIB, DynamoDBLocal, DynamoDBLocalUnavailableError, table_definition
+from tests.inmemory import InMemoryKeyRepository, InMemoryMemoryRepository
 
 REGION = "us-east-1"
 DDB_LOCAL_DIR = DYNAMODB_LOCAL_LIB
@@ -66,17 +68,47 @@ class FakeClock:
         self.now += timedelta(**delta)
 
 
+class StoredMemories(MemoryRepository, Protocol):
+    """A MemoryRepository that also reads a stored memory as it is, unstamped (every implementation has one)."""
+
+    def get(self, namespace: str, memory_id: int) -> Memory | None: ...
+
+
 @dataclass
 class Engine:
-    """One DynamoDB-compatible engine with a client pointed at it."""
+    """One store the ports run on: a DynamoDB-compatible engine with a client pointed at it, or the in-memory
+    repositories (tests/inmemory.py; `client` None), where a "table" names one pair of them."""
 
     name: str
     client: Any
+    tables: dict[str, tuple[InMemoryMemoryRepository, InMemoryKeyRepository]] = field(default_factory=dict)
 
     def new_table(self) -> str:
         name = f"memories-{uuid.uuid4().hex[:12]}"
-        ensure_table(self.client, name, table_definition())
+        if self.client is None:
+            self.tables[name] = (InMemoryMemoryRepository(), InMemoryKeyRepository())
+        else:
+            ensure_table(self.client, name, table_definition())
         return name
+
+    def memories(self, table: str) -> StoredMemories:
+        if self.client is None:
+            return self.tables[table][0]
+        return DynamoDBMemoryRepository(self.client, table)
+
+    def keys(self, table: str) -> KeyRepository:
+        if self.client is None:
+            return self.tables[table][1]
+        return DynamoDBKeyRepository(self.client, table)
+
+    def stored(self, table: str, namespace: str, memory_id: int) -> object | None:
+        """What the store holds under the memory's key, read past the repository's methods where it can be: a
+        DynamoDB item, or None when nothing is stored there."""
+        if self.client is None:
+            return self.tables[table][0].get(namespace, memory_id)
+        key = {"pk": {"S": f"NS#{namespace}"}, "sk": {"S": f"MEM#{memory_id:010d}"}}
+        item: object | None = self.client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+        return item
 
 
 def free_port() -> int:
@@ -190,11 +222,19 @@ def ddb_local_engine(dynamodb_local_endpoint: str) -> Engine:
     return Engine("dynamodb-local", make_client(dynamodb_local_endpoint, REGION))
 
 
-@pytest.fixture(params=["moto", "dynamodb-local"])
+@pytest.fixture
+def in_memory_engine() -> Engine:
+    return Engine("in-memory", None)
+
+
+ENGINE_FIXTURES = {"in-memory": "in_memory_engine", "moto": "moto_engine", "dynamodb-local": "ddb_local_engine"}
+
+
+@pytest.fixture(params=list(ENGINE_FIXTURES))
 def engine(request: pytest.FixtureRequest) -> Engine:
-    """Every engine in turn: the repository contract suite uses this so no engine can drift."""
-    fixture = "moto_engine" if request.param == "moto" else "ddb_local_engine"
-    return request.getfixturevalue(fixture)  # type: ignore[no-any-return]
+    """Every store in turn: the repository contract suite uses this so neither the in-memory fake the door tests
+    run on nor any engine can drift."""
+    return request.getfixturevalue(ENGINE_FIXTURES[request.param])  # type: ignore[no-any-return]
 
 
 @pytest.fixture
@@ -203,12 +243,12 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def repository(engine: Engine) -> DynamoDBMemoryRepository:
-    return DynamoDBMemoryRepository(engine.client, engine.new_table())
+def repository(engine: Engine) -> StoredMemories:
+    return engine.memories(engine.new_table())
 
 
 @pytest.fixture
-def service(repository: DynamoDBMemoryRepository, clock: FakeClock) -> MemoryService:
+def service(repository: StoredMemories, clock: FakeClock) -> MemoryService:
     return MemoryService(repository, clock)
 
 
