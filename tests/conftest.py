@@ -302,10 +302,34 @@ def ddb_local_keys(ddb_local_engine: Engine, ddb_local_table: str, clock: FakeCl
 
 
 @pytest.fixture
-def http(moto_service: MemoryService) -> Iterator[TestClient]:
-    """The FastAPI app over moto, open to every request as namespace "default", for fast HTTP tests of the
-    contract; tests/unit/test_http_auth.py covers keys."""
-    with TestClient(create_app(provide_service=lambda: moto_service, authenticate=open_access())) as client:
+def memories() -> InMemoryMemoryRepository:
+    """The in-memory memory store the door tests run on (the contract suite proves it keeps the port)."""
+    return InMemoryMemoryRepository()
+
+
+@pytest.fixture
+def api_keys() -> InMemoryKeyRepository:
+    """The in-memory key store beside `memories`."""
+    return InMemoryKeyRepository()
+
+
+@pytest.fixture
+def memory_service(memories: InMemoryMemoryRepository, clock: FakeClock) -> MemoryService:
+    """The memory service over the in-memory store: what every door test drives."""
+    return MemoryService(memories, clock)
+
+
+@pytest.fixture
+def key_service(api_keys: InMemoryKeyRepository, clock: FakeClock) -> KeyService:
+    """The key service over the in-memory key store, on memory_service's clock."""
+    return KeyService(api_keys, clock)
+
+
+@pytest.fixture
+def http(memory_service: MemoryService) -> Iterator[TestClient]:
+    """The FastAPI app over the in-memory store, open to every request as namespace "default", for fast HTTP tests
+    of the contract; tests/unit/test_http_auth.py covers keys."""
+    with TestClient(create_app(provide_service=lambda: memory_service, authenticate=open_access())) as client:
         yield client
 
 

@@ -10,4 +10,4 @@ from tests.stateful_contract import SETTINGS, StatefulContract
 
 
 def test_http_and_mcp_doors_keep_one_contract_on_dynamodb_local(ddb_local_engine: Engine) -> None:
-    run_state_machine_as_test(lambda: StatefulContract(ddb_local_engine.client), settings=SETTINGS)
+    run_state_machine_as_test(lambda: StatefulContract(ddb_local_engine), settings=SETTINGS)

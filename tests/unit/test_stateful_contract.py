@@ -1,4 +1,5 @@
-"""The stateful contract machine (tests/stateful_contract.py) over moto: both doors, one store, one model."""
+"""The stateful contract machine (tests/stateful_contract.py) over the in-memory store: both doors, one store, one
+model. tests/integration runs the same machine on DynamoDB Local."""
 
 from __future__ import annotations
 
@@ -8,5 +9,5 @@ from tests.conftest import Engine
 from tests.stateful_contract import SETTINGS, StatefulContract
 
 
-def test_http_and_mcp_doors_keep_one_contract_on_moto(moto_engine: Engine) -> None:
-    run_state_machine_as_test(lambda: StatefulContract(moto_engine.client), settings=SETTINGS)
+def test_http_and_mcp_doors_keep_one_contract_in_memory(in_memory_engine: Engine) -> None:
+    run_state_machine_as_test(lambda: StatefulContract(in_memory_engine), settings=SETTINGS)
