@@ -34,6 +34,7 @@ from core.model import Memory
 from core.repository import KeyRepository, MemoryRepository
 from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository, ensure_table, make_client
 from core.service import MemoryService
+from handlers import bootstrap
 from handlers.auth import open_access
 from handlers.http_api import create_app
 from handlers.local import DYNAMODB_LOCAL_LIB, DynamoDBLocal, DynamoDBLocalUnavailableError, table_definition
@@ -338,3 +339,15 @@ def http_on_ddb_local(ddb_local_service: MemoryService) -> Iterator[TestClient]:
     """The FastAPI app over DynamoDB Local, open like `http`, for order- and concurrency-sensitive HTTP tests."""
     with TestClient(create_app(provide_service=lambda: ddb_local_service, authenticate=open_access())) as client:
         yield client
+
+
+@pytest.fixture
+def lambda_services(monkeypatch: pytest.MonkeyPatch) -> bootstrap.Services:
+    """The services the Lambda handlers' default wiring hands out (`http_api.handler`, `mcp_server.handler`), swapped
+    for in-memory ones whose key store holds EVENT_API_KEY: the doors as deployed, without a store behind them.
+    tests/unit/test_lambda_handler.py and tests/mcp/test_lambda_handler.py keep the real wiring over moto."""
+    keys = InMemoryKeyRepository()
+    store_event_key(keys)
+    services = bootstrap.Services(MemoryService(InMemoryMemoryRepository()), KeyService(keys))
+    monkeypatch.setattr(bootstrap, "default_services", lambda: services)
+    return services
