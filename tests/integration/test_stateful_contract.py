@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis.stateful import run_state_machine_as_test
 
 from tests.conftest import Engine
-from tests.stateful_contract import SETTINGS, StatefulContract
+from tests.stateful_contract import DYNAMODB_LOCAL_SETTINGS, StatefulContract
 
 
 def test_http_and_mcp_doors_keep_one_contract_on_dynamodb_local(ddb_local_engine: Engine) -> None:
-    run_state_machine_as_test(lambda: StatefulContract(ddb_local_engine), settings=SETTINGS)
+    run_state_machine_as_test(lambda: StatefulContract(ddb_local_engine), settings=DYNAMODB_LOCAL_SETTINGS)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis.stateful import run_state_machine_as_test
 
 from tests.conftest import Engine
-from tests.stateful_contract import SETTINGS, StatefulContract
+from tests.stateful_contract import IN_MEMORY_SETTINGS, StatefulContract
 
 
 def test_http_and_mcp_doors_keep_one_contract_in_memory(in_memory_engine: Engine) -> None:
-    run_state_machine_as_test(lambda: StatefulContract(in_memory_engine), settings=SETTINGS)
+    run_state_machine_as_test(lambda: StatefulContract(in_memory_engine), settings=IN_MEMORY_SETTINGS)
