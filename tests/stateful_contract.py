@@ -135,7 +135,8 @@ class StatefulContract(RuleBasedStateMachine):
         return data.draw(st.sampled_from([*known, *known, self.created + 1]))
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        return self.portal.call(self.mcp.call_tool, name, arguments)
+        result: CallToolResult = self.portal.call(self.mcp.call_tool, name, arguments)
+        return result
 
     def tool_result(self, name: str, arguments: dict[str, Any]) -> Any:
         """A tool call that must succeed: its structured content."""

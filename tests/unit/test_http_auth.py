@@ -19,7 +19,8 @@ from core.model import NewMemory
 from core.repository import KeyRepository
 from core.service import MemoryService
 from handlers.auth import bearer_token, key_authenticator
-from handlers.http_api import DOMAIN_STATUS, create_app
+from handlers.http_api import create_app
+from handlers.problem import DOMAIN_STATUS
 from tests.conftest import FakeClock, domain_error_classes
 
 PROBLEM_JSON = "application/problem+json"

@@ -79,6 +79,11 @@ def setting(**fields: object) -> Callable[[Event], None]:
     return mutate
 
 
+def _only_a_version(event: Event) -> None:
+    event.clear()
+    event["version"] = "2.0"
+
+
 def mutations(event: Event) -> Iterator[Mutation]:
     for path in key_paths(event):
         name = ".".join(map(str, path))
@@ -87,13 +92,13 @@ def mutations(event: Event) -> Iterator[Mutation]:
             yield f"{name} = {label}", replacing(path, value)
     yield "a body that is not base64, marked isBase64Encoded", setting(body="not base64!", isBase64Encoded=True)
     yield "a base64 body of bad padding", setting(body="eyJ", isBase64Encoded=True)
-    yield "no event at all, just a version", lambda event: [event.clear(), event.update(version="2.0")]
+    yield "no event at all, just a version", _only_a_version
 
 
 def _failure(response: object) -> str | None:
     """What is wrong with a handler's response, or None when it is an answer the contract allows."""
     status = response.get("statusCode") if isinstance(response, dict) else None
-    if not isinstance(status, int) or isinstance(status, bool):
+    if not isinstance(response, dict) or not isinstance(status, int) or isinstance(status, bool):
         return f"not a response: {response!r:.200}"
     if response["statusCode"] >= 500:
         try:
