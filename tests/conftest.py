@@ -15,10 +15,10 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import boto3
 import pytest
@@ -30,12 +30,15 @@ import core.errors
 from core.access import SCOPES, ApiKey, hash_key, key_id_of
 from core.errors import DomainError
 from core.keys import KeyService
-from core.repository import KeyRepository
+from core.model import Memory
+from core.repository import KeyRepository, MemoryRepository
 from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository, ensure_table, make_client
 from core.service import MemoryService
+from handlers import bootstrap
 from handlers.auth import open_access
 from handlers.http_api import create_app
 from handlers.local import DYNAMODB_LOCAL_LIB, DynamoDBLocal, DynamoDBLocalUnavailableError, table_definition
+from tests.inmemory import InMemoryKeyRepository, InMemoryMemoryRepository
 
 REGION = "us-east-1"
 DDB_LOCAL_DIR = DYNAMODB_LOCAL_LIB
@@ -66,17 +69,47 @@ class FakeClock:
         self.now += timedelta(**delta)
 
 
+class StoredMemories(MemoryRepository, Protocol):
+    """A MemoryRepository that also reads a stored memory as it is, unstamped (every implementation has one)."""
+
+    def get(self, namespace: str, memory_id: int) -> Memory | None: ...
+
+
 @dataclass
 class Engine:
-    """One DynamoDB-compatible engine with a client pointed at it."""
+    """One store the ports run on: a DynamoDB-compatible engine with a client pointed at it, or the in-memory
+    repositories (tests/inmemory.py; `client` None), where a "table" names one pair of them."""
 
     name: str
     client: Any
+    tables: dict[str, tuple[InMemoryMemoryRepository, InMemoryKeyRepository]] = field(default_factory=dict)
 
     def new_table(self) -> str:
         name = f"memories-{uuid.uuid4().hex[:12]}"
-        ensure_table(self.client, name, table_definition())
+        if self.client is None:
+            self.tables[name] = (InMemoryMemoryRepository(), InMemoryKeyRepository())
+        else:
+            ensure_table(self.client, name, table_definition())
         return name
+
+    def memories(self, table: str) -> StoredMemories:
+        if self.client is None:
+            return self.tables[table][0]
+        return DynamoDBMemoryRepository(self.client, table)
+
+    def keys(self, table: str) -> KeyRepository:
+        if self.client is None:
+            return self.tables[table][1]
+        return DynamoDBKeyRepository(self.client, table)
+
+    def stored(self, table: str, namespace: str, memory_id: int) -> object | None:
+        """What the store holds under the memory's key, read past the repository's methods where it can be: a
+        DynamoDB item, or None when nothing is stored there."""
+        if self.client is None:
+            return self.tables[table][0].get(namespace, memory_id)
+        key = {"pk": {"S": f"NS#{namespace}"}, "sk": {"S": f"MEM#{memory_id:010d}"}}
+        item: object | None = self.client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+        return item
 
 
 def free_port() -> int:
@@ -190,11 +223,19 @@ def ddb_local_engine(dynamodb_local_endpoint: str) -> Engine:
     return Engine("dynamodb-local", make_client(dynamodb_local_endpoint, REGION))
 
 
-@pytest.fixture(params=["moto", "dynamodb-local"])
+@pytest.fixture
+def in_memory_engine() -> Engine:
+    return Engine("in-memory", None)
+
+
+ENGINE_FIXTURES = {"in-memory": "in_memory_engine", "moto": "moto_engine", "dynamodb-local": "ddb_local_engine"}
+
+
+@pytest.fixture(params=list(ENGINE_FIXTURES))
 def engine(request: pytest.FixtureRequest) -> Engine:
-    """Every engine in turn: the repository contract suite uses this so no engine can drift."""
-    fixture = "moto_engine" if request.param == "moto" else "ddb_local_engine"
-    return request.getfixturevalue(fixture)  # type: ignore[no-any-return]
+    """Every store in turn: the repository contract suite uses this so neither the in-memory fake the door tests
+    run on nor any engine can drift."""
+    return request.getfixturevalue(ENGINE_FIXTURES[request.param])  # type: ignore[no-any-return]
 
 
 @pytest.fixture
@@ -203,12 +244,12 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def repository(engine: Engine) -> DynamoDBMemoryRepository:
-    return DynamoDBMemoryRepository(engine.client, engine.new_table())
+def repository(engine: Engine) -> StoredMemories:
+    return engine.memories(engine.new_table())
 
 
 @pytest.fixture
-def service(repository: DynamoDBMemoryRepository, clock: FakeClock) -> MemoryService:
+def service(repository: StoredMemories, clock: FakeClock) -> MemoryService:
     return MemoryService(repository, clock)
 
 
@@ -262,10 +303,34 @@ def ddb_local_keys(ddb_local_engine: Engine, ddb_local_table: str, clock: FakeCl
 
 
 @pytest.fixture
-def http(moto_service: MemoryService) -> Iterator[TestClient]:
-    """The FastAPI app over moto, open to every request as namespace "default", for fast HTTP tests of the
-    contract; tests/unit/test_http_auth.py covers keys."""
-    with TestClient(create_app(provide_service=lambda: moto_service, authenticate=open_access())) as client:
+def memories() -> InMemoryMemoryRepository:
+    """The in-memory memory store the door tests run on (the contract suite proves it keeps the port)."""
+    return InMemoryMemoryRepository()
+
+
+@pytest.fixture
+def api_keys() -> InMemoryKeyRepository:
+    """The in-memory key store beside `memories`."""
+    return InMemoryKeyRepository()
+
+
+@pytest.fixture
+def memory_service(memories: InMemoryMemoryRepository, clock: FakeClock) -> MemoryService:
+    """The memory service over the in-memory store: what every door test drives."""
+    return MemoryService(memories, clock)
+
+
+@pytest.fixture
+def key_service(api_keys: InMemoryKeyRepository, clock: FakeClock) -> KeyService:
+    """The key service over the in-memory key store, on memory_service's clock."""
+    return KeyService(api_keys, clock)
+
+
+@pytest.fixture
+def http(memory_service: MemoryService) -> Iterator[TestClient]:
+    """The FastAPI app over the in-memory store, open to every request as namespace "default", for fast HTTP tests
+    of the contract; tests/unit/test_http_auth.py covers keys."""
+    with TestClient(create_app(provide_service=lambda: memory_service, authenticate=open_access())) as client:
         yield client
 
 
@@ -274,3 +339,15 @@ def http_on_ddb_local(ddb_local_service: MemoryService) -> Iterator[TestClient]:
     """The FastAPI app over DynamoDB Local, open like `http`, for order- and concurrency-sensitive HTTP tests."""
     with TestClient(create_app(provide_service=lambda: ddb_local_service, authenticate=open_access())) as client:
         yield client
+
+
+@pytest.fixture
+def lambda_services(monkeypatch: pytest.MonkeyPatch) -> bootstrap.Services:
+    """The services the Lambda handlers' default wiring hands out (`http_api.handler`, `mcp_server.handler`), swapped
+    for in-memory ones whose key store holds EVENT_API_KEY: the doors as deployed, without a store behind them.
+    tests/unit/test_lambda_handler.py and tests/mcp/test_lambda_handler.py keep the real wiring over moto."""
+    keys = InMemoryKeyRepository()
+    store_event_key(keys)
+    services = bootstrap.Services(MemoryService(InMemoryMemoryRepository()), KeyService(keys))
+    monkeypatch.setattr(bootstrap, "default_services", lambda: services)
+    return services

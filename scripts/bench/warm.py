@@ -11,7 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.fake import FakeKeyRepository, FakeMemoryRepository
+from tests.inmemory import InMemoryKeyRepository, InMemoryMemoryRepository
+
 from core.access import SCOPES, ApiKey, hash_key, key_id_of
 from core.keys import KeyService
 from core.model import Memory
@@ -55,14 +56,14 @@ def _seed() -> dict[tuple[str, int], Memory]:
     return rows
 
 
-def _services() -> tuple[FakeMemoryRepository, MemoryService, KeyService]:
-    memories, keys = FakeMemoryRepository(), FakeKeyRepository()
+def _services() -> tuple[InMemoryMemoryRepository, MemoryService, KeyService]:
+    memories, keys = InMemoryMemoryRepository(), InMemoryKeyRepository()
     created = "2026-04-06T14:00:00.000000Z"
     keys.add(ApiKey(key_id_of(EVENT_API_KEY), NAMESPACE, SCOPES, created, None, False, hash_key(EVENT_API_KEY)))
     return memories, MemoryService(memories), KeyService(keys)
 
 
-def doors() -> dict[str, tuple[Handler, FakeMemoryRepository]]:
+def doors() -> dict[str, tuple[Handler, InMemoryMemoryRepository]]:
     """Both Lambda handlers built as their modules build them, over the in-memory ports."""
     from handlers import http_api, mcp_server, mcp_tools
     from handlers.auth import key_authenticator

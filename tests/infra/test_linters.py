@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cfnlint.api import ManualArgs, lint_file
+from cfnlint.api import ManualArgs, lint_file  # type: ignore[import-untyped]
 
 from handlers.local import TEMPLATE
 

@@ -11,9 +11,9 @@ import inspect
 import io
 import json
 import pkgutil
+import time
 from typing import Any
 
-import botocore.endpoint
 import pytest
 from aws_lambda_powertools.shared import constants as powertools_constants
 from botocore.awsrequest import AWSResponse
@@ -102,7 +102,7 @@ def _dynamodb_actions_the_repository_calls() -> set[str]:
             ):
                 actions.add("dynamodb:" + "".join(part.title() for part in node.attr.split("_")))
             if isinstance(node, ast.Dict):
-                keys = {key.value for key in node.keys if isinstance(key, ast.Constant)}
+                keys = {key.value for key in node.keys if isinstance(key, ast.Constant) and isinstance(key.value, str)}
                 actions |= {_TRANSACTION_ACTIONS[key] for key in keys & _TRANSACTION_ACTIONS.keys()}
     transactions = "dynamodb:TransactWriteItems"
     assert transactions in actions
@@ -220,26 +220,26 @@ class _Throttled:
         body = json.dumps({"__type": "com.amazonaws.dynamodb.v20120810#ThrottlingException", "message": "slow down"})
         raw = io.BytesIO(body.encode())
         raw.stream = lambda **_: iter([raw.getvalue()])  # type: ignore[attr-defined]
-        return AWSResponse(request.url, 400, {"x-amzn-ErrorType": "ThrottlingException"}, raw)
+        return AWSResponse(request.url, 400, {"x-amzn-ErrorType": "ThrottlingException"}, raw)  # type: ignore[arg-type]
 
 
 def test_every_timeout_is_under_api_gateways_limit_and_above_the_dynamodb_clients_worst_case(
     template: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ):
     sleeps: list[float] = []
-    monkeypatch.setattr(botocore.endpoint.time, "sleep", sleeps.append)
+    monkeypatch.setattr(time, "sleep", sleeps.append)  # the one botocore.endpoint sleeps with
     for _ in range(10):  # the backoff is jittered: every draw must stay within the documented bound
         client = make_client("http://127.0.0.1:9", "us-east-1")
         throttled = _Throttled()
-        client.meta.events.register_first("before-send.dynamodb.GetItem", throttled)
+        client.meta.events.register_first("before-send.dynamodb.GetItem", throttled)  # type: ignore[arg-type]
         sleeps.clear()
         with pytest.raises(ClientError, match="ThrottlingException"):
             client.get_item(TableName="t", Key={"pk": {"S": "x"}})
-        attempts = client.meta.config.retries["total_max_attempts"]
+        attempts = client.meta.config.retries["total_max_attempts"]  # type: ignore[attr-defined]
         assert throttled.attempts == attempts == 3
         assert len(sleeps) == attempts - 1
         assert all(0 <= slept <= _documented_backoff_bound_s(i) for i, slept in enumerate(sleeps)), sleeps
-    config = client.meta.config
+    config: Any = client.meta.config  # botocore-stubs declare no option attributes on Config
     backoff = sum(_documented_backoff_bound_s(i) for i in range(attempts - 1))
     worst_case = attempts * (config.connect_timeout + config.read_timeout) + backoff
     assert worst_case == 24

@@ -1,5 +1,5 @@
-"""The KeyRepository contract on every engine (moto and DynamoDB Local): keys live beside memories in one table and
-never mix with them."""
+"""The KeyRepository contract on every store (in memory, moto, DynamoDB Local): keys live beside memories in one
+table and never mix with them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from core.access import SCOPES, ApiKey
 from core.contract import RetrievalQuery
 from core.errors import WriteConflictError
 from core.model import NewMemory
-from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository
+from core.repository import KeyRepository
 from core.service import MemoryService
 from tests.conftest import Engine, FakeClock
 
@@ -34,11 +34,11 @@ def table(engine: Engine) -> str:
 
 
 @pytest.fixture
-def keys(engine: Engine, table: str) -> DynamoDBKeyRepository:
-    return DynamoDBKeyRepository(engine.client, table)
+def keys(engine: Engine, table: str) -> KeyRepository:
+    return engine.keys(table)
 
 
-def test_a_stored_key_reads_back_field_for_field(keys: DynamoDBKeyRepository) -> None:
+def test_a_stored_key_reads_back_field_for_field(keys: KeyRepository) -> None:
     stored = a_key(scopes=("read",), expires_at="2026-05-06T14:12:00.000001Z")
 
     keys.add(stored)
@@ -46,11 +46,11 @@ def test_a_stored_key_reads_back_field_for_field(keys: DynamoDBKeyRepository) ->
     assert keys.get(stored.key_id) == stored
 
 
-def test_an_unknown_key_id_reads_as_none(keys: DynamoDBKeyRepository) -> None:
+def test_an_unknown_key_id_reads_as_none(keys: KeyRepository) -> None:
     assert keys.get("0123456789ab") is None
 
 
-def test_adding_a_key_never_overwrites_one_with_the_same_id(keys: DynamoDBKeyRepository) -> None:
+def test_adding_a_key_never_overwrites_one_with_the_same_id(keys: KeyRepository) -> None:
     first = a_key(namespace="alice")
     keys.add(first)
 
@@ -60,7 +60,7 @@ def test_adding_a_key_never_overwrites_one_with_the_same_id(keys: DynamoDBKeyRep
     assert keys.get(first.key_id) == first
 
 
-def test_find_lists_every_key_or_one_namespaces(keys: DynamoDBKeyRepository) -> None:
+def test_find_lists_every_key_or_one_namespaces(keys: KeyRepository) -> None:
     for key_id, namespace in [("000000000001", "alice"), ("000000000002", "bob"), ("000000000003", "alice")]:
         keys.add(a_key(key_id, namespace))
 
@@ -69,7 +69,7 @@ def test_find_lists_every_key_or_one_namespaces(keys: DynamoDBKeyRepository) -> 
     assert list(keys.find("carol")) == []
 
 
-def test_revoke_marks_the_key_revoked_and_returns_it(keys: DynamoDBKeyRepository) -> None:
+def test_revoke_marks_the_key_revoked_and_returns_it(keys: KeyRepository) -> None:
     keys.add(a_key())
 
     revoked = keys.revoke("0123456789ab")
@@ -78,16 +78,16 @@ def test_revoke_marks_the_key_revoked_and_returns_it(keys: DynamoDBKeyRepository
     assert keys.get("0123456789ab") == revoked
 
 
-def test_revoking_an_unknown_key_id_creates_nothing(keys: DynamoDBKeyRepository) -> None:
+def test_revoking_an_unknown_key_id_creates_nothing(keys: KeyRepository) -> None:
     assert keys.revoke("0123456789ab") is None
     assert list(keys.find(None)) == []
 
 
 @pytest.mark.parametrize("namespace", ["alice", "KEYS", "keys"])
 def test_keys_and_memories_share_the_table_without_seeing_each_other(
-    engine: Engine, table: str, keys: DynamoDBKeyRepository, namespace: str
+    engine: Engine, table: str, keys: KeyRepository, namespace: str
 ) -> None:
-    memories = MemoryService(DynamoDBMemoryRepository(engine.client, table), FakeClock())
+    memories = MemoryService(engine.memories(table), FakeClock())
     keys.add(a_key(namespace=namespace))
     memories.create(namespace, NewMemory.parse({"content": "The user keeps bees"}))
 

@@ -1,4 +1,4 @@
-"""The repository contract, run on every engine (moto and Amazon DynamoDB Local) so none can drift.
+"""The repository contract, run on every store (in memory, moto, Amazon DynamoDB Local) so none can drift.
 
 Only what real DynamoDB promises is asserted: orders come from the table's composite keys, never from an
 engine's incidental tie order.
@@ -13,9 +13,8 @@ import pytest
 from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
 from core.model import MEMORY_TYPES, Memory, MemoryChanges, NewMemory
-from core.repository.dynamodb import DynamoDBMemoryRepository
 from core.service import MemoryService
-from tests.conftest import Engine
+from tests.conftest import Engine, StoredMemories
 
 NS = "alice"
 OTHER_NS = "bob"
@@ -47,9 +46,7 @@ def ids(memories: Any) -> list[int]:
     return [m.id for m in memories]
 
 
-def scan(
-    repository: DynamoDBMemoryRepository, namespace: str, sort: str, status: Any, memory_type: Any
-) -> list[Memory]:
+def scan(repository: StoredMemories, namespace: str, sort: str, status: Any, memory_type: Any) -> list[Memory]:
     """Every match (up to 100) of the exact filters, in `sort`'s order, checking the total against the rows."""
     fields = {"sort": sort, "status": status, "memory_type": memory_type, "limit": 100}
     found = repository.find(namespace, RetrievalQuery.parse({k: v for k, v in fields.items() if v is not None}))
@@ -62,11 +59,9 @@ def unstamped(memories: list[Memory]) -> list[Memory]:
     return [m.model_copy(update={"last_accessed_at": None}) for m in memories]
 
 
-def raw_item(engine: Engine, table: str, namespace: str, memory_id: int) -> dict[str, Any] | None:
-    """The stored item read straight from the engine, bypassing the repository."""
-    key = {"pk": {"S": f"NS#{namespace}"}, "sk": {"S": f"MEM#{memory_id:010d}"}}
-    item: dict[str, Any] | None = engine.client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
-    return item
+def raw_item(engine: Engine, table: str, namespace: str, memory_id: int) -> object | None:
+    """What the store holds under the memory's key, read past the repository where the engine allows it."""
+    return engine.stored(table, namespace, memory_id)
 
 
 @pytest.fixture
@@ -75,22 +70,22 @@ def table(engine: Engine) -> str:
 
 
 @pytest.fixture
-def raw_repository(engine: Engine, table: str) -> DynamoDBMemoryRepository:
+def raw_repository(engine: Engine, table: str) -> StoredMemories:
     """A repository over a table whose name the test knows, so it can look at stored items directly."""
-    return DynamoDBMemoryRepository(engine.client, table)
+    return engine.memories(table)
 
 
 # --- ids ---------------------------------------------------------------------------------------------------
 
 
-def test_next_id_counts_each_namespace_independently(repository: DynamoDBMemoryRepository) -> None:
+def test_next_id_counts_each_namespace_independently(repository: StoredMemories) -> None:
     drawn = [(ns, repository.next_id(ns)) for ns in (NS, NS, OTHER_NS, NS, OTHER_NS)]
 
     assert [mid for ns, mid in drawn if ns == NS] == [1, 2, 3]
     assert [mid for ns, mid in drawn if ns == OTHER_NS] == [1, 2]
 
 
-def test_next_id_never_repeats_within_a_namespace(repository: DynamoDBMemoryRepository) -> None:
+def test_next_id_never_repeats_within_a_namespace(repository: StoredMemories) -> None:
     drawn = [repository.next_id(NS) for _ in range(20)]
 
     assert len(set(drawn)) == 20
@@ -108,7 +103,7 @@ def test_created_memories_get_distinct_ids_per_namespace(service: MemoryService)
 # --- add and get -------------------------------------------------------------------------------------------
 
 
-def test_add_never_overwrites_an_existing_id(repository: DynamoDBMemoryRepository) -> None:
+def test_add_never_overwrites_an_existing_id(repository: StoredMemories) -> None:
     repository.add(NS, memory(1, content="original"))
 
     with pytest.raises(WriteConflictError):
@@ -119,7 +114,7 @@ def test_add_never_overwrites_an_existing_id(repository: DynamoDBMemoryRepositor
     assert (stored.content, stored.version) == ("original", 1)
 
 
-def test_add_then_get_returns_every_field_unchanged(repository: DynamoDBMemoryRepository) -> None:
+def test_add_then_get_returns_every_field_unchanged(repository: StoredMemories) -> None:
     original = memory(
         5,
         content="likes tea",
@@ -136,11 +131,11 @@ def test_add_then_get_returns_every_field_unchanged(repository: DynamoDBMemoryRe
     assert repository.get(NS, 5) == original
 
 
-def test_get_returns_none_for_a_missing_id(repository: DynamoDBMemoryRepository) -> None:
+def test_get_returns_none_for_a_missing_id(repository: StoredMemories) -> None:
     assert repository.get(NS, 42) is None
 
 
-def test_get_returns_deleted_memories_without_stamping_them(repository: DynamoDBMemoryRepository) -> None:
+def test_get_returns_deleted_memories_without_stamping_them(repository: StoredMemories) -> None:
     repository.add(NS, memory(1))
     repository.delete(NS, 1)
 
@@ -155,7 +150,7 @@ def test_get_returns_deleted_memories_without_stamping_them(repository: DynamoDB
 
 
 def test_read_sets_last_accessed_at_and_leaves_version_and_updated_at(
-    repository: DynamoDBMemoryRepository,
+    repository: StoredMemories,
 ) -> None:
     repository.add(NS, memory(1, updated_at=at(1), version=3))
 
@@ -166,7 +161,7 @@ def test_read_sets_last_accessed_at_and_leaves_version_and_updated_at(
 
 
 def test_read_of_a_missing_id_is_not_found_and_never_creates_it(
-    engine: Engine, table: str, raw_repository: DynamoDBMemoryRepository
+    engine: Engine, table: str, raw_repository: StoredMemories
 ) -> None:
     with pytest.raises(MemoryNotFoundError):
         raw_repository.read(NS, 7, at(5))
@@ -176,7 +171,7 @@ def test_read_of_a_missing_id_is_not_found_and_never_creates_it(
 
 
 def test_read_of_a_deleted_memory_is_not_found_and_does_not_stamp_it(
-    repository: DynamoDBMemoryRepository,
+    repository: StoredMemories,
 ) -> None:
     repository.add(NS, memory(1))
     repository.delete(NS, 1)
@@ -189,7 +184,7 @@ def test_read_of_a_deleted_memory_is_not_found_and_does_not_stamp_it(
     assert (stored.status, stored.last_accessed_at) == ("deleted", None)
 
 
-def test_read_never_moves_last_accessed_at_backwards(repository: DynamoDBMemoryRepository) -> None:
+def test_read_never_moves_last_accessed_at_backwards(repository: StoredMemories) -> None:
     repository.add(NS, memory(1, updated_at=at(1)))
     later, earlier = at(20), at(10)
 
@@ -204,7 +199,7 @@ def test_read_never_moves_last_accessed_at_backwards(repository: DynamoDBMemoryR
 
 
 def test_read_with_the_same_timestamp_again_returns_the_memory(
-    repository: DynamoDBMemoryRepository,
+    repository: StoredMemories,
 ) -> None:
     repository.add(NS, memory(1))
     repository.read(NS, 1, at(10))
@@ -215,7 +210,7 @@ def test_read_with_the_same_timestamp_again_returns_the_memory(
 
 
 def test_stamp_never_moves_last_accessed_at_backwards_nor_changes_version_or_updated_at(
-    repository: DynamoDBMemoryRepository,
+    repository: StoredMemories,
 ) -> None:
     repository.add(NS, memory(1, updated_at=at(1), version=2))
     repository.add(NS, memory(2, updated_at=at(1), version=5))
@@ -230,7 +225,7 @@ def test_stamp_never_moves_last_accessed_at_backwards_nor_changes_version_or_upd
 
 
 def test_stamp_marks_listed_deleted_memories_without_reviving_them_and_never_creates_missing_ones(
-    engine: Engine, table: str, raw_repository: DynamoDBMemoryRepository
+    engine: Engine, table: str, raw_repository: StoredMemories
 ) -> None:
     raw_repository.add(NS, memory(1))
     raw_repository.add(NS, memory(2))
@@ -254,7 +249,7 @@ def changes(**fields: Any) -> MemoryChanges:
     return MemoryChanges.parse(fields)
 
 
-def totals(repository: DynamoDBMemoryRepository, namespace: str = NS) -> dict[tuple[str, str], int]:
+def totals(repository: StoredMemories, namespace: str = NS) -> dict[tuple[str, str], int]:
     """The namespace's totals per (status, type), as a listing without `q` or `tag` reads them."""
     counted: dict[tuple[str, str], int] = {}
     for status in ("active", "invalid", "deleted"):
@@ -267,7 +262,7 @@ def totals(repository: DynamoDBMemoryRepository, namespace: str = NS) -> dict[tu
 
 @pytest.mark.parametrize("expected", [None, frozenset({1}), frozenset({1, 4})])
 def test_apply_writes_every_given_field_a_new_version_and_updated_at_and_leaves_the_stamp(
-    repository: DynamoDBMemoryRepository, expected: frozenset[int] | None
+    repository: StoredMemories, expected: frozenset[int] | None
 ) -> None:
     repository.add(NS, memory(1, last_accessed_at=at(3)))
     patch = changes(content="new", tags=["x"], memory_type="event", status="invalid")
@@ -287,7 +282,7 @@ def test_apply_writes_every_given_field_a_new_version_and_updated_at_and_leaves_
 )
 @pytest.mark.parametrize("expected", [frozenset({2}), frozenset({2, 4}), frozenset()])
 def test_apply_refuses_a_version_not_expected_even_when_nothing_would_change(
-    repository: DynamoDBMemoryRepository, patch: dict[str, Any], expected: frozenset[int]
+    repository: StoredMemories, patch: dict[str, Any], expected: frozenset[int]
 ) -> None:
     original = memory(1, version=3)
     repository.add(NS, original)
@@ -311,7 +306,7 @@ def test_apply_refuses_a_version_not_expected_even_when_nothing_would_change(
 )
 @pytest.mark.parametrize("expected", [None, frozenset({3}), frozenset({3, 7})])
 def test_apply_that_changes_no_field_returns_the_stored_memory_unchanged(
-    repository: DynamoDBMemoryRepository, patch: dict[str, Any], expected: frozenset[int] | None
+    repository: StoredMemories, patch: dict[str, Any], expected: frozenset[int] | None
 ) -> None:
     original = memory(1, updated_at=at(2), last_accessed_at=at(4), version=3)
     repository.add(NS, original)
@@ -325,7 +320,7 @@ def test_apply_that_changes_no_field_returns_the_stored_memory_unchanged(
 def test_apply_refuses_missing_and_deleted_memories_and_creates_nothing(
     engine: Engine,
     table: str,
-    raw_repository: DynamoDBMemoryRepository,
+    raw_repository: StoredMemories,
     patch: dict[str, Any],
     expected: frozenset[int] | None,
 ) -> None:
@@ -343,7 +338,7 @@ def test_apply_refuses_missing_and_deleted_memories_and_creates_nothing(
 
 
 def test_apply_moves_the_memory_between_totals_only_when_its_status_or_type_changes(
-    repository: DynamoDBMemoryRepository,
+    repository: StoredMemories,
 ) -> None:
     for memory_id in (1, 2, 3):
         repository.add(NS, memory(memory_id))
@@ -358,7 +353,7 @@ def test_apply_moves_the_memory_between_totals_only_when_its_status_or_type_chan
 
 
 def test_delete_marks_deleted_leaves_version_and_updated_at_and_moves_the_totals(
-    repository: DynamoDBMemoryRepository,
+    repository: StoredMemories,
 ) -> None:
     repository.add(NS, memory(1, updated_at=at(4), version=6, memory_type="event"))
 
@@ -371,7 +366,7 @@ def test_delete_marks_deleted_leaves_version_and_updated_at_and_moves_the_totals
 
 
 def test_delete_refuses_missing_and_already_deleted_memories(
-    engine: Engine, table: str, raw_repository: DynamoDBMemoryRepository
+    engine: Engine, table: str, raw_repository: StoredMemories
 ) -> None:
     raw_repository.add(NS, memory(1))
     raw_repository.delete(NS, 1)
@@ -405,7 +400,7 @@ SCAN_FIXTURE = [
 
 
 @pytest.fixture
-def scan_fixture(repository: DynamoDBMemoryRepository) -> DynamoDBMemoryRepository:
+def scan_fixture(repository: StoredMemories) -> StoredMemories:
     # Added out of id order, so no order can come from insertion.
     for position in (3, 0, 5, 2, 4, 1):
         repository.add(NS, SCAN_FIXTURE[position])
@@ -422,13 +417,13 @@ def scan_fixture(repository: DynamoDBMemoryRepository) -> DynamoDBMemoryReposito
     ],
 )
 def test_scan_orders_id_ascending_and_timestamps_descending_with_ties_by_id_descending(
-    scan_fixture: DynamoDBMemoryRepository, sort: Any, expected: list[int]
+    scan_fixture: StoredMemories, sort: Any, expected: list[int]
 ) -> None:
     assert ids(scan(scan_fixture, NS, sort, None, None)) == expected
 
 
 def test_scan_puts_never_accessed_memories_after_accessed_ones_by_id_descending(
-    repository: DynamoDBMemoryRepository,
+    repository: StoredMemories,
 ) -> None:
     for memory_id in range(1, 7):
         repository.add(NS, memory(memory_id))
@@ -438,7 +433,7 @@ def test_scan_puts_never_accessed_memories_after_accessed_ones_by_id_descending(
     assert ids(scan(repository, NS, "last_accessed_at", None, None)) == [5, 2, 6, 4, 3, 1]
 
 
-def test_scan_follows_stamps_and_updates_into_the_timestamp_orders(scan_fixture: DynamoDBMemoryRepository) -> None:
+def test_scan_follows_stamps_and_updates_into_the_timestamp_orders(scan_fixture: StoredMemories) -> None:
     scan_fixture.stamp(NS, [1], at(9))
     scan_fixture.apply(NS, 3, changes(content="edited"), frozenset({1}), at(9))
 
@@ -449,9 +444,7 @@ def test_scan_follows_stamps_and_updates_into_the_timestamp_orders(scan_fixture:
 
 
 @pytest.mark.parametrize("sort", SORTS)
-def test_scan_returns_whole_records_but_the_stamp_it_will_replace(
-    scan_fixture: DynamoDBMemoryRepository, sort: Any
-) -> None:
+def test_scan_returns_whole_records_but_the_stamp_it_will_replace(scan_fixture: StoredMemories, sort: Any) -> None:
     assert sorted(scan(scan_fixture, NS, sort, None, None), key=lambda m: m.id) == unstamped(SCAN_FIXTURE)
 
 
@@ -459,7 +452,7 @@ def test_scan_returns_whole_records_but_the_stamp_it_will_replace(
 
 
 @pytest.fixture
-def mixed(repository: DynamoDBMemoryRepository) -> DynamoDBMemoryRepository:
+def mixed(repository: StoredMemories) -> StoredMemories:
     rows = [
         (1, "active", "fact"),
         (2, "invalid", "fact"),
@@ -477,7 +470,7 @@ def mixed(repository: DynamoDBMemoryRepository) -> DynamoDBMemoryRepository:
 
 
 @pytest.mark.parametrize("sort", SORTS)
-def test_scan_without_status_leaves_deleted_memories_out(mixed: DynamoDBMemoryRepository, sort: Any) -> None:
+def test_scan_without_status_leaves_deleted_memories_out(mixed: StoredMemories, sort: Any) -> None:
     assert sorted(ids(scan(mixed, NS, sort, None, None))) == [1, 2, 3, 4, 5]
 
 
@@ -496,7 +489,7 @@ def test_scan_without_status_leaves_deleted_memories_out(mixed: DynamoDBMemoryRe
     ],
 )
 def test_scan_filters_status_and_memory_type_exactly(
-    mixed: DynamoDBMemoryRepository, status: Any, memory_type: Any, expected: list[int]
+    mixed: StoredMemories, status: Any, memory_type: Any, expected: list[int]
 ) -> None:
     assert ids(scan(mixed, NS, "id", status, memory_type)) == expected
     assert ids(scan(mixed, NS, "created_at", status, memory_type)) == expected[::-1]
@@ -506,14 +499,14 @@ def test_scan_filters_status_and_memory_type_exactly(
 
 
 @pytest.fixture
-def two_namespaces(engine: Engine, table: str, raw_repository: DynamoDBMemoryRepository) -> DynamoDBMemoryRepository:
+def two_namespaces(engine: Engine, table: str, raw_repository: StoredMemories) -> StoredMemories:
     raw_repository.add(NS, memory(1, content="alice one"))
     raw_repository.add(NS, memory(2, content="alice two"))
     raw_repository.add(OTHER_NS, memory(1, content="bob one"))
     return raw_repository
 
 
-def test_namespaces_keep_their_own_memories_under_the_same_id(two_namespaces: DynamoDBMemoryRepository) -> None:
+def test_namespaces_keep_their_own_memories_under_the_same_id(two_namespaces: StoredMemories) -> None:
     alice, bob = two_namespaces.get(NS, 1), two_namespaces.get(OTHER_NS, 1)
 
     assert alice is not None
@@ -527,7 +520,7 @@ def test_namespaces_keep_their_own_memories_under_the_same_id(two_namespaces: Dy
     [(None, ["alice one"], ["bob one"]), ("active", ["alice one"], ["bob one"]), ("deleted", ["alice two"], [])],
 )
 def test_scan_never_returns_another_namespaces_memories(
-    two_namespaces: DynamoDBMemoryRepository, status: Any, alice: list[str], bob: list[str]
+    two_namespaces: StoredMemories, status: Any, alice: list[str], bob: list[str]
 ) -> None:
     two_namespaces.delete(NS, 2)
 
@@ -538,7 +531,7 @@ def test_scan_never_returns_another_namespaces_memories(
 
 
 def test_stamping_in_one_namespace_never_touches_or_creates_another_namespaces_memory(
-    engine: Engine, table: str, two_namespaces: DynamoDBMemoryRepository
+    engine: Engine, table: str, two_namespaces: StoredMemories
 ) -> None:
     with pytest.raises(MemoryNotFoundError):
         two_namespaces.read(OTHER_NS, 2, at(9))
@@ -553,7 +546,7 @@ def test_stamping_in_one_namespace_never_touches_or_creates_another_namespaces_m
 
 
 def test_update_in_one_namespace_never_touches_or_creates_another_namespaces_memory(
-    engine: Engine, table: str, two_namespaces: DynamoDBMemoryRepository
+    engine: Engine, table: str, two_namespaces: StoredMemories
 ) -> None:
     for patch in ({"content": "hijack"}, {"status": "invalid"}):
         with pytest.raises(MemoryNotFoundError):
@@ -566,7 +559,7 @@ def test_update_in_one_namespace_never_touches_or_creates_another_namespaces_mem
 
 
 def test_delete_in_one_namespace_never_touches_another_namespaces_memory(
-    two_namespaces: DynamoDBMemoryRepository,
+    two_namespaces: StoredMemories,
 ) -> None:
     with pytest.raises(MemoryNotFoundError):
         two_namespaces.delete(OTHER_NS, 2)

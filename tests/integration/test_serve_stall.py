@@ -148,7 +148,7 @@ def test_the_connection_pool_holds_one_connection_per_thread_that_can_call_stora
     async def worker_threads() -> int:
         return int(anyio.to_thread.current_default_thread_limiter().total_tokens)
 
-    config = make_client("http://127.0.0.1:9", REGION).meta.config
+    config: Any = make_client("http://127.0.0.1:9", REGION).meta.config  # botocore-stubs omit the options
 
     assert config.max_pool_connections == POOL_CONNECTIONS
     assert anyio.run(worker_threads) + STAMP_CONCURRENCY <= POOL_CONNECTIONS

@@ -1,5 +1,5 @@
-"""The store's own bookkeeping, on moto and on DynamoDB Local: exact totals kept per status and type, `q` and `tag`
-evaluated by DynamoDB exactly as the core defines them, one-write PATCHes, and idempotent creates."""
+"""The store's own bookkeeping, in memory, on moto and on DynamoDB Local: exact totals kept per status and type,
+`q` and `tag` evaluated by the store exactly as the core defines them, one-write PATCHes, and idempotent creates."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from core.errors import InvalidInputError, MemoryNotFoundError, VersionMismatchE
 from core.model import MEMORY_TYPES, IdempotentCreate, Memory, MemoryChanges, NewMemory
 from core.repository.dynamodb import DynamoDBMemoryRepository
 from core.service import MemoryService
-from tests.conftest import Engine, FakeClock
+from tests.conftest import Engine, FakeClock, StoredMemories
 
 NS = "alice"
 FILTERS = [
@@ -29,7 +29,7 @@ def query(**fields: Any) -> RetrievalQuery:
     return RetrievalQuery.parse({name: value for name, value in fields.items() if value is not None})
 
 
-def stored(repository: DynamoDBMemoryRepository, count: int) -> list[Memory]:
+def stored(repository: StoredMemories, count: int) -> list[Memory]:
     """Every memory with an id up to `count`, read one by one (no listing involved)."""
     return [memory for memory_id in range(1, count + 1) if (memory := repository.get(NS, memory_id)) is not None]
 
@@ -51,9 +51,7 @@ def assert_totals_match(service: MemoryService, memories: list[Memory]) -> None:
 # --- totals ------------------------------------------------------------------------------------------------
 
 
-def test_totals_follow_every_create_patch_and_delete(
-    service: MemoryService, repository: DynamoDBMemoryRepository
-) -> None:
+def test_totals_follow_every_create_patch_and_delete(service: MemoryService, repository: StoredMemories) -> None:
     cells = list(itertools.product(["active", "invalid"], MEMORY_TYPES))
     for n, (status, memory_type) in enumerate(cells * 2):
         service.create(NS, NewMemory.parse({"content": f"m{n}", "status": status, "memory_type": memory_type}))
@@ -178,7 +176,7 @@ def once(key: str, new: NewMemory) -> IdempotentCreate:
 
 
 def test_a_retried_create_returns_the_first_record_and_stores_nothing_more(
-    service: MemoryService, repository: DynamoDBMemoryRepository, clock: FakeClock
+    service: MemoryService, repository: StoredMemories, clock: FakeClock
 ) -> None:
     new = NewMemory.parse({"content": "Prefers tea", "tags": ["food"], "memory_type": "preference"})
     first = service.create(NS, new, once("k-1", new))

@@ -1,4 +1,5 @@
-"""Fixtures for the MCP door: the server over moto, function-URL events from events/, and a Lambda-like worker."""
+"""Fixtures for the MCP door: the server over the in-memory store, function-URL events from events/, and a
+Lambda-like worker."""
 
 from __future__ import annotations
 
@@ -33,9 +34,10 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def server(moto_service: MemoryService) -> MCPServer:
-    """The server over moto, acting for namespace "default" with every scope; tests/mcp/test_auth.py covers keys."""
-    return create_server(provide_service=lambda: moto_service, authenticate=open_access())
+def server(memory_service: MemoryService) -> MCPServer:
+    """The server over the in-memory store, acting for namespace "default" with every scope; tests/mcp/test_auth.py
+    covers keys."""
+    return create_server(provide_service=lambda: memory_service, authenticate=open_access())
 
 
 def load_event(name: str) -> Event:

@@ -1,5 +1,5 @@
-"""The MCP door with real API keys over moto: the endpoint answers 401 at the HTTP level before any tool runs, hands
-the verified principal to the tools, and the tools refuse a missing scope with a tool error."""
+"""The MCP door with real API keys over the in-memory store: the endpoint answers 401 at the HTTP level before any
+tool runs, hands the verified principal to the tools, and the tools refuse a missing scope with a tool error."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ from core.contract import RetrievalQuery
 from core.errors import StorageUnavailableError
 from core.keys import CACHE_TTL, KeyService
 from core.model import NewMemory
-from core.repository.dynamodb import DynamoDBKeyRepository
+from core.repository import KeyRepository
 from core.service import MemoryService
 from handlers.auth import Authenticator, key_authenticator
 from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app
 from handlers.mcp_tools import create_server
-from tests.conftest import Engine, FakeClock
+from tests.conftest import FakeClock
 from tests.mcp.conftest import call_tool, tool_text
 
 pytestmark = pytest.mark.anyio
@@ -48,15 +48,15 @@ WRITE_CALLS: list[tuple[str, dict[str, Any]]] = [
 
 
 @pytest.fixture
-def keyed(moto_keys: KeyService) -> Authenticator:
-    return key_authenticator(lambda: moto_keys)
+def keyed(key_service: KeyService) -> Authenticator:
+    return key_authenticator(lambda: key_service)
 
 
 @pytest.fixture
-def keyed_server(moto_service: MemoryService, keyed: Authenticator) -> MCPServer:
-    """The server over moto authenticating with moto_keys, holding memory 1 of namespace alice."""
-    moto_service.create("alice", NewMemory.parse({"content": "The user keeps bees"}))
-    return create_server(provide_service=lambda: moto_service, authenticate=keyed)
+def keyed_server(memory_service: MemoryService, keyed: Authenticator) -> MCPServer:
+    """The server over the in-memory store authenticating with key_service, holding memory 1 of namespace alice."""
+    memory_service.create("alice", NewMemory.parse({"content": "The user keeps bees"}))
+    return create_server(provide_service=lambda: memory_service, authenticate=keyed)
 
 
 @asynccontextmanager
@@ -106,7 +106,7 @@ def alice_contents(service: MemoryService) -> list[str]:
     ],
 )
 async def test_a_request_without_a_valid_key_is_401_before_any_tool_runs(
-    http: httpx2.AsyncClient, moto_service: MemoryService, authorization: str | None, challenge: str
+    http: httpx2.AsyncClient, memory_service: MemoryService, authorization: str | None, challenge: str
 ) -> None:
     headers = {**JSON_HEADERS, **({"authorization": authorization} if authorization is not None else {})}
     create = rpc("tools/call", {"name": "create_memory", "arguments": {"content": "The user keeps wasps"}})
@@ -117,11 +117,11 @@ async def test_a_request_without_a_valid_key_is_401_before_any_tool_runs(
     assert response.headers["www-authenticate"] == challenge
     assert response.headers["content-type"] == "application/problem+json"
     assert response.json()["type"] == "urn:agent-memory:problem:unauthenticated"
-    assert alice_contents(moto_service) == ["The user keeps bees"]
+    assert alice_contents(memory_service) == ["The user keeps bees"]
 
 
-async def test_even_initialize_and_tools_list_need_a_key(http: httpx2.AsyncClient, moto_keys: KeyService) -> None:
-    _, token = moto_keys.create("alice", ["read"])
+async def test_even_initialize_and_tools_list_need_a_key(http: httpx2.AsyncClient, key_service: KeyService) -> None:
+    _, token = key_service.create("alice", ["read"])
 
     refused = await post(http, rpc("tools/list"), None)
     listed = await post(http, rpc("tools/list"), token)
@@ -132,11 +132,11 @@ async def test_even_initialize_and_tools_list_need_a_key(http: httpx2.AsyncClien
 
 
 async def test_a_revoked_key_is_401_once_the_cache_window_has_passed(
-    http: httpx2.AsyncClient, moto_keys: KeyService, moto_engine: Engine, moto_table: str, clock: FakeClock
+    http: httpx2.AsyncClient, key_service: KeyService, api_keys: KeyRepository, clock: FakeClock
 ) -> None:
-    key, token = moto_keys.create("alice")
+    key, token = key_service.create("alice")
     assert (await post(http, rpc("tools/list"), token)).status_code == 200
-    KeyService(DynamoDBKeyRepository(moto_engine.client, moto_table), clock).revoke(key.key_id)
+    KeyService(api_keys, clock).revoke(key.key_id)
     clock.advance(seconds=CACHE_TTL.total_seconds())
 
     response = await post(http, rpc("tools/list"), token)
@@ -145,8 +145,8 @@ async def test_a_revoked_key_is_401_once_the_cache_window_has_passed(
     assert response.json()["detail"] == "the API key has been revoked"
 
 
-async def test_an_expired_key_is_401(http: httpx2.AsyncClient, moto_keys: KeyService, clock: FakeClock) -> None:
-    _, token = moto_keys.create("alice", expires_in=timedelta(minutes=1))
+async def test_an_expired_key_is_401(http: httpx2.AsyncClient, key_service: KeyService, clock: FakeClock) -> None:
+    _, token = key_service.create("alice", expires_in=timedelta(minutes=1))
     assert (await post(http, rpc("tools/list"), token)).status_code == 200
     clock.advance(minutes=1)
 
@@ -172,23 +172,23 @@ async def test_storage_unavailable_while_checking_a_key_is_503_with_retry_after(
 
 
 async def test_tools_act_in_the_namespace_of_the_key_the_guard_verified(
-    http: httpx2.AsyncClient, moto_service: MemoryService, moto_keys: KeyService
+    http: httpx2.AsyncClient, memory_service: MemoryService, key_service: KeyService
 ) -> None:
-    _, bob = moto_keys.create("bob")
+    _, bob = key_service.create("bob")
 
     created = await call(http, bob, "create_memory", {"content": "The user plays chess"})
     found = await call(http, bob, "search_memories", {})
 
     assert created["structuredContent"]["id"] == 1
     assert [item["content"] for item in found["structuredContent"]["items"]] == ["The user plays chess"]
-    assert alice_contents(moto_service) == ["The user keeps bees"]
+    assert alice_contents(memory_service) == ["The user keeps bees"]
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_the_sdk_client_works_when_it_sends_a_key(
-    keyed_server: MCPServer, keyed: Authenticator, moto_keys: KeyService, mode: str
+    keyed_server: MCPServer, keyed: Authenticator, key_service: KeyService, mode: str
 ) -> None:
-    _, token = moto_keys.create("alice")
+    _, token = key_service.create("alice")
     endpoint = create_mcp_asgi_app(keyed_server, authenticate=keyed)
     transport = httpx2.ASGITransport(app=endpoint)
     headers = {"authorization": f"Bearer {token}"}
@@ -212,9 +212,9 @@ async def test_an_in_process_client_without_a_key_gets_a_tool_error_not_data(key
 
 
 async def test_the_sdk_app_served_without_the_guard_still_authenticates_each_tool_call(
-    keyed_server: MCPServer, moto_keys: KeyService
+    keyed_server: MCPServer, key_service: KeyService
 ) -> None:
-    _, token = moto_keys.create("alice", ["read"])
+    _, token = key_service.create("alice", ["read"])
     app = keyed_server.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
@@ -239,9 +239,13 @@ async def test_the_sdk_app_served_without_the_guard_still_authenticates_each_too
 
 @pytest.mark.parametrize(("tool", "arguments"), WRITE_CALLS, ids=[name for name, _ in WRITE_CALLS])
 async def test_a_read_only_key_gets_a_tool_error_for_every_write_and_changes_nothing(
-    http: httpx2.AsyncClient, moto_service: MemoryService, moto_keys: KeyService, tool: str, arguments: dict[str, Any]
+    http: httpx2.AsyncClient,
+    memory_service: MemoryService,
+    key_service: KeyService,
+    tool: str,
+    arguments: dict[str, Any],
 ) -> None:
-    _, token = moto_keys.create("alice", ["read"])
+    _, token = key_service.create("alice", ["read"])
 
     result = await call(http, token, tool, arguments)
 
@@ -249,14 +253,14 @@ async def test_a_read_only_key_gets_a_tool_error_for_every_write_and_changes_not
     text = result["content"][0]["text"]
     assert "lacks the 'write' scope" in text
     assert text.endswith("ask the user for an API key with the write scope")
-    assert alice_contents(moto_service) == ["The user keeps bees"]
+    assert alice_contents(memory_service) == ["The user keeps bees"]
 
 
 @pytest.mark.parametrize(("tool", "arguments"), READ_CALLS, ids=[name for name, _ in READ_CALLS])
 async def test_a_read_only_key_may_read(
-    http: httpx2.AsyncClient, moto_keys: KeyService, tool: str, arguments: dict[str, Any]
+    http: httpx2.AsyncClient, key_service: KeyService, tool: str, arguments: dict[str, Any]
 ) -> None:
-    _, token = moto_keys.create("alice", ["read"])
+    _, token = key_service.create("alice", ["read"])
 
     result = await call(http, token, tool, arguments)
 
@@ -265,9 +269,9 @@ async def test_a_read_only_key_may_read(
 
 @pytest.mark.parametrize(("tool", "arguments"), READ_CALLS, ids=[name for name, _ in READ_CALLS])
 async def test_a_write_only_key_gets_a_tool_error_for_every_read(
-    http: httpx2.AsyncClient, moto_keys: KeyService, tool: str, arguments: dict[str, Any]
+    http: httpx2.AsyncClient, key_service: KeyService, tool: str, arguments: dict[str, Any]
 ) -> None:
-    _, token = moto_keys.create("alice", ["write"])
+    _, token = key_service.create("alice", ["write"])
 
     result = await call(http, token, tool, arguments)
 
@@ -277,20 +281,20 @@ async def test_a_write_only_key_gets_a_tool_error_for_every_read(
 
 
 async def test_a_write_only_key_may_create_update_and_delete(
-    http: httpx2.AsyncClient, moto_service: MemoryService, moto_keys: KeyService
+    http: httpx2.AsyncClient, memory_service: MemoryService, key_service: KeyService
 ) -> None:
-    _, token = moto_keys.create("alice", ["write"])
+    _, token = key_service.create("alice", ["write"])
 
     results = [await call(http, token, tool, arguments) for tool, arguments in WRITE_CALLS]
 
     assert [result["isError"] for result in results] == [False, False, False]
-    assert alice_contents(moto_service) == ["The user keeps wasps"]
+    assert alice_contents(memory_service) == ["The user keeps wasps"]
 
 
 async def test_a_sigv4_signed_call_presents_its_key_in_the_agent_memory_header(
-    http: httpx2.AsyncClient, moto_keys: KeyService
+    http: httpx2.AsyncClient, key_service: KeyService
 ) -> None:
-    _, token = moto_keys.create("alice", ["read"])
+    _, token = key_service.create("alice", ["read"])
     signed = {**JSON_HEADERS, "authorization": "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/x, Signature=0"}
 
     refused = await http.post("/mcp", json=rpc("tools/list"), headers=signed)
@@ -303,9 +307,9 @@ async def test_a_sigv4_signed_call_presents_its_key_in_the_agent_memory_header(
 
 
 async def test_two_authorization_headers_are_401_before_any_tool_runs(
-    http: httpx2.AsyncClient, moto_keys: KeyService, moto_service: MemoryService
+    http: httpx2.AsyncClient, key_service: KeyService, memory_service: MemoryService
 ) -> None:
-    _, token = moto_keys.create("alice", ["write"])
+    _, token = key_service.create("alice", ["write"])
     headers = [*JSON_HEADERS.items(), ("authorization", f"Bearer {token}"), ("authorization", f"Bearer {token}")]
 
     response = await http.post(
@@ -316,13 +320,13 @@ async def test_two_authorization_headers_are_401_before_any_tool_runs(
     assert response.headers["www-authenticate"] == CHALLENGE
     assert response.headers["content-type"] == "application/problem+json"
     assert response.json()["detail"].startswith("send one `authorization` header, not several")
-    assert alice_contents(moto_service) == ["The user keeps bees"]
+    assert alice_contents(memory_service) == ["The user keeps bees"]
 
 
 async def test_an_authorization_merely_starting_like_sigv4_is_401_even_with_the_agent_memory_header(
-    http: httpx2.AsyncClient, moto_keys: KeyService
+    http: httpx2.AsyncClient, key_service: KeyService
 ) -> None:
-    _, token = moto_keys.create("alice", ["read"])
+    _, token = key_service.create("alice", ["read"])
     headers = {
         **JSON_HEADERS,
         "authorization": "AWS4-HMAC-SHA256garbage",

@@ -18,6 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from core.contract import RetrievalQuery
 from core.keys import KeyService
+from core.repository import KeyRepository
 from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table
 from core.service import MemoryService
 from handlers import bootstrap, mcp_server
@@ -65,15 +66,15 @@ WARM_ROUNDS = 5
 
 
 @pytest.fixture
-def event_key(moto_engine: Engine, moto_table: str, moto_keys: KeyService) -> Authenticator:
-    """An authenticator over moto_service's table, which holds the events' key."""
-    store_event_key(DynamoDBKeyRepository(moto_engine.client, moto_table))
-    return key_authenticator(lambda: moto_keys)
+def event_key(api_keys: KeyRepository, key_service: KeyService) -> Authenticator:
+    """An authenticator over the in-memory key store, which holds the events' key."""
+    store_event_key(api_keys)
+    return key_authenticator(lambda: key_service)
 
 
 @pytest.fixture
-def handler(moto_service: MemoryService, event_key: Authenticator) -> Handler:
-    return create_handler(create_server(provide_service=lambda: moto_service, authenticate=event_key), (), event_key)
+def handler(memory_service: MemoryService, event_key: Authenticator) -> Handler:
+    return create_handler(create_server(provide_service=lambda: memory_service, authenticate=event_key), (), event_key)
 
 
 def test_every_mcp_event_file_has_an_expected_status_and_every_expectation_a_file() -> None:
@@ -91,7 +92,7 @@ def test_each_mcp_event_gets_its_expected_status(handler: Handler, lambda_worker
 
 
 def test_the_handler_stays_correct_across_warm_invocations(
-    handler: Handler, lambda_worker: LambdaWorker, moto_service: MemoryService
+    handler: Handler, lambda_worker: LambdaWorker, memory_service: MemoryService
 ) -> None:
     for _ in range(WARM_ROUNDS):
         for name in EVENT_FILES:
@@ -103,7 +104,7 @@ def test_the_handler_stays_correct_across_warm_invocations(
                 assert (header(response, "content-type") or "").startswith("application/json")
 
     creates = sum(1 for name in EVENT_FILES if name.startswith("mcp_tools_call_create"))
-    assert moto_service.search("default", RetrievalQuery.parse({"q": "dark roast"})).total == creates * WARM_ROUNDS
+    assert memory_service.search("default", RetrievalQuery.parse({"q": "dark roast"})).total == creates * WARM_ROUNDS
 
 
 def test_a_get_is_answered_at_once_with_405_allowing_post(handler: Handler, lambda_worker: LambdaWorker) -> None:
@@ -125,11 +126,11 @@ def test_a_trailing_slash_is_a_404_problem_not_a_redirect(handler: Handler, lamb
 
 
 def test_a_browser_from_an_allowed_origin_gets_its_preflight_and_one_allow_origin_on_each_response(
-    lambda_worker: LambdaWorker, moto_service: MemoryService, event_key: Authenticator
+    lambda_worker: LambdaWorker, memory_service: MemoryService, event_key: Authenticator
 ) -> None:
     origin = "https://app.example"
     handler = create_handler(
-        create_server(provide_service=lambda: moto_service, authenticate=event_key), [origin], event_key
+        create_server(provide_service=lambda: memory_service, authenticate=event_key), [origin], event_key
     )
     preflight = load_event("mcp_options.json")
     preflight["headers"] |= {
@@ -279,7 +280,7 @@ async def test_the_sdk_client_works_through_function_url_events(
 
 
 def test_a_request_without_a_key_is_refused_with_401_before_any_tool_runs(
-    handler: Handler, lambda_worker: LambdaWorker, moto_service: MemoryService
+    handler: Handler, lambda_worker: LambdaWorker, memory_service: MemoryService
 ) -> None:
     event = load_event("mcp_tools_call_create.json")
     del event["headers"]["authorization"]
@@ -291,7 +292,7 @@ def test_a_request_without_a_key_is_refused_with_401_before_any_tool_runs(
     assert header(response, "content-type") == "application/problem+json"
     assert response["isBase64Encoded"] is False  # problem+json leaves the function as text
     assert response_json(response)["status"] == 401
-    assert moto_service.search("default", RetrievalQuery.parse({})).total == 0
+    assert memory_service.search("default", RetrievalQuery.parse({})).total == 0
 
 
 @pytest.mark.usefixtures("deployed_environment")
@@ -318,7 +319,7 @@ def test_a_preflight_answers_204_with_no_body_and_no_content_type(
 
 
 def test_a_body_marked_base64_that_is_not_base64_is_a_400_problem_and_runs_no_tool(
-    handler: Handler, lambda_worker: LambdaWorker, moto_service: MemoryService
+    handler: Handler, lambda_worker: LambdaWorker, memory_service: MemoryService
 ) -> None:
     event = load_event("mcp_tools_call_create_base64.json")
     event["body"] = event["body"][:-1]
@@ -333,7 +334,7 @@ def test_a_body_marked_base64_that_is_not_base64_is_a_400_problem_and_runs_no_to
         "status": 400,
         "detail": "the body is marked `isBase64Encoded` but is not base64",
     }
-    assert moto_service.search("default", RetrievalQuery.parse({})).total == 0
+    assert memory_service.search("default", RetrievalQuery.parse({})).total == 0
 
 
 def _drop_source_ip(event: Event) -> None:

@@ -13,12 +13,12 @@ from fastapi.testclient import TestClient
 from mcp.client import Client
 
 from core.model import MemoryChanges, NewMemory
-from core.repository.dynamodb import DynamoDBMemoryRepository
 from core.service import MemoryService
 from handlers.auth import open_access
 from handlers.http_api import create_app
 from handlers.mcp_tools import create_server
-from tests.conftest import NAMESPACE, Engine, FakeClock
+from tests.conftest import NAMESPACE, FakeClock
+from tests.inmemory import InMemoryMemoryRepository
 from tests.mcp.conftest import tool_text
 
 pytestmark = pytest.mark.anyio
@@ -30,8 +30,8 @@ class Doors:
     http: TestClient
 
 
-def twin_service(engine: Engine) -> MemoryService:
-    return MemoryService(DynamoDBMemoryRepository(engine.client, engine.new_table()), FakeClock())
+def twin_service() -> MemoryService:
+    return MemoryService(InMemoryMemoryRepository(), FakeClock())
 
 
 def seed(service: MemoryService) -> None:
@@ -59,8 +59,8 @@ def seed(service: MemoryService) -> None:
 
 
 @pytest.fixture
-def doors(moto_engine: Engine) -> Iterator[Doors]:
-    for_mcp, for_http = twin_service(moto_engine), twin_service(moto_engine)
+def doors() -> Iterator[Doors]:
+    for_mcp, for_http = twin_service(), twin_service()
     seed(for_mcp)
     seed(for_http)
     with TestClient(create_app(provide_service=lambda: for_http, authenticate=open_access())) as http:

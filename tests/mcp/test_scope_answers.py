@@ -33,14 +33,14 @@ SCOPES = {"read": ["read"], "write": ["write"], "read+write": ["read", "write"]}
 
 
 @pytest.fixture
-def keyed(moto_keys: KeyService) -> Authenticator:
-    return key_authenticator(lambda: moto_keys)
+def keyed(key_service: KeyService) -> Authenticator:
+    return key_authenticator(lambda: key_service)
 
 
 @pytest.fixture
-def keyed_server(moto_service: MemoryService, keyed: Authenticator) -> MCPServer:
-    moto_service.create("alice", NewMemory.parse({"content": STORED, "tags": ["secret-tag"]}))
-    return create_server(provide_service=lambda: moto_service, authenticate=keyed)
+def keyed_server(memory_service: MemoryService, keyed: Authenticator) -> MCPServer:
+    memory_service.create("alice", NewMemory.parse({"content": STORED, "tags": ["secret-tag"]}))
+    return create_server(provide_service=lambda: memory_service, authenticate=keyed)
 
 
 @pytest.fixture
@@ -49,8 +49,8 @@ async def mcp(keyed_server: MCPServer, keyed: Authenticator) -> AsyncIterator[ht
         yield client
 
 
-def token(moto_keys: KeyService, scopes: str) -> str:
-    return moto_keys.create("alice", SCOPES[scopes])[1]
+def token(key_service: KeyService, scopes: str) -> str:
+    return key_service.create("alice", SCOPES[scopes])[1]
 
 
 def reveals_nothing_stored(result: dict[str, Any]) -> bool:
@@ -60,11 +60,11 @@ def reveals_nothing_stored(result: dict[str, Any]) -> bool:
 
 @pytest.mark.parametrize("update", UPDATES, ids=list(UPDATES))
 async def test_update_by_a_write_only_key_reports_only_id_and_version(
-    mcp: httpx2.AsyncClient, moto_keys: KeyService, update: str
+    mcp: httpx2.AsyncClient, key_service: KeyService, update: str
 ) -> None:
     arguments, version = UPDATES[update]
 
-    result = await call(mcp, token(moto_keys, "write"), "update_memory", arguments)
+    result = await call(mcp, token(key_service, "write"), "update_memory", arguments)
 
     assert result["isError"] is False, result
     assert result["structuredContent"] == {"id": 1, "version": version}
@@ -74,11 +74,11 @@ async def test_update_by_a_write_only_key_reports_only_id_and_version(
 
 @pytest.mark.parametrize("update", UPDATES, ids=list(UPDATES))
 async def test_update_by_a_read_write_key_returns_the_record(
-    mcp: httpx2.AsyncClient, moto_keys: KeyService, update: str
+    mcp: httpx2.AsyncClient, key_service: KeyService, update: str
 ) -> None:
     arguments, version = UPDATES[update]
 
-    result = await call(mcp, token(moto_keys, "read+write"), "update_memory", arguments)
+    result = await call(mcp, token(key_service, "read+write"), "update_memory", arguments)
 
     assert result["isError"] is False, result
     record = result["structuredContent"]
@@ -90,9 +90,9 @@ async def test_update_by_a_read_write_key_returns_the_record(
 
 @pytest.mark.parametrize("update", UPDATES, ids=list(UPDATES))
 async def test_update_by_a_read_only_key_is_a_tool_error_showing_nothing(
-    mcp: httpx2.AsyncClient, moto_keys: KeyService, update: str
+    mcp: httpx2.AsyncClient, key_service: KeyService, update: str
 ) -> None:
-    result = await call(mcp, token(moto_keys, "read"), "update_memory", UPDATES[update][0])
+    result = await call(mcp, token(key_service, "read"), "update_memory", UPDATES[update][0])
 
     assert result["isError"] is True
     assert "lacks the 'write' scope" in result["content"][0]["text"]
@@ -102,9 +102,9 @@ async def test_update_by_a_read_only_key_is_a_tool_error_showing_nothing(
 
 @pytest.mark.parametrize("scopes", ["write", "read+write"])
 async def test_create_returns_the_callers_own_record_and_delete_only_the_id(
-    mcp: httpx2.AsyncClient, moto_keys: KeyService, scopes: str
+    mcp: httpx2.AsyncClient, key_service: KeyService, scopes: str
 ) -> None:
-    key = token(moto_keys, scopes)
+    key = token(key_service, scopes)
 
     created = await call(mcp, key, "create_memory", {"content": "The user keeps wasps"})
     deleted = await call(mcp, key, "delete_memory", {"id": 1})
@@ -118,9 +118,9 @@ async def test_create_returns_the_callers_own_record_and_delete_only_the_id(
 
 @pytest.mark.parametrize(("tool", "arguments"), [("create_memory", {"content": "x"}), ("delete_memory", {"id": 1})])
 async def test_create_and_delete_by_a_read_only_key_are_tool_errors_showing_nothing(
-    mcp: httpx2.AsyncClient, moto_keys: KeyService, tool: str, arguments: dict[str, Any]
+    mcp: httpx2.AsyncClient, key_service: KeyService, tool: str, arguments: dict[str, Any]
 ) -> None:
-    result = await call(mcp, token(moto_keys, "read"), tool, arguments)
+    result = await call(mcp, token(key_service, "read"), tool, arguments)
 
     assert result["isError"] is True
     assert reveals_nothing_stored(result)

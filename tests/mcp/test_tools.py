@@ -151,10 +151,10 @@ async def test_prime_defaults_are_active_newest_updated_first_twenty_and_documen
 
 
 async def test_prime_returns_the_twenty_most_recently_changed_active_memories(
-    server: MCPServer, moto_service: MemoryService
+    server: MCPServer, memory_service: MemoryService
 ) -> None:
-    memories = seed(moto_service, *(f"The user knows fact number {n}" for n in range(1, 24)))
-    seed(moto_service, "The user lives in Paris", status="invalid")
+    memories = seed(memory_service, *(f"The user knows fact number {n}" for n in range(1, 24)))
+    seed(memory_service, "The user lives in Paris", status="invalid")
     oldest = memories[0]
     result = await call_tool(server, "update_memory", {"id": oldest.id, "content": "The user knows fact number one"})
     assert not result.is_error
@@ -169,9 +169,9 @@ async def test_prime_returns_the_twenty_most_recently_changed_active_memories(
 
 
 async def test_priming_again_returns_the_same_pack_because_stamping_does_not_reorder_it(
-    server: MCPServer, moto_service: MemoryService
+    server: MCPServer, memory_service: MemoryService
 ) -> None:
-    seed(moto_service, *(f"The user has preference {n}" for n in range(1, 30)), memory_type="preference")
+    seed(memory_service, *(f"The user has preference {n}" for n in range(1, 30)), memory_type="preference")
 
     first = (await call_tool(server, "prime_memory_context", {})).structured_content
     second = (await call_tool(server, "prime_memory_context", {})).structured_content
@@ -182,9 +182,11 @@ async def test_priming_again_returns_the_same_pack_because_stamping_does_not_reo
     assert first["items"][0]["last_accessed_at"] < second["items"][0]["last_accessed_at"]
 
 
-async def test_prime_with_null_status_includes_invalid_memories(server: MCPServer, moto_service: MemoryService) -> None:
-    seed(moto_service, "The user is vegetarian")
-    seed(moto_service, "The user eats fish", status="invalid")
+async def test_prime_with_null_status_includes_invalid_memories(
+    server: MCPServer, memory_service: MemoryService
+) -> None:
+    seed(memory_service, "The user is vegetarian")
+    seed(memory_service, "The user eats fish", status="invalid")
 
     page = (await call_tool(server, "prime_memory_context", {"status": None})).structured_content
 
@@ -193,9 +195,9 @@ async def test_prime_with_null_status_includes_invalid_memories(server: MCPServe
 
 
 async def test_search_returns_the_envelope_as_structured_content(
-    server: MCPServer, moto_service: MemoryService
+    server: MCPServer, memory_service: MemoryService
 ) -> None:
-    seed(moto_service, "The user drinks tea", "The user drinks coffee", "The user owns a bike", tags=["preference"])
+    seed(memory_service, "The user drinks tea", "The user drinks coffee", "The user owns a bike", tags=["preference"])
     # The SDK client itself checks structured content against the listed output schema and raises on a mismatch.
     result = await call_tool(server, "search_memories", {"q": "drinks", "limit": 1})
 
@@ -206,9 +208,9 @@ async def test_search_returns_the_envelope_as_structured_content(
     assert (result.structured_content["total"], result.structured_content["has_more"]) == (2, True)
 
 
-async def test_json_looking_text_arguments_stay_text(server: MCPServer, moto_service: MemoryService) -> None:
+async def test_json_looking_text_arguments_stay_text(server: MCPServer, memory_service: MemoryService) -> None:
     created = await call_tool(server, "create_memory", {"content": '["coffee", "tea"]', "tags": '["preference"]'})
-    seed(moto_service, "The user says null when unsure")
+    seed(memory_service, "The user says null when unsure")
 
     found = await call_tool(server, "search_memories", {"q": "null"})
 
@@ -252,9 +254,9 @@ def hint_for_not_found() -> str:
 
 
 async def test_an_update_that_changes_nothing_keeps_version_and_updated_at(
-    server: MCPServer, moto_service: MemoryService
+    server: MCPServer, memory_service: MemoryService
 ) -> None:
-    (memory,) = seed(moto_service, "The user prefers trains")
+    (memory,) = seed(memory_service, "The user prefers trains")
 
     result = await call_tool(server, "update_memory", {"id": memory.id, "content": "The user prefers trains"})
 
@@ -263,23 +265,23 @@ async def test_an_update_that_changes_nothing_keeps_version_and_updated_at(
 
 
 async def test_a_stale_expected_version_is_a_tool_error_naming_the_current_version(
-    server: MCPServer, moto_service: MemoryService
+    server: MCPServer, memory_service: MemoryService
 ) -> None:
-    (memory,) = seed(moto_service, "The user prefers trains")
-    moto_service.update("default", memory.id, MemoryChanges.parse({"content": "x"}))
+    (memory,) = seed(memory_service, "The user prefers trains")
+    memory_service.update("default", memory.id, MemoryChanges.parse({"content": "x"}))
 
     result = await call_tool(server, "update_memory", {"id": memory.id, "content": "Planes", "expected_version": 1})
 
     assert result.is_error
     assert "is at version 2" in tool_text(result)
-    assert moto_service.get("default", memory.id).content == "x"
+    assert memory_service.get("default", memory.id).content == "x"
 
 
 @pytest.mark.parametrize("expected_version", [0, -1, True, "2", 1.5, 10**40, 10**10])
 async def test_an_expected_version_that_is_not_a_version_is_invalid_input(
-    server: MCPServer, moto_service: MemoryService, expected_version: object
+    server: MCPServer, memory_service: MemoryService, expected_version: object
 ) -> None:
-    (memory,) = seed(moto_service, "The user prefers trains")
+    (memory,) = seed(memory_service, "The user prefers trains")
 
     result = await call_tool(server, "update_memory", {"id": memory.id, "expected_version": expected_version})
 
@@ -297,8 +299,8 @@ async def test_an_id_that_cannot_be_an_id_is_not_found_as_over_http(server: MCPS
         assert f"memory {str(memory_id)[:40]} does not exist" in tool_text(result)
 
 
-async def test_a_numeric_string_id_is_read_as_that_id(server: MCPServer, moto_service: MemoryService) -> None:
-    (memory,) = seed(moto_service, "The user prefers trains")
+async def test_a_numeric_string_id_is_read_as_that_id(server: MCPServer, memory_service: MemoryService) -> None:
+    (memory,) = seed(memory_service, "The user prefers trains")
 
     result = await call_tool(server, "get_memory", {"id": str(memory.id)})
 
@@ -379,15 +381,15 @@ async def test_an_unexpected_failure_reaches_the_model_without_its_details(serve
 
 @pytest.mark.parametrize("tool", ["create_memory", "update_memory"])
 async def test_a_misspelt_argument_is_refused_rather_than_silently_dropped(
-    server: MCPServer, moto_service: MemoryService, tool: str
+    server: MCPServer, memory_service: MemoryService, tool: str
 ) -> None:
-    (memory,) = seed(moto_service, "The user prefers trains")
+    (memory,) = seed(memory_service, "The user prefers trains")
 
     result = await call_tool(server, tool, {"id": memory.id, "content": "The user prefers planes", "tag": "travel"})
 
     assert result.is_error
     assert tool_text(result).endswith("tag: is not a field of this request")
-    assert moto_service.get("default", memory.id).version == 1
+    assert memory_service.get("default", memory.id).version == 1
 
 
 async def test_an_argument_named_like_the_sdk_context_is_just_another_unknown_field(server: MCPServer) -> None:

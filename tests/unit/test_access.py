@@ -1,5 +1,5 @@
-"""API keys in the core: what `KeyService` creates, stores, accepts, caches, refuses and revokes, over moto, and the
-scope and namespace rules of core.access."""
+"""API keys in the core: what `KeyService` creates, stores, accepts, caches, refuses and revokes (over the in-memory
+key store; how a key is stored, over moto), and the scope and namespace rules of core.access."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ from core.errors import (
     WriteConflictError,
 )
 from core.keys import CACHE_TTL, KeyService
-from core.repository.dynamodb import DynamoDBKeyRepository
+from core.repository import KeyRepository
 from tests.conftest import Engine, FakeClock
+from tests.inmemory import InMemoryKeyRepository
 
 KEY_FORMAT = re.compile(r"am_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
 
@@ -30,7 +31,7 @@ KEY_FORMAT = re.compile(r"am_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
 class CountingRepository:
     """A KeyRepository that counts the reads reaching the store."""
 
-    def __init__(self, inner: DynamoDBKeyRepository) -> None:
+    def __init__(self, inner: KeyRepository) -> None:
         self.inner = inner
         self.gets = 0
 
@@ -49,8 +50,8 @@ class CountingRepository:
 
 
 @pytest.fixture
-def store(moto_engine: Engine, moto_table: str) -> CountingRepository:
-    return CountingRepository(DynamoDBKeyRepository(moto_engine.client, moto_table))
+def store(api_keys: InMemoryKeyRepository) -> CountingRepository:
+    return CountingRepository(api_keys)
 
 
 @pytest.fixture
@@ -90,9 +91,9 @@ def test_every_new_key_is_different(keys: KeyService) -> None:
 
 
 def test_the_store_keeps_only_the_sha256_of_the_key_never_the_key(
-    keys: KeyService, moto_engine: Engine, moto_table: str
+    moto_keys: KeyService, moto_engine: Engine, moto_table: str
 ) -> None:
-    _, token = keys.create("alice")
+    _, token = moto_keys.create("alice")
     secret = KEY_FORMAT.fullmatch(token).group(2)  # type: ignore[union-attr]  # matched above
 
     (item,) = raw_items(moto_engine, moto_table)
@@ -103,9 +104,9 @@ def test_the_store_keeps_only_the_sha256_of_the_key_never_the_key(
 
 
 def test_a_key_is_stored_with_its_id_namespace_scopes_creation_expiry_and_revoked_flag(
-    keys: KeyService, moto_engine: Engine, moto_table: str
+    moto_keys: KeyService, moto_engine: Engine, moto_table: str
 ) -> None:
-    key, _ = keys.create("alice", ["read"], expires_in=timedelta(days=30))
+    key, _ = moto_keys.create("alice", ["read"], expires_in=timedelta(days=30))
 
     (item,) = raw_items(moto_engine, moto_table)
     assert (item["pk"], item["sk"]) == ({"S": "KEYS"}, {"S": f"KEY#{key.key_id}"})
@@ -407,10 +408,10 @@ def test_revoking_an_unknown_key_id_is_key_not_found(keys: KeyService) -> None:
 
 @pytest.mark.parametrize("key_id", ["", "xyz", "0123456789AB", "0123456789abc", "KEY#0123456789ab"])
 def test_revoking_something_that_cannot_be_a_key_id_is_key_not_found_without_a_write(
-    keys: KeyService, key_id: str, moto_engine: Engine, moto_table: str
+    moto_keys: KeyService, key_id: str, moto_engine: Engine, moto_table: str
 ) -> None:
     with pytest.raises(KeyNotFoundError):
-        keys.revoke(key_id)
+        moto_keys.revoke(key_id)
 
     assert raw_items(moto_engine, moto_table) == []
 

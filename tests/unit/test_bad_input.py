@@ -25,10 +25,11 @@ READ_ONLY = ["id", "created_at", "updated_at", "last_accessed_at", "version"]
 
 
 @pytest.fixture
-def door(moto_service: MemoryService) -> Iterator[TestClient]:
-    """The app over moto, holding memory 1, answering a crash with its 500 instead of raising it in the test."""
+def door(memory_service: MemoryService) -> Iterator[TestClient]:
+    """The app over the in-memory store, holding memory 1, answering a crash with its 500 instead of raising it in
+    the test."""
     with TestClient(
-        create_app(provide_service=lambda: moto_service, authenticate=open_access()), raise_server_exceptions=False
+        create_app(provide_service=lambda: memory_service, authenticate=open_access()), raise_server_exceptions=False
     ) as client:
         assert client.post("/memories", json={"content": "the one memory"}).status_code == 201
         yield client

@@ -45,7 +45,7 @@ class Faults:
         self.left -= 1
         error = {"__type": f"com.amazonaws.dynamodb.v20120810#{self.code}", "message": "injected", **self.extra}
         body = json.dumps(error).encode()
-        return AWSResponse(request.url, 400, {"x-amzn-ErrorType": self.code}, _Body(body))
+        return AWSResponse(request.url, 400, {"x-amzn-ErrorType": self.code}, _Body(body))  # type: ignore[arg-type]
 
 
 LATER = "2026-04-06T14:13:00.000000Z"
@@ -164,7 +164,7 @@ class CancelledTransactions:
             self.left -= 1
             error = {"Error": {"Code": "TransactionCanceledException", "Message": "injected"}}
             reasons = self._reasons(len(kwargs["TransactItems"]))
-            raise ClientError({**error, **reasons}, "TransactWriteItems")  # type: ignore[arg-type]
+            raise ClientError({**error, **reasons}, "TransactWriteItems")  # type: ignore[typeddict-item]
         return self._client.transact_write_items(**kwargs)
 
 

@@ -1,5 +1,5 @@
-"""The HTTP door with real API keys over moto: 401 for every way a key can be missing or bad, 403 for a missing
-scope, the namespace taken from the key alone, and the security scheme in the OpenAPI document."""
+"""The HTTP door with real API keys over the in-memory store: 401 for every way a key can be missing or bad, 403 for
+a missing scope, the namespace taken from the key alone, and the security scheme in the OpenAPI document."""
 
 from __future__ import annotations
 
@@ -16,11 +16,12 @@ from core.contract import RetrievalQuery
 from core.errors import DomainError, StorageUnavailableError
 from core.keys import CACHE_TTL, KeyService
 from core.model import NewMemory
-from core.repository.dynamodb import DynamoDBKeyRepository
+from core.repository import KeyRepository
 from core.service import MemoryService
 from handlers.auth import bearer_token, key_authenticator
-from handlers.http_api import DOMAIN_STATUS, create_app
-from tests.conftest import Engine, FakeClock, domain_error_classes
+from handlers.http_api import create_app
+from handlers.problem import DOMAIN_STATUS
+from tests.conftest import FakeClock, domain_error_classes
 
 PROBLEM_JSON = "application/problem+json"
 CHALLENGE = 'Bearer realm="agent-memory"'
@@ -38,10 +39,10 @@ ROUTE_IDS = [f"{method} {path}" for method, path, _ in ROUTES]
 
 
 @pytest.fixture
-def door(moto_service: MemoryService, moto_keys: KeyService) -> Iterator[TestClient]:
-    """The app over moto authenticating with moto_keys, holding memory 1 of namespace alice."""
-    moto_service.create("alice", NewMemory.parse({"content": "The user keeps bees"}))
-    app = create_app(provide_service=lambda: moto_service, authenticate=key_authenticator(lambda: moto_keys))
+def door(memory_service: MemoryService, key_service: KeyService) -> Iterator[TestClient]:
+    """The app over the in-memory store authenticating with key_service, holding memory 1 of namespace alice."""
+    memory_service.create("alice", NewMemory.parse({"content": "The user keeps bees"}))
+    app = create_app(provide_service=lambda: memory_service, authenticate=key_authenticator(lambda: key_service))
     with TestClient(app) as client:
         yield client
 
@@ -94,52 +95,52 @@ BAD_KEY_HEADERS: list[dict[str, str]] = [
 @pytest.mark.parametrize("route", ROUTES, ids=ROUTE_IDS)
 @pytest.mark.parametrize("headers", NO_KEY_HEADERS, ids=lambda h: repr(h)[:40])
 def test_a_request_without_a_bearer_key_is_401_with_a_bearer_challenge(
-    door: TestClient, moto_service: MemoryService, route: tuple[str, str, Any], headers: dict[str, str]
+    door: TestClient, memory_service: MemoryService, route: tuple[str, str, Any], headers: dict[str, str]
 ) -> None:
-    before = stored_state(moto_service)
+    before = stored_state(memory_service)
 
     response = send(door, route, headers)
 
     assert_problem(response, 401, "unauthenticated")
     assert response.headers["www-authenticate"] == CHALLENGE
-    assert stored_state(moto_service) == before
+    assert stored_state(memory_service) == before
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=ROUTE_IDS)
 @pytest.mark.parametrize("headers", BAD_KEY_HEADERS, ids=lambda h: h["authorization"][:30])
 def test_a_request_with_an_unknown_or_malformed_key_is_401_naming_an_invalid_token(
-    door: TestClient, moto_service: MemoryService, route: tuple[str, str, Any], headers: dict[str, str]
+    door: TestClient, memory_service: MemoryService, route: tuple[str, str, Any], headers: dict[str, str]
 ) -> None:
-    before = stored_state(moto_service)
+    before = stored_state(memory_service)
 
     response = send(door, route, headers)
 
     assert_problem(response, 401, "unauthenticated")
     assert response.headers["www-authenticate"] == INVALID_TOKEN
-    assert stored_state(moto_service) == before
+    assert stored_state(memory_service) == before
 
 
-def test_a_known_key_id_with_a_wrong_secret_is_401(door: TestClient, moto_keys: KeyService) -> None:
-    key, _ = moto_keys.create("alice")
+def test_a_known_key_id_with_a_wrong_secret_is_401(door: TestClient, key_service: KeyService) -> None:
+    key, _ = key_service.create("alice")
 
     response = door.get("/memories", headers=bearer(f"am_{key.key_id}_{'a' * 43}"))
 
     assert_problem(response, 401, "unauthenticated")
 
 
-def test_the_bearer_scheme_name_is_case_insensitive(door: TestClient, moto_keys: KeyService) -> None:
-    _, token = moto_keys.create("alice")
+def test_the_bearer_scheme_name_is_case_insensitive(door: TestClient, key_service: KeyService) -> None:
+    _, token = key_service.create("alice")
 
     assert door.get("/memories", headers={"authorization": f"bEaReR {token}"}).status_code == 200
 
 
 def test_a_revoked_key_is_401_once_the_cache_window_has_passed(
-    door: TestClient, moto_keys: KeyService, moto_engine: Engine, moto_table: str, clock: FakeClock
+    door: TestClient, key_service: KeyService, api_keys: KeyRepository, clock: FakeClock
 ) -> None:
-    key, token = moto_keys.create("alice")
+    key, token = key_service.create("alice")
     assert door.get("/memories", headers=bearer(token)).status_code == 200
     # Revoked by another process (the CLI): this server learns of it when its cached verification runs out.
-    KeyService(DynamoDBKeyRepository(moto_engine.client, moto_table), clock).revoke(key.key_id)
+    KeyService(api_keys, clock).revoke(key.key_id)
     clock.advance(seconds=CACHE_TTL.total_seconds())
 
     response = door.get("/memories", headers=bearer(token))
@@ -150,9 +151,9 @@ def test_a_revoked_key_is_401_once_the_cache_window_has_passed(
 
 
 def test_an_expired_key_is_401_even_while_its_verification_is_cached(
-    door: TestClient, moto_keys: KeyService, clock: FakeClock
+    door: TestClient, key_service: KeyService, clock: FakeClock
 ) -> None:
-    _, token = moto_keys.create("alice", expires_in=timedelta(seconds=5))
+    _, token = key_service.create("alice", expires_in=timedelta(seconds=5))
     assert door.get("/memories", headers=bearer(token)).status_code == 200
     clock.advance(seconds=5)
 
@@ -192,11 +193,11 @@ def test_healthz_answers_without_a_key(door: TestClient) -> None:
     assert door.get("/healthz").status_code == 200
 
 
-def test_storage_unavailable_while_checking_a_key_is_503_not_a_crash(moto_service: MemoryService) -> None:
+def test_storage_unavailable_while_checking_a_key_is_503_not_a_crash(memory_service: MemoryService) -> None:
     def unavailable() -> KeyService:
         raise StorageUnavailableError("storage is busy (ThrottlingException); retry shortly", retry_after_seconds=3)
 
-    app = create_app(provide_service=lambda: moto_service, authenticate=key_authenticator(unavailable))
+    app = create_app(provide_service=lambda: memory_service, authenticate=key_authenticator(unavailable))
     with TestClient(app) as client:
         response = client.get("/memories", headers=bearer("am_0123456789ab_" + "a" * 43))
 
@@ -209,10 +210,10 @@ def test_storage_unavailable_while_checking_a_key_is_503_not_a_crash(moto_servic
 
 @pytest.mark.parametrize("route", WRITES, ids=[f"{m} {p}" for m, p, _ in WRITES])
 def test_a_read_only_key_may_not_write_and_changes_nothing(
-    door: TestClient, moto_service: MemoryService, moto_keys: KeyService, route: tuple[str, str, Any]
+    door: TestClient, memory_service: MemoryService, key_service: KeyService, route: tuple[str, str, Any]
 ) -> None:
-    _, token = moto_keys.create("alice", ["read"])
-    before = stored_state(moto_service)
+    _, token = key_service.create("alice", ["read"])
+    before = stored_state(memory_service)
 
     response = send(door, route, bearer(token))
 
@@ -221,35 +222,35 @@ def test_a_read_only_key_may_not_write_and_changes_nothing(
     assert (
         response.headers["www-authenticate"] == 'Bearer realm="agent-memory", error="insufficient_scope", scope="write"'
     )
-    assert stored_state(moto_service) == before
+    assert stored_state(memory_service) == before
 
 
 @pytest.mark.parametrize("route", READS, ids=[f"{m} {p}" for m, p, _ in READS])
-def test_a_read_only_key_may_read(door: TestClient, moto_keys: KeyService, route: tuple[str, str, Any]) -> None:
-    _, token = moto_keys.create("alice", ["read"])
+def test_a_read_only_key_may_read(door: TestClient, key_service: KeyService, route: tuple[str, str, Any]) -> None:
+    _, token = key_service.create("alice", ["read"])
 
     assert send(door, route, bearer(token)).status_code == 200
 
 
 @pytest.mark.parametrize("route", READS, ids=[f"{m} {p}" for m, p, _ in READS])
-def test_a_write_only_key_may_not_read(door: TestClient, moto_keys: KeyService, route: tuple[str, str, Any]) -> None:
-    _, token = moto_keys.create("alice", ["write"])
+def test_a_write_only_key_may_not_read(door: TestClient, key_service: KeyService, route: tuple[str, str, Any]) -> None:
+    _, token = key_service.create("alice", ["write"])
 
     problem = assert_problem(send(door, route, bearer(token)), 403, "forbidden")
 
     assert "'read' scope" in problem["detail"]
 
 
-def test_a_write_only_key_may_create_change_and_delete(door: TestClient, moto_keys: KeyService) -> None:
-    _, token = moto_keys.create("alice", ["write"])
+def test_a_write_only_key_may_create_change_and_delete(door: TestClient, key_service: KeyService) -> None:
+    _, token = key_service.create("alice", ["write"])
 
     statuses = [send(door, route, bearer(token)).status_code for route in WRITES]
 
     assert statuses == [201, 204, 204]
 
 
-def test_a_missing_scope_is_403_even_for_an_id_that_does_not_exist(door: TestClient, moto_keys: KeyService) -> None:
-    _, token = moto_keys.create("alice", ["read"])
+def test_a_missing_scope_is_403_even_for_an_id_that_does_not_exist(door: TestClient, key_service: KeyService) -> None:
+    _, token = key_service.create("alice", ["read"])
 
     assert_problem(door.delete("/memories/999", headers=bearer(token)), 403, "forbidden")
 
@@ -258,19 +259,21 @@ def test_a_missing_scope_is_403_even_for_an_id_that_does_not_exist(door: TestCli
 
 
 def test_a_key_reaches_only_its_own_namespace(
-    door: TestClient, moto_service: MemoryService, moto_keys: KeyService
+    door: TestClient, memory_service: MemoryService, key_service: KeyService
 ) -> None:
-    _, bob = moto_keys.create("bob")
+    _, bob = key_service.create("bob")
 
     created = door.post("/memories", json={"content": "The user plays chess"}, headers=bearer(bob))
 
     assert created.json()["id"] == 1
-    assert [m.content for m in moto_service.search("bob", RetrievalQuery.parse({})).items] == ["The user plays chess"]
-    assert [m.content for m in moto_service.search("alice", RetrievalQuery.parse({})).items] == ["The user keeps bees"]
+    assert [m.content for m in memory_service.search("bob", RetrievalQuery.parse({})).items] == ["The user plays chess"]
+    assert [m.content for m in memory_service.search("alice", RetrievalQuery.parse({})).items] == [
+        "The user keeps bees"
+    ]
 
 
-def test_a_namespace_named_in_the_request_is_ignored_or_refused(door: TestClient, moto_keys: KeyService) -> None:
-    _, bob = moto_keys.create("bob")
+def test_a_namespace_named_in_the_request_is_ignored_or_refused(door: TestClient, key_service: KeyService) -> None:
+    _, bob = key_service.create("bob")
 
     listed = door.get("/memories", params={"namespace": "alice"}, headers={**bearer(bob), "x-namespace": "alice"})
     body_field = door.post("/memories", json={"content": "x", "namespace": "alice"}, headers=bearer(bob))
@@ -321,9 +324,9 @@ SIGV4 = (
 
 
 def test_a_sigv4_signed_request_presents_its_key_in_the_agent_memory_header(
-    door: TestClient, moto_keys: KeyService
+    door: TestClient, key_service: KeyService
 ) -> None:
-    _, token = moto_keys.create("alice", ["read"])
+    _, token = key_service.create("alice", ["read"])
 
     response = door.get(
         "/memories/1", headers={"authorization": SIGV4, "x-agent-memory-authorization": f"Bearer {token}"}
@@ -338,9 +341,9 @@ def test_a_sigv4_signed_request_without_the_agent_memory_header_is_401(door: Tes
 
 
 def test_the_agent_memory_header_is_ignored_when_authorization_is_a_bearer_key(
-    door: TestClient, moto_keys: KeyService
+    door: TestClient, key_service: KeyService
 ) -> None:
-    _, token = moto_keys.create("alice", ["read"])
+    _, token = key_service.create("alice", ["read"])
     headers = {**bearer("am_0123456789ab_" + "a" * 43), "x-agent-memory-authorization": f"Bearer {token}"}
 
     assert_problem(door.get("/memories/1", headers=headers), 401, "unauthenticated")
@@ -351,10 +354,10 @@ def test_the_agent_memory_header_is_ignored_when_authorization_is_a_bearer_key(
 
 @pytest.mark.parametrize("second", ["the same key", "another key"])
 def test_two_authorization_headers_are_401_even_when_the_first_holds_a_valid_key(
-    door: TestClient, moto_keys: KeyService, second: str
+    door: TestClient, key_service: KeyService, second: str
 ) -> None:
-    _, token = moto_keys.create("alice", ["read"])
-    other = token if second == "the same key" else moto_keys.create("alice", ["read"])[1]
+    _, token = key_service.create("alice", ["read"])
+    other = token if second == "the same key" else key_service.create("alice", ["read"])[1]
 
     response = door.get(
         "/memories/1", headers=[("authorization", f"Bearer {token}"), ("authorization", f"Bearer {other}")]
@@ -365,8 +368,8 @@ def test_two_authorization_headers_are_401_even_when_the_first_holds_a_valid_key
     assert problem["detail"].startswith("send one `authorization` header, not several")
 
 
-def test_two_agent_memory_headers_under_a_signature_are_401(door: TestClient, moto_keys: KeyService) -> None:
-    _, token = moto_keys.create("alice", ["read"])
+def test_two_agent_memory_headers_under_a_signature_are_401(door: TestClient, key_service: KeyService) -> None:
+    _, token = key_service.create("alice", ["read"])
     headers = [
         ("authorization", SIGV4),
         ("x-agent-memory-authorization", f"Bearer {token}"),
@@ -381,9 +384,9 @@ def test_two_agent_memory_headers_under_a_signature_are_401(door: TestClient, mo
 
 @pytest.mark.parametrize("authorization", ["AWS4-HMAC-SHA256garbage", "AWS4-HMAC-SHA256", "AWS4-HMAC-SHA256X x=y"])
 def test_an_authorization_merely_starting_like_sigv4_does_not_hand_over_to_the_agent_memory_header(
-    door: TestClient, moto_keys: KeyService, authorization: str
+    door: TestClient, key_service: KeyService, authorization: str
 ) -> None:
-    _, token = moto_keys.create("alice", ["read"])
+    _, token = key_service.create("alice", ["read"])
 
     response = door.get(
         "/memories/1", headers={"authorization": authorization, "x-agent-memory-authorization": f"Bearer {token}"}
@@ -394,8 +397,8 @@ def test_an_authorization_merely_starting_like_sigv4_does_not_hand_over_to_the_a
     assert "Bearer scheme" in problem["detail"]
 
 
-def test_the_sigv4_scheme_token_is_case_insensitive(door: TestClient, moto_keys: KeyService) -> None:
-    _, token = moto_keys.create("alice", ["read"])
+def test_the_sigv4_scheme_token_is_case_insensitive(door: TestClient, key_service: KeyService) -> None:
+    _, token = key_service.create("alice", ["read"])
 
     response = door.get(
         "/memories/1", headers={"authorization": SIGV4.lower(), "x-agent-memory-authorization": f"Bearer {token}"}

@@ -19,6 +19,7 @@ from moto import mock_aws
 
 from core.keys import KeyService
 from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
+from core.service import MemoryService
 from handlers import bootstrap, http_api, mcp_server
 from handlers.local import table_definition
 from tests.conftest import EVENT_API_KEY, store_event_key
@@ -115,7 +116,7 @@ def test_an_http_request_with_a_revoked_key_logs_no_key(logs: Callable[[], str])
 def test_an_http_request_that_crashes_after_authentication_logs_its_traceback_but_no_key(
     logs: Callable[[], str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(http_api.MemoryService, "get", lambda *args: 1 / 0)
+    monkeypatch.setattr(MemoryService, "get", lambda *args: 1 / 0)
 
     assert invoke_http(load_event("http_get.json")) == 500
     text = logs()

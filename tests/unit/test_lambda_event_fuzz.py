@@ -1,7 +1,7 @@
 """Every file in events/, mutated in every place, fed to its Lambda handler (http_* to the HTTP function, mcp_* to the
-MCP function) over moto: each mutation gets a response, nothing raises, and the only 500 is the documented problem
-for an event the function cannot interpret. The mutations are enumerated, not random, so a failure names its
-mutation and reruns the same."""
+MCP function) over the in-memory store: each mutation gets a response, nothing raises, and the only 500 is the
+documented problem for an event the function cannot interpret. The mutations are enumerated, not random, so a failure
+names its mutation and reruns the same."""
 
 from __future__ import annotations
 
@@ -12,14 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from moto import mock_aws
 
-from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
 from handlers import bootstrap, http_api, mcp_server
 from handlers.lambda_asgi import UNINTERPRETABLE_EVENT
-from handlers.local import table_definition
-from tests.conftest import store_event_key
-from tests.unit.test_lambda_handler import CONTEXT, EVENTS_DIR, REGION, body_of
+from tests.unit.test_lambda_handler import CONTEXT, EVENTS_DIR, body_of
 
 Event = dict[str, Any]
 Mutation = tuple[str, Callable[[Event], None]]
@@ -83,6 +79,11 @@ def setting(**fields: object) -> Callable[[Event], None]:
     return mutate
 
 
+def _only_a_version(event: Event) -> None:
+    event.clear()
+    event["version"] = "2.0"
+
+
 def mutations(event: Event) -> Iterator[Mutation]:
     for path in key_paths(event):
         name = ".".join(map(str, path))
@@ -91,28 +92,13 @@ def mutations(event: Event) -> Iterator[Mutation]:
             yield f"{name} = {label}", replacing(path, value)
     yield "a body that is not base64, marked isBase64Encoded", setting(body="not base64!", isBase64Encoded=True)
     yield "a base64 body of bad padding", setting(body="eyJ", isBase64Encoded=True)
-    yield "no event at all, just a version", lambda event: [event.clear(), event.update(version="2.0")]
-
-
-@pytest.fixture
-def lambda_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A mocked account holding the template's table and the events' key, and the functions' environment."""
-    monkeypatch.setenv("AWS_REGION", REGION)
-    monkeypatch.setenv("TABLE_NAME", "agent-memory-fuzz")
-    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
-    with mock_aws():
-        client = make_client(None, REGION)
-        ensure_table(client, "agent-memory-fuzz", table_definition())
-        store_event_key(DynamoDBKeyRepository(client, "agent-memory-fuzz"))
-        bootstrap.default_services.cache_clear()
-        yield
-        bootstrap.default_services.cache_clear()
+    yield "no event at all, just a version", _only_a_version
 
 
 def _failure(response: object) -> str | None:
     """What is wrong with a handler's response, or None when it is an answer the contract allows."""
     status = response.get("statusCode") if isinstance(response, dict) else None
-    if not isinstance(status, int) or isinstance(status, bool):
+    if not isinstance(response, dict) or not isinstance(status, int) or isinstance(status, bool):
         return f"not a response: {response!r:.200}"
     if response["statusCode"] >= 500:
         try:
@@ -126,7 +112,7 @@ def _failure(response: object) -> str | None:
 
 @pytest.mark.parametrize("path", EVENT_FILES, ids=lambda path: path.stem)
 def test_every_mutation_of_an_event_file_gets_an_answer_and_no_500_but_the_uninterpretable_event_problem(
-    path: Path, lambda_env: None
+    path: Path, lambda_services: bootstrap.Services
 ) -> None:
     original: Event = json.loads(path.read_text(encoding="utf-8"))
     handler = handler_for(path)

@@ -1,6 +1,6 @@
 """The Lambda door end to end: the API Gateway HTTP API 2.0 payloads in events/ fed to `handlers.http_api.handler`,
-which builds its own services from the environment, over moto. The events carry tests.conftest.EVENT_API_KEY,
-which `lambda_env` stores in the table as `keys create` would."""
+over in-memory services (`lambda_env`), and with its own wiring from the environment over moto (`deployed_env`). The
+events carry tests.conftest.EVENT_API_KEY, which both fixtures store as `keys create` would."""
 
 from __future__ import annotations
 
@@ -90,8 +90,14 @@ def for_memory(event: dict[str, Any], memory_id: int, request_id: str, if_match:
 
 
 @pytest.fixture
-def lambda_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A mocked account holding the template's table, and the environment the deployed function gets."""
+def lambda_env(lambda_services: bootstrap.Services) -> None:
+    """The module's handler over in-memory services holding the events' key (tests/conftest.py lambda_services)."""
+
+
+@pytest.fixture
+def deployed_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A mocked account holding the template's table, and the environment the deployed function gets: the handler's
+    own wiring (bootstrap.default_services) end to end."""
     monkeypatch.setenv("AWS_REGION", REGION)
     monkeypatch.setenv("TABLE_NAME", TABLE)
     monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
@@ -126,7 +132,7 @@ def test_each_event_file_gets_its_expected_status_from_the_handler(path: Path, s
     assert response["statusCode"] == EXPECTED_STATUS[path.stem], response
 
 
-def test_warm_invocations_reuse_one_service_across_five_rounds_of_the_whole_lifecycle(lambda_env: None) -> None:
+def test_warm_invocations_reuse_one_service_across_five_rounds_of_the_whole_lifecycle(deployed_env: None) -> None:
     create, get, patch = load_event("http_create"), load_event("http_get"), load_event("http_patch")
     search, delete = load_event("http_search"), load_event("http_delete")
     for round_ in range(1, 6):
@@ -466,7 +472,7 @@ def test_an_authorization_merely_starting_like_sigv4_is_not_taken_as_sigv4(
 
 
 def test_a_missing_table_answers_503_table_missing_logged_once_with_the_correlation_id(
-    lambda_env: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    deployed_env: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(http_api.logger.registered_handler, "stream", sys.stdout)
     monkeypatch.setenv("TABLE_NAME", "no-such-table")

@@ -272,7 +272,7 @@ def test_any_list_of_more_than_twenty_distinct_tags_is_refused(tags: list[str]) 
 @given(
     valid_tags,
     st.integers(min_value=0, max_value=64),
-    st.characters(exclude_characters=TAG_REST + TAG_REST.upper() + WHITESPACE, exclude_categories=("Cs",)),
+    st.characters(exclude_characters=TAG_REST + TAG_REST.upper() + WHITESPACE, exclude_categories=["Cs"]),
 )
 def test_a_tag_holding_any_character_outside_the_charset_is_refused(tag: str, at: int, bad: str) -> None:
     candidate = tag[:at] + bad + tag[at:]
@@ -320,7 +320,7 @@ def test_active_and_invalid_are_writable_statuses(status: str) -> None:
 
 @pytest.mark.parametrize("model", BOTH_MODELS)
 def test_status_deleted_is_refused_on_create_and_patch(model: type[NewMemory] | type[MemoryChanges]) -> None:
-    body: dict[str, object] = {"status": "deleted"} | ({"content": "x"} if model is NewMemory else {})
+    body: dict[str, object] = {"status": "deleted", **({"content": "x"} if model is NewMemory else {})}
     errors = refused(model, body)
     assert named(errors) == ["status"]
     assert "'active'" in errors[0].message

@@ -28,16 +28,16 @@ SCOPES = {"read": ["read"], "write": ["write"], "read+write": ["read", "write"]}
 
 
 @pytest.fixture
-def door(moto_service: MemoryService, moto_keys: KeyService) -> Iterator[TestClient]:
-    """The app over moto with real keys, holding memory 1 of namespace alice."""
-    moto_service.create("alice", NewMemory.parse({"content": STORED, "tags": ["secret-tag"]}))
-    app = create_app(provide_service=lambda: moto_service, authenticate=key_authenticator(lambda: moto_keys))
+def door(memory_service: MemoryService, key_service: KeyService) -> Iterator[TestClient]:
+    """The app over the in-memory store with real keys, holding memory 1 of namespace alice."""
+    memory_service.create("alice", NewMemory.parse({"content": STORED, "tags": ["secret-tag"]}))
+    app = create_app(provide_service=lambda: memory_service, authenticate=key_authenticator(lambda: key_service))
     with TestClient(app) as client:
         yield client
 
 
-def key(moto_keys: KeyService, scopes: str) -> dict[str, str]:
-    _, token = moto_keys.create("alice", SCOPES[scopes])
+def key(key_service: KeyService, scopes: str) -> dict[str, str]:
+    _, token = key_service.create("alice", SCOPES[scopes])
     return {"authorization": f"Bearer {token}"}
 
 
@@ -48,11 +48,11 @@ def assert_reveals_nothing_stored(response: Any) -> None:
 
 @pytest.mark.parametrize("patch", PATCHES, ids=list(PATCHES))
 def test_a_patch_by_a_write_only_key_is_204_with_the_new_etag_and_no_body(
-    door: TestClient, moto_keys: KeyService, patch: str
+    door: TestClient, key_service: KeyService, patch: str
 ) -> None:
     body, etag = PATCHES[patch]
 
-    response = door.patch("/memories/1", json=body, headers=key(moto_keys, "write"))
+    response = door.patch("/memories/1", json=body, headers=key(key_service, "write"))
 
     assert response.status_code == 204
     assert response.content == b""
@@ -63,11 +63,11 @@ def test_a_patch_by_a_write_only_key_is_204_with_the_new_etag_and_no_body(
 
 @pytest.mark.parametrize("patch", PATCHES, ids=list(PATCHES))
 def test_a_patch_by_a_read_write_key_is_200_with_the_record_and_its_etag(
-    door: TestClient, moto_keys: KeyService, patch: str
+    door: TestClient, key_service: KeyService, patch: str
 ) -> None:
     body, etag = PATCHES[patch]
 
-    response = door.patch("/memories/1", json=body, headers=key(moto_keys, "read+write"))
+    response = door.patch("/memories/1", json=body, headers=key(key_service, "read+write"))
 
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
@@ -80,9 +80,9 @@ def test_a_patch_by_a_read_write_key_is_200_with_the_record_and_its_etag(
 
 @pytest.mark.parametrize("patch", PATCHES, ids=list(PATCHES))
 def test_a_patch_by_a_read_only_key_is_403_and_shows_nothing(
-    door: TestClient, moto_keys: KeyService, patch: str
+    door: TestClient, key_service: KeyService, patch: str
 ) -> None:
-    response = door.patch("/memories/1", json=PATCHES[patch][0], headers=key(moto_keys, "read"))
+    response = door.patch("/memories/1", json=PATCHES[patch][0], headers=key(key_service, "read"))
 
     assert response.status_code == 403
     assert response.headers["content-type"] == "application/problem+json"
@@ -91,9 +91,9 @@ def test_a_patch_by_a_read_only_key_is_403_and_shows_nothing(
 
 
 def test_a_write_only_key_that_patches_a_missing_memory_gets_404_and_no_etag(
-    door: TestClient, moto_keys: KeyService
+    door: TestClient, key_service: KeyService
 ) -> None:
-    response = door.patch("/memories/2", json={}, headers=key(moto_keys, "write"))
+    response = door.patch("/memories/2", json={}, headers=key(key_service, "write"))
 
     assert response.status_code == 404
     assert "etag" not in response.headers
@@ -101,9 +101,9 @@ def test_a_write_only_key_that_patches_a_missing_memory_gets_404_and_no_etag(
 
 @pytest.mark.parametrize("scopes", ["write", "read+write"])
 def test_a_create_returns_the_callers_own_record_with_location_and_etag(
-    door: TestClient, moto_keys: KeyService, scopes: str
+    door: TestClient, key_service: KeyService, scopes: str
 ) -> None:
-    response = door.post("/memories", json={"content": "The user keeps wasps"}, headers=key(moto_keys, scopes))
+    response = door.post("/memories", json={"content": "The user keeps wasps"}, headers=key(key_service, scopes))
 
     assert response.status_code == 201
     assert response.headers["content-type"] == "application/json"
@@ -114,9 +114,9 @@ def test_a_create_returns_the_callers_own_record_with_location_and_etag(
 
 @pytest.mark.parametrize("scopes", ["write", "read+write"])
 def test_a_delete_is_204_with_no_body_and_no_headers_of_the_record(
-    door: TestClient, moto_keys: KeyService, scopes: str
+    door: TestClient, key_service: KeyService, scopes: str
 ) -> None:
-    response = door.delete("/memories/1", headers=key(moto_keys, scopes))
+    response = door.delete("/memories/1", headers=key(key_service, scopes))
 
     assert response.status_code == 204
     assert response.content == b""
@@ -126,11 +126,11 @@ def test_a_delete_is_204_with_no_body_and_no_headers_of_the_record(
 
 @pytest.mark.parametrize(("method", "body"), [("POST", {"content": "x"}), ("DELETE", None)])
 def test_a_read_only_key_may_not_create_or_delete_and_sees_nothing(
-    door: TestClient, moto_keys: KeyService, method: str, body: dict[str, Any] | None
+    door: TestClient, key_service: KeyService, method: str, body: dict[str, Any] | None
 ) -> None:
     path = "/memories" if method == "POST" else "/memories/1"
 
-    response = door.request(method, path, json=body, headers=key(moto_keys, "read"))
+    response = door.request(method, path, json=body, headers=key(key_service, "read"))
 
     assert response.status_code == 403
     assert "etag" not in response.headers

@@ -1,6 +1,7 @@
-"""Namespaces are sealed on both doors, on DynamoDB Local: with real keys for two namespaces, every operation of one
-against every id of the other is a 404 (a tool error on MCP) worded exactly as for an id that never existed, and no
-listing, search or prime of one shows, counts or stamps a record of the other. Ids are counted per namespace."""
+"""Namespaces are sealed on both doors, over the in-memory store (the repository contract suite seals every store):
+with real keys for two namespaces, every operation of one against every id of the other is a 404 (a tool error on
+MCP) worded exactly as for an id that never existed, and no listing, search or prime of one shows, counts or stamps a
+record of the other. Ids are counted per namespace."""
 
 from __future__ import annotations
 
@@ -15,13 +16,12 @@ from fastapi.testclient import TestClient
 from core.contract import SORT_KEYS
 from core.keys import KeyService
 from core.model import Memory
-from core.repository.dynamodb import DynamoDBMemoryRepository
 from core.service import MemoryService
 from handlers.auth import key_authenticator
 from handlers.http_api import create_app
 from handlers.mcp_server import create_mcp_asgi_app
 from handlers.mcp_tools import create_server
-from tests.conftest import Engine
+from tests.inmemory import InMemoryMemoryRepository
 
 ALICE_IDS = [1, 2, 3, 4]
 PROBED_IDS = [*ALICE_IDS, 5]  # 5: an id neither namespace has, the reference for "never existed"
@@ -48,7 +48,7 @@ def anyio_backend() -> str:
 @dataclass
 class Namespaces:
     http: TestClient
-    repository: DynamoDBMemoryRepository
+    repository: InMemoryMemoryRepository
     alice: dict[str, str]
     bob: dict[str, str]
     alice_key: str
@@ -61,12 +61,12 @@ class Namespaces:
 
 @pytest.fixture
 def seeded(
-    ddb_local_engine: Engine, ddb_local_table: str, ddb_local_service: MemoryService, ddb_local_keys: KeyService
+    memories: InMemoryMemoryRepository, memory_service: MemoryService, key_service: KeyService
 ) -> Iterator[Namespaces]:
     """Alice holds four memories (active, active and read, invalid, deleted); Bob holds none."""
-    _, alice = ddb_local_keys.create("alice")
-    _, bob = ddb_local_keys.create("bob")
-    app = create_app(provide_service=lambda: ddb_local_service, authenticate=key_authenticator(lambda: ddb_local_keys))
+    _, alice = key_service.create("alice")
+    _, bob = key_service.create("bob")
+    app = create_app(provide_service=lambda: memory_service, authenticate=key_authenticator(lambda: key_service))
     with TestClient(app) as http:
         as_alice = {"authorization": f"Bearer {alice}"}
         rows: list[dict[str, Any]] = [
@@ -79,8 +79,7 @@ def seeded(
             assert http.post("/memories", json=row, headers=as_alice).status_code == 201
         assert http.get("/memories/2", headers=as_alice).status_code == 200
         assert http.delete("/memories/4", headers=as_alice).status_code == 204
-        repository = DynamoDBMemoryRepository(ddb_local_engine.client, ddb_local_table)
-        yield Namespaces(http, repository, as_alice, {"authorization": f"Bearer {bob}"}, alice, bob)
+        yield Namespaces(http, memories, as_alice, {"authorization": f"Bearer {bob}"}, alice, bob)
 
 
 def search(seeded: Namespaces, headers: dict[str, str], **params: Any) -> dict[str, Any]:
@@ -159,10 +158,10 @@ def test_bob_changing_and_deleting_his_own_id_1_leaves_alices_id_1_untouched(see
 
 @pytest.fixture
 async def mcp(
-    seeded: Namespaces, ddb_local_service: MemoryService, ddb_local_keys: KeyService
+    seeded: Namespaces, memory_service: MemoryService, key_service: KeyService
 ) -> AsyncIterator[httpx2.AsyncClient]:
-    authenticate = key_authenticator(lambda: ddb_local_keys)
-    endpoint = create_mcp_asgi_app(create_server(lambda: ddb_local_service, authenticate), authenticate=authenticate)
+    authenticate = key_authenticator(lambda: key_service)
+    endpoint = create_mcp_asgi_app(create_server(lambda: memory_service, authenticate), authenticate=authenticate)
     transport = httpx2.ASGITransport(app=endpoint)
     async with endpoint.session_manager.run(), httpx2.AsyncClient(transport=transport, base_url="http://t") as http:
         yield http

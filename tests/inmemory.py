@@ -1,0 +1,173 @@
+"""The storage ports (core.repository) in memory: the fake every door test runs on, and the bench's in-memory store.
+
+It runs the repository contract suite beside moto and DynamoDB Local (tests/integration), so it cannot drift from
+them. Plain on purpose: one lock per repository, copies in and out, the contract's order written once in `_order`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+
+from core.access import ApiKey
+from core.contract import RetrievalQuery
+from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
+from core.model import IDEMPOTENCY_WINDOW_SECONDS, IdempotentCreate, Memory, MemoryChanges
+from core.repository import IdempotencyKeyTakenError, Matches, PriorCreate
+
+_TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+def _epoch_seconds(timestamp: str) -> float:
+    return datetime.strptime(timestamp, _TIMESTAMP_FORMAT).replace(tzinfo=UTC).timestamp()
+
+
+def _copy(memory: Memory) -> Memory:
+    return memory.model_copy(deep=True)
+
+
+def _order(memories: list[Memory], sort: str) -> list[Memory]:
+    """The contract's total order: `id` ascending; a timestamp descending, ties by id descending, a never-set
+    timestamp (only `last_accessed_at` can be one) after every set one, by id descending too."""
+    if sort == "id":
+        return sorted(memories, key=lambda memory: memory.id)
+
+    def key(memory: Memory) -> tuple[bool, str, int]:
+        value: str | None = getattr(memory, sort)
+        return (value is not None, value or "", memory.id)
+
+    return sorted(memories, key=key, reverse=True)
+
+
+class InMemoryMemoryRepository:
+    """MemoryRepository in a dict, thread-safe; `get` (not part of the port) reads a stored memory unstamped."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rows: dict[tuple[str, int], Memory] = {}
+        self._next_ids: dict[str, int] = {}
+        self._idempotency: dict[tuple[str, str], tuple[PriorCreate, float]] = {}
+
+    def restore(self, rows: Mapping[tuple[str, int], Memory], next_ids: Mapping[str, int]) -> None:
+        """Replace everything stored by `rows`; each namespace's next id is `next_ids`' (the bench resets with it)."""
+        with self._lock:
+            self._rows = {key: _copy(memory) for key, memory in rows.items()}
+            self._next_ids = {namespace: start - 1 for namespace, start in next_ids.items()}
+            self._idempotency = {}
+
+    def next_id(self, namespace: str) -> int:
+        with self._lock:
+            self._next_ids[namespace] = self._next_ids.get(namespace, 0) + 1
+            return self._next_ids[namespace]
+
+    def add(self, namespace: str, memory: Memory, idempotency: IdempotentCreate | None = None) -> None:
+        with self._lock:
+            now = _epoch_seconds(memory.created_at)
+            if idempotency is not None:
+                recorded = self._idempotency.get((namespace, idempotency.key_hash))
+                if recorded is not None and recorded[1] > now:
+                    raise IdempotencyKeyTakenError(recorded[0])
+            if (namespace, memory.id) in self._rows:
+                raise WriteConflictError(f"id {memory.id} collided with another write; retry the create")
+            self._rows[namespace, memory.id] = _copy(memory)
+            if idempotency is not None:
+                prior = PriorCreate(memory.id, memory.created_at, idempotency.fingerprint)
+                self._idempotency[namespace, idempotency.key_hash] = (prior, now + IDEMPOTENCY_WINDOW_SECONDS)
+
+    def get(self, namespace: str, memory_id: int) -> Memory | None:
+        with self._lock:
+            stored = self._rows.get((namespace, memory_id))
+            return None if stored is None else _copy(stored)
+
+    def _visible(self, namespace: str, memory_id: int) -> Memory:
+        stored = self._rows.get((namespace, memory_id))
+        if stored is None or stored.status == "deleted":
+            raise MemoryNotFoundError(memory_id)
+        return stored
+
+    def _stamp_one(self, namespace: str, memory: Memory, accessed_at: str) -> Memory:
+        if memory.last_accessed_at is not None and memory.last_accessed_at >= accessed_at:
+            return memory
+        self._rows[namespace, memory.id] = stamped = memory.model_copy(update={"last_accessed_at": accessed_at})
+        return stamped
+
+    def read(self, namespace: str, memory_id: int, accessed_at: str) -> Memory:
+        with self._lock:
+            return _copy(self._stamp_one(namespace, self._visible(namespace, memory_id), accessed_at))
+
+    def apply(
+        self,
+        namespace: str,
+        memory_id: int,
+        changes: MemoryChanges,
+        expected_versions: frozenset[int] | None,
+        now: str,
+    ) -> Memory:
+        with self._lock:
+            current = self._visible(namespace, memory_id)
+            if expected_versions is not None and current.version not in expected_versions:
+                raise VersionMismatchError(memory_id, current.version)
+            updated = changes.apply_to(current, now)
+            if updated is not current:
+                self._rows[namespace, memory_id] = _copy(updated)
+            return _copy(updated)
+
+    def delete(self, namespace: str, memory_id: int) -> None:
+        with self._lock:
+            current = self._visible(namespace, memory_id)
+            self._rows[namespace, memory_id] = current.model_copy(update={"status": "deleted"})
+
+    def find(self, namespace: str, query: RetrievalQuery) -> Matches:
+        with self._lock:
+            matches = [
+                memory
+                for (stored_in, _), memory in self._rows.items()
+                if stored_in == namespace
+                and (memory.status == query.status if query.status else memory.status != "deleted")
+                and (query.memory_type is None or memory.memory_type == query.memory_type)
+                and query.matches(memory)
+            ]
+            page = _order(matches, query.sort)[query.offset : query.offset + query.limit]
+            # As DynamoDB's listing: every row but its stamp, which the caller replaces on every row it returns.
+            unstamped = [memory.model_copy(update={"last_accessed_at": None}, deep=True) for memory in page]
+            return Matches(items=unstamped, total=len(matches))
+
+    def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
+        with self._lock:
+            for memory_id in memory_ids:
+                stored = self._rows.get((namespace, memory_id))
+                if stored is not None:
+                    self._stamp_one(namespace, stored, accessed_at)
+
+
+class InMemoryKeyRepository:
+    """KeyRepository in a dict, thread-safe (ApiKey is immutable, so it is stored as given)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._keys: dict[str, ApiKey] = {}
+
+    def add(self, key: ApiKey) -> None:
+        with self._lock:
+            if key.key_id in self._keys:
+                raise WriteConflictError(f"key id {key.key_id} is already taken; retry")
+            self._keys[key.key_id] = key
+
+    def get(self, key_id: str) -> ApiKey | None:
+        with self._lock:
+            return self._keys.get(key_id)
+
+    def find(self, namespace: str | None) -> Iterator[ApiKey]:
+        with self._lock:
+            found = [key for key in self._keys.values() if namespace is None or key.namespace == namespace]
+        return iter(found)
+
+    def revoke(self, key_id: str) -> ApiKey | None:
+        with self._lock:
+            key = self._keys.get(key_id)
+            if key is None:
+                return None
+            self._keys[key_id] = revoked = dataclasses.replace(key, revoked=True)
+            return revoked
