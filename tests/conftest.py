@@ -37,7 +37,8 @@ from core.service import MemoryService
 from handlers import bootstrap
 from handlers.auth import open_access
 from handlers.http_api import create_app
-from handlers.local import DYNAMODB_LOCAL_LIB, DynamoDBLocal, DynamoDBLocalUnavailableError, table_definition
+from local.engines import DYNAMODB_LOCAL_LIB, DynamoDBLocal, DynamoDBLocalUnavailableError
+from local.template import table_definition
 from tests.inmemory import InMemoryKeyRepository, InMemoryMemoryRepository
 
 REGION = "us-east-1"
@@ -156,7 +157,7 @@ def serving(log_dir: Path, *options: str) -> Iterator[tuple[str, str]]:
     log_path = log_dir / "serve.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "handlers.cli", "serve", "--port", str(port), *options],
+            [sys.executable, "-m", "local", "serve", "--port", str(port), *options],
             cwd=SERVE_ROOT,
             env=serve_env(),
             stdout=log,
@@ -330,20 +331,24 @@ def key_service(api_keys: InMemoryKeyRepository, clock: FakeClock) -> KeyService
 def http(memory_service: MemoryService) -> Iterator[TestClient]:
     """The FastAPI app over the in-memory store, open to every request as namespace "default", for fast HTTP tests
     of the contract; tests/unit/test_http_auth.py covers keys."""
-    with TestClient(create_app(provide_service=lambda: memory_service, authenticate=open_access())) as client:
+    with TestClient(
+        create_app(version="test", provide_service=lambda: memory_service, authenticate=open_access())
+    ) as client:
         yield client
 
 
 @pytest.fixture
 def http_on_ddb_local(ddb_local_service: MemoryService) -> Iterator[TestClient]:
     """The FastAPI app over DynamoDB Local, open like `http`, for order- and concurrency-sensitive HTTP tests."""
-    with TestClient(create_app(provide_service=lambda: ddb_local_service, authenticate=open_access())) as client:
+    with TestClient(
+        create_app(version="test", provide_service=lambda: ddb_local_service, authenticate=open_access())
+    ) as client:
         yield client
 
 
 @pytest.fixture
 def lambda_services(monkeypatch: pytest.MonkeyPatch) -> bootstrap.Services:
-    """The services the Lambda handlers' default wiring hands out (`http_api.handler`, `mcp_server.handler`), swapped
+    """The services the Lambda handlers' default wiring hands out (`lambda_http.handler`, `lambda_mcp.handler`), swapped
     for in-memory ones whose key store holds EVENT_API_KEY: the doors as deployed, without a store behind them.
     tests/unit/test_lambda_handler.py and tests/mcp/test_lambda_handler.py keep the real wiring over moto."""
     keys = InMemoryKeyRepository()

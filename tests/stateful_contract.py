@@ -111,11 +111,11 @@ class StatefulContract(RuleBasedStateMachine):
         self.clock = FakeClock()
         service = MemoryService(self.repository, self.clock)
         self.http = self.resources.enter_context(
-            TestClient(create_app(provide_service=lambda: service, authenticate=open_access()))
+            TestClient(create_app(version="test", provide_service=lambda: service, authenticate=open_access()))
         )
         # One MCP session for the whole run, on an event loop in the portal's thread; each tool call blocks on it.
         self.portal = self.resources.enter_context(start_blocking_portal())
-        server = create_server(provide_service=lambda: service, authenticate=open_access())
+        server = create_server(version="test", provide_service=lambda: service, authenticate=open_access())
         self.mcp = self.resources.enter_context(self.portal.wrap_async_context_manager(Client(server)))
         self.model: dict[int, Record] = {}
         self.created = 0

@@ -79,10 +79,12 @@ def doors() -> dict[str, tuple[Handler, InMemoryMemoryRepository]]:
 
     mcp_repo, mcp_service, mcp_keys = _services()
     mcp_authenticate = key_authenticator(lambda: mcp_keys)
-    server = mcp_tools.create_server(provide_service=lambda: mcp_service, authenticate=mcp_authenticate, version="bench")
+    server = mcp_tools.create_server(
+        provide_service=lambda: mcp_service, authenticate=mcp_authenticate, version="bench"
+    )
     mcp_handler = mcp_server.logger.inject_lambda_context(
         correlation_id_path="requestContext.requestId", log_event=False
-    )(mcp_server.create_handler(server, (), mcp_authenticate))
+    )(mcp_server.create_handler(server, authenticate=mcp_authenticate))
     return {"http": (http_handler, http_repo), "mcp": (mcp_handler, mcp_repo)}
 
 

@@ -75,18 +75,12 @@ def build_services(settings: Settings, client: DynamoDBClient | None = None) -> 
 
 
 @functools.cache
-def default_settings() -> Settings:
-    """The process's settings, read from the environment once."""
-    return settings_from_env()
-
-
-@functools.cache
 def default_services() -> Services:
     """The process-wide services for Lambda: one client, created on first use and reused while warm.
 
     Lambda always authenticates: no setting turns the key check off.
     """
-    return build_services(default_settings())
+    return build_services(settings_from_env())
 
 
 def lambda_authenticator() -> Authenticator:

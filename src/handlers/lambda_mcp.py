@@ -16,5 +16,5 @@ _server = create_server(
 
 # log_event=False whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event carries the caller's API key.
 handler = logger.inject_lambda_context(correlation_id_path=correlation_paths.LAMBDA_FUNCTION_URL, log_event=False)(
-    create_handler(_server, bootstrap.default_settings().mcp_allowed_origins, _authenticate)
+    create_handler(_server, bootstrap.settings_from_env().mcp_allowed_origins, authenticate=_authenticate)
 )

@@ -68,7 +68,8 @@ class MCPEndpoint:
     def __init__(
         self,
         server: MCPServer,
-        allowed_origins: Iterable[str],
+        allowed_origins: Iterable[str] = (),
+        *,
         authenticate: Authenticator,
     ) -> None:
         self._app = server.streamable_http_app(
@@ -172,9 +173,11 @@ async def _whole_body(receive: Receive) -> Receive | None:
     return replay
 
 
-def create_mcp_asgi_app(server: MCPServer, allowed_origins: Iterable[str], authenticate: Authenticator) -> MCPEndpoint:
+def create_mcp_asgi_app(
+    server: MCPServer, allowed_origins: Iterable[str] = (), *, authenticate: Authenticator
+) -> MCPEndpoint:
     """The guarded ASGI app serving `server` at /mcp; its lifespan runs the SDK session manager."""
-    return MCPEndpoint(server, allowed_origins, authenticate)
+    return MCPEndpoint(server, allowed_origins, authenticate=authenticate)
 
 
 def with_mcp_endpoint(app: ASGIApp, endpoint: MCPEndpoint) -> Starlette:
@@ -197,7 +200,9 @@ def with_mcp_endpoint(app: ASGIApp, endpoint: MCPEndpoint) -> Starlette:
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-def create_handler(server: MCPServer, allowed_origins: Iterable[str], authenticate: Authenticator) -> LambdaHandler:
+def create_handler(
+    server: MCPServer, allowed_origins: Iterable[str] = (), *, authenticate: Authenticator
+) -> LambdaHandler:
     """A Lambda handler serving `server` for function URL (and API Gateway) events.
 
     The ASGI app is built per invocation with its lifespan on: the SDK session manager can run only once per
@@ -207,7 +212,7 @@ def create_handler(server: MCPServer, allowed_origins: Iterable[str], authentica
     origins = frozenset(allowed_origins)
 
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        endpoint = create_mcp_asgi_app(server, origins, authenticate)
+        endpoint = create_mcp_asgi_app(server, origins, authenticate=authenticate)
         return invoke(endpoint, event, context, lifespan="on")
 
     return handle

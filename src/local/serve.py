@@ -130,7 +130,7 @@ def serve_app(
 
     version = bootstrap.VERSION
     server = create_server(provide_service=lambda: services.memories, authenticate=authenticate, version=version)
-    mcp = create_mcp_asgi_app(server, allowed_origins, authenticate)
+    mcp = create_mcp_asgi_app(server, allowed_origins, authenticate=authenticate)
     http = create_app(
         provide_service=lambda: services.memories, authenticate=authenticate, version=version, threaded=True
     )
@@ -181,7 +181,7 @@ def serve(args: argparse.Namespace) -> int:
         guarded = bootstrap.Services(table.guard(services.memories), table.guard(services.keys))
         authenticate = open_access() if args.no_auth else key_authenticator(lambda: guarded.keys)
         key = first_key()
-        app = serve_app(guarded, authenticate, bootstrap.default_settings().mcp_allowed_origins)
+        app = serve_app(guarded, authenticate, bootstrap.settings_from_env().mcp_allowed_origins)
         where = (
             f"embedded engine at {endpoint_url} (in memory: data is lost on exit)"
             if embedded

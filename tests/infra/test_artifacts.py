@@ -93,7 +93,11 @@ def test_a_function_carrying_the_other_doors_framework_is_refused(
     artifacts: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str], function: str, foreign: str
 ):
     build = _build_dir(tmp_path, functions=(function,))
-    (build / function / foreign).mkdir(parents=True, exist_ok=True)
+    intruder = build / function / foreign
+    if intruder.suffix == ".py":
+        intruder.write_text("")
+    else:
+        intruder.mkdir()
     assert artifacts.main(build, workers=1) == 1
     assert f"{function}: {foreign} must not be in the artifact" in capsys.readouterr().err
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from handlers.local import load_template
+from local.template import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "agent-memory"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from cfnlint.api import ManualArgs, lint_file  # type: ignore[import-untyped]
 
-from handlers.local import TEMPLATE
+from local.template import TEMPLATE
 
 SAM = Path(__file__).resolve().parents[2] / ".tools" / "sam" / "bin" / "sam"
 

@@ -22,7 +22,7 @@ from botocore.exceptions import ClientError
 from core.repository import dynamodb
 from core.repository.dynamodb import INDEXES, LISTED_ATTRIBUTES, make_client
 from handlers import bootstrap
-from handlers.local import TABLE_RESOURCE, load_template, table_definition
+from local.template import TABLE_RESOURCE, load_template, table_definition
 
 API_GATEWAY_INTEGRATION_LIMIT_S = 30
 # Set by the Lambda runtime itself; a template may not set them.

@@ -21,8 +21,9 @@ from starlette.types import ASGIApp
 
 from core.keys import KeyService
 from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
-from handlers import cli
-from handlers.local import EmbeddedDynamoDB, table_definition
+from local import cli
+from local.engines import EmbeddedDynamoDB
+from local.template import table_definition
 from tests.conftest import PRINTED_KEY, REGION, SERVE_ROOT, Engine, serve_env, wait_until_healthy
 
 TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
@@ -231,7 +232,7 @@ def without_aws_credentials(tmp_path: Path) -> dict[str, str]:
 def test_keys_with_an_endpoint_url_and_no_aws_credentials_sign_with_placeholders(
     dynamodb_local_endpoint: str, ddb_local_table: str, ddb_local_keys: KeyService, tmp_path: Path
 ) -> None:
-    command = [sys.executable, "-m", "handlers.cli", "keys", "create", "--namespace", "alice", "--json"]
+    command = [sys.executable, "-m", "local", "keys", "create", "--namespace", "alice", "--json"]
     command += ["--endpoint-url", dynamodb_local_endpoint, "--table", ddb_local_table]
 
     done = subprocess.run(
@@ -250,7 +251,7 @@ def test_serve_with_an_endpoint_url_and_no_aws_credentials_starts_and_serves(
     table = f"no-credentials-{int(time.time() * 1000)}"
     port = free_port()
     log_path = tmp_path / "serve.log"
-    command = [sys.executable, "-m", "handlers.cli", "serve", "--port", str(port)]
+    command = [sys.executable, "-m", "local", "serve", "--port", str(port)]
     command += ["--endpoint-url", dynamodb_local_endpoint, "--table", table]
     with log_path.open("wb") as log:
         process = subprocess.Popen(

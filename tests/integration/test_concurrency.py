@@ -16,13 +16,13 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from core.access import DEFAULT_NAMESPACE
 from core.contract import RetrievalQuery
 from core.errors import VersionMismatchError
 from core.model import Memory, MemoryChanges, NewMemory
 from core.repository.dynamodb import UPDATE_ATTEMPTS, DynamoDBMemoryRepository
 from core.service import MemoryService
 from handlers.auth import open_access
-from handlers.bootstrap import DEFAULT_NAMESPACE
 from handlers.http_api import create_app
 from tests.conftest import Engine, FakeClock
 
@@ -63,7 +63,9 @@ class Store:
 def store(ddb_local_engine: Engine, clock: FakeClock) -> Store:
     repository = DynamoDBMemoryRepository(ddb_local_engine.client, ddb_local_engine.new_table())
     service = MemoryService(repository, clock)
-    return Store(repository, service, create_app(provide_service=lambda: service, authenticate=open_access()))
+    return Store(
+        repository, service, create_app(version="test", provide_service=lambda: service, authenticate=open_access())
+    )
 
 
 def test_concurrent_creates_get_distinct_ids(ddb_local_service: MemoryService) -> None:

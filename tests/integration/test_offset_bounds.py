@@ -31,7 +31,7 @@ def stocked(ddb_local_service: MemoryService) -> MemoryService:
 
 @pytest.fixture
 def http(stocked: MemoryService) -> Iterator[TestClient]:
-    with TestClient(create_app(provide_service=lambda: stocked, authenticate=open_access())) as client:
+    with TestClient(create_app(version="test", provide_service=lambda: stocked, authenticate=open_access())) as client:
         yield client
 
 
@@ -79,7 +79,7 @@ def test_a_page_reaching_past_the_end_serves_what_is_left(http: TestClient) -> N
 @pytest.mark.anyio
 @pytest.mark.parametrize("tool", ["search_memories", "prime_memory_context"])
 async def test_mcp_retrieval_takes_offsets_up_to_two_to_the_63_minus_one(stocked: MemoryService, tool: str) -> None:
-    server = create_server(provide_service=lambda: stocked, authenticate=open_access())
+    server = create_server(version="test", provide_service=lambda: stocked, authenticate=open_access())
 
     past = await call_tool(server, tool, {"offset": 2147483648})
     beyond = await call_tool(server, tool, {"offset": 2**63})

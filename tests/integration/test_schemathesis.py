@@ -69,7 +69,7 @@ def served(dynamodb_local_endpoint: str, tmp_path_factory: pytest.TempPathFactor
     store = ["--endpoint-url", dynamodb_local_endpoint, "--table", f"fuzz-{uuid.uuid4().hex[:12]}"]
     with serving(tmp_path_factory.mktemp("serve"), *store) as (base, alice):
         created = subprocess.run(
-            [sys.executable, "-m", "handlers.cli", "keys", "create", "--namespace", "bob", "--json", *store],
+            [sys.executable, "-m", "local", "keys", "create", "--namespace", "bob", "--json", *store],
             cwd=ROOT,
             env=serve_env(),
             capture_output=True,

@@ -18,8 +18,9 @@ import pytest
 import uvicorn
 
 from core.repository.dynamodb import POOL_CONNECTIONS, STAMP_CONCURRENCY, make_client
-from handlers import bootstrap, cli
+from handlers import bootstrap
 from handlers.auth import Authenticator, key_authenticator, open_access
+from local import serve as cli
 from tests.conftest import EVENT_API_KEY, REGION, free_port
 
 CONCURRENT = 12

@@ -37,7 +37,7 @@ def anyio_backend() -> str:
 def server(memory_service: MemoryService) -> MCPServer:
     """The server over the in-memory store, acting for namespace "default" with every scope; tests/mcp/test_auth.py
     covers keys."""
-    return create_server(provide_service=lambda: memory_service, authenticate=open_access())
+    return create_server(version="test", provide_service=lambda: memory_service, authenticate=open_access())
 
 
 def load_event(name: str) -> Event:

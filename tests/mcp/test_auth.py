@@ -56,7 +56,7 @@ def keyed(key_service: KeyService) -> Authenticator:
 def keyed_server(memory_service: MemoryService, keyed: Authenticator) -> MCPServer:
     """The server over the in-memory store authenticating with key_service, holding memory 1 of namespace alice."""
     memory_service.create("alice", NewMemory.parse({"content": "The user keeps bees"}))
-    return create_server(provide_service=lambda: memory_service, authenticate=keyed)
+    return create_server(version="test", provide_service=lambda: memory_service, authenticate=keyed)
 
 
 @asynccontextmanager

@@ -208,13 +208,13 @@ async def test_a_trailing_slash_is_a_404_problem_naming_the_endpoint_not_a_redir
 
 def test_a_trailing_slash_gets_the_same_404_beside_the_http_api_as_on_lambda(memory_service: MemoryService) -> None:
     open_ = open_access()
-    server = create_server(provide_service=lambda: memory_service, authenticate=open_)
+    server = create_server(version="test", provide_service=lambda: memory_service, authenticate=open_)
     app = with_mcp_endpoint(
-        create_app(provide_service=lambda: memory_service, authenticate=open_),
+        create_app(version="test", provide_service=lambda: memory_service, authenticate=open_),
         create_mcp_asgi_app(server, authenticate=open_),
     )
     alone = create_mcp_asgi_app(
-        create_server(provide_service=lambda: memory_service, authenticate=open_), authenticate=open_
+        create_server(version="test", provide_service=lambda: memory_service, authenticate=open_), authenticate=open_
     )
 
     with TestClient(app) as beside, TestClient(alone) as on_lambda:

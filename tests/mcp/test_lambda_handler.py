@@ -21,12 +21,12 @@ from core.keys import KeyService
 from core.repository import KeyRepository
 from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table
 from core.service import MemoryService
-from handlers import bootstrap, mcp_server
+from handlers import bootstrap, lambda_mcp
 from handlers.auth import Authenticator, key_authenticator
 from handlers.lambda_asgi import UNINTERPRETABLE_EVENT
-from handlers.local import table_definition
 from handlers.mcp_server import create_handler
 from handlers.mcp_tools import create_server
+from local.template import table_definition
 from tests.conftest import EVENT_API_KEY, Engine, store_event_key
 from tests.mcp.conftest import (
     EVENTS,
@@ -74,7 +74,10 @@ def event_key(api_keys: KeyRepository, key_service: KeyService) -> Authenticator
 
 @pytest.fixture
 def handler(memory_service: MemoryService, event_key: Authenticator) -> Handler:
-    return create_handler(create_server(provide_service=lambda: memory_service, authenticate=event_key), (), event_key)
+    return create_handler(
+        create_server(version="test", provide_service=lambda: memory_service, authenticate=event_key),
+        authenticate=event_key,
+    )
 
 
 def test_every_mcp_event_file_has_an_expected_status_and_every_expectation_a_file() -> None:
@@ -130,7 +133,9 @@ def test_a_browser_from_an_allowed_origin_gets_its_preflight_and_one_allow_origi
 ) -> None:
     origin = "https://app.example"
     handler = create_handler(
-        create_server(provide_service=lambda: memory_service, authenticate=event_key), [origin], event_key
+        create_server(version="test", provide_service=lambda: memory_service, authenticate=event_key),
+        [origin],
+        authenticate=event_key,
     )
     preflight = load_event("mcp_options.json")
     preflight["headers"] |= {
@@ -156,13 +161,14 @@ def test_a_browser_from_an_allowed_origin_gets_its_preflight_and_one_allow_origi
 
 
 def test_a_foreign_origin_is_refused_even_with_a_valid_request(
-    handler: Handler, lambda_worker: LambdaWorker, event_key: Authenticator
+    handler: Handler, lambda_worker: LambdaWorker, memory_service: MemoryService, event_key: Authenticator
 ) -> None:
     event = load_event("mcp_tools_list_foreign_origin.json")
     assert event["headers"]["origin"] == "https://attacker.example"
 
     refused = lambda_worker.invoke(handler, event)
-    allowed = lambda_worker.invoke(create_handler(create_server(), ["https://attacker.example"], event_key), event)
+    server = create_server(provide_service=lambda: memory_service, authenticate=event_key, version="test")
+    allowed = lambda_worker.invoke(create_handler(server, ["https://attacker.example"], authenticate=event_key), event)
 
     assert refused["statusCode"] == 403
     assert allowed["statusCode"] == 200
@@ -230,7 +236,7 @@ def deployed_environment(moto_engine: Engine, monkeypatch: pytest.MonkeyPatch) -
 def test_the_module_handler_serves_every_event_warm(lambda_worker: LambdaWorker) -> None:
     for _ in range(WARM_ROUNDS):
         for name in EVENT_FILES:
-            response = lambda_worker.invoke(mcp_server.handler, load_event(name))
+            response = lambda_worker.invoke(lambda_mcp.handler, load_event(name))
 
             assert response["statusCode"] == EXPECTED_STATUS[name], (name, response_body(response))
 
@@ -297,7 +303,7 @@ def test_a_request_without_a_key_is_refused_with_401_before_any_tool_runs(
 
 @pytest.mark.usefixtures("deployed_environment")
 def test_the_module_handler_refuses_a_request_without_a_key(lambda_worker: LambdaWorker) -> None:
-    response = lambda_worker.invoke(mcp_server.handler, load_event("mcp_tools_list_unauthenticated.json"))
+    response = lambda_worker.invoke(lambda_mcp.handler, load_event("mcp_tools_list_unauthenticated.json"))
 
     assert response["statusCode"] == 401
     assert header(response, "www-authenticate") == 'Bearer realm="agent-memory"'

@@ -63,8 +63,10 @@ def doors() -> Iterator[Doors]:
     for_mcp, for_http = twin_service(), twin_service()
     seed(for_mcp)
     seed(for_http)
-    with TestClient(create_app(provide_service=lambda: for_http, authenticate=open_access())) as http:
-        yield Doors(Client(create_server(provide_service=lambda: for_mcp, authenticate=open_access())), http)
+    with TestClient(create_app(version="test", provide_service=lambda: for_http, authenticate=open_access())) as http:
+        yield Doors(
+            Client(create_server(version="test", provide_service=lambda: for_mcp, authenticate=open_access())), http
+        )
 
 
 SEARCHES: list[dict[str, Any]] = [

@@ -40,7 +40,7 @@ def keyed(key_service: KeyService) -> Authenticator:
 @pytest.fixture
 def keyed_server(memory_service: MemoryService, keyed: Authenticator) -> MCPServer:
     memory_service.create("alice", NewMemory.parse({"content": STORED, "tags": ["secret-tag"]}))
-    return create_server(provide_service=lambda: memory_service, authenticate=keyed)
+    return create_server(version="test", provide_service=lambda: memory_service, authenticate=keyed)
 
 
 @pytest.fixture

@@ -356,7 +356,7 @@ async def test_every_tool_reports_every_domain_error_to_the_model_in_the_cores_w
     error_class: type[DomainError], tool: str, arguments: dict[str, Any]
 ) -> None:
     error = EXAMPLES[error_class]
-    server = create_server(provide_service=lambda: FailingService(error), authenticate=open_access())
+    server = create_server(version="test", provide_service=lambda: FailingService(error), authenticate=open_access())
 
     result = await call_tool(server, tool, arguments)
 
@@ -370,7 +370,9 @@ async def test_every_tool_reports_every_domain_error_to_the_model_in_the_cores_w
 
 async def test_an_unexpected_failure_reaches_the_model_without_its_details(server: MCPServer) -> None:
     crashing = create_server(
-        provide_service=lambda: FailingService(RuntimeError("secret table name")), authenticate=open_access()
+        version="test",
+        provide_service=lambda: FailingService(RuntimeError("secret table name")),
+        authenticate=open_access(),
     )
 
     result = await call_tool(crashing, "search_memories", {})

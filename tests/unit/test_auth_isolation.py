@@ -66,7 +66,9 @@ def seeded(
     """Alice holds four memories (active, active and read, invalid, deleted); Bob holds none."""
     _, alice = key_service.create("alice")
     _, bob = key_service.create("bob")
-    app = create_app(provide_service=lambda: memory_service, authenticate=key_authenticator(lambda: key_service))
+    app = create_app(
+        version="test", provide_service=lambda: memory_service, authenticate=key_authenticator(lambda: key_service)
+    )
     with TestClient(app) as http:
         as_alice = {"authorization": f"Bearer {alice}"}
         rows: list[dict[str, Any]] = [
@@ -161,7 +163,9 @@ async def mcp(
     seeded: Namespaces, memory_service: MemoryService, key_service: KeyService
 ) -> AsyncIterator[httpx2.AsyncClient]:
     authenticate = key_authenticator(lambda: key_service)
-    endpoint = create_mcp_asgi_app(create_server(lambda: memory_service, authenticate), authenticate=authenticate)
+    endpoint = create_mcp_asgi_app(
+        create_server(lambda: memory_service, authenticate, version="test"), authenticate=authenticate
+    )
     transport = httpx2.ASGITransport(app=endpoint)
     async with endpoint.session_manager.run(), httpx2.AsyncClient(transport=transport, base_url="http://t") as http:
         yield http

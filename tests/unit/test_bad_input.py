@@ -29,7 +29,8 @@ def door(memory_service: MemoryService) -> Iterator[TestClient]:
     """The app over the in-memory store, holding memory 1, answering a crash with its 500 instead of raising it in
     the test."""
     with TestClient(
-        create_app(provide_service=lambda: memory_service, authenticate=open_access()), raise_server_exceptions=False
+        create_app(version="test", provide_service=lambda: memory_service, authenticate=open_access()),
+        raise_server_exceptions=False,
     ) as client:
         assert client.post("/memories", json={"content": "the one memory"}).status_code == 201
         yield client

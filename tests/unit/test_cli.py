@@ -12,7 +12,7 @@ import pytest
 
 from core.errors import AuthenticationError
 from core.keys import KeyService
-from handlers import cli, local
+from local import cli, serve
 from tests.conftest import Engine, FakeClock
 
 KEY = re.compile(r"am_[0-9a-f]{12}_[A-Za-z0-9_-]{43}")
@@ -207,7 +207,7 @@ def test_serve_refuses_no_auth_on_a_host_other_than_loopback_before_starting_any
     def must_not_start(*args: object) -> None:
         raise AssertionError("serve started the embedded engine")
 
-    monkeypatch.setattr(local, "EmbeddedDynamoDB", must_not_start)
+    monkeypatch.setattr("local.engines.EmbeddedDynamoDB", must_not_start)
 
     code = cli.main(["serve", "--no-auth", "--host", host])
 
@@ -230,7 +230,7 @@ def test_serve_refuses_no_auth_on_a_host_other_than_loopback_before_starting_any
     ],
 )
 def test_loopback_hosts_are_told_from_the_rest(host: str, loopback: bool) -> None:
-    assert cli.is_loopback(host) is loopback
+    assert serve.is_loopback(host) is loopback
 
 
 # --- serve's ports ---
@@ -243,7 +243,7 @@ def test_serve_with_a_busy_port_names_its_option_and_starts_creates_and_prints_n
     def must_not_start(*args: object) -> None:
         raise AssertionError("serve started the embedded engine")
 
-    monkeypatch.setattr(local, "EmbeddedDynamoDB", must_not_start)
+    monkeypatch.setattr("local.engines.EmbeddedDynamoDB", must_not_start)
     monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))

@@ -42,7 +42,9 @@ ROUTE_IDS = [f"{method} {path}" for method, path, _ in ROUTES]
 def door(memory_service: MemoryService, key_service: KeyService) -> Iterator[TestClient]:
     """The app over the in-memory store authenticating with key_service, holding memory 1 of namespace alice."""
     memory_service.create("alice", NewMemory.parse({"content": "The user keeps bees"}))
-    app = create_app(provide_service=lambda: memory_service, authenticate=key_authenticator(lambda: key_service))
+    app = create_app(
+        version="test", provide_service=lambda: memory_service, authenticate=key_authenticator(lambda: key_service)
+    )
     with TestClient(app) as client:
         yield client
 
@@ -197,7 +199,9 @@ def test_storage_unavailable_while_checking_a_key_is_503_not_a_crash(memory_serv
     def unavailable() -> KeyService:
         raise StorageUnavailableError("storage is busy (ThrottlingException); retry shortly", retry_after_seconds=3)
 
-    app = create_app(provide_service=lambda: memory_service, authenticate=key_authenticator(unavailable))
+    app = create_app(
+        version="test", provide_service=lambda: memory_service, authenticate=key_authenticator(unavailable)
+    )
     with TestClient(app) as client:
         response = client.get("/memories", headers=bearer("am_0123456789ab_" + "a" * 43))
 

@@ -20,8 +20,8 @@ from moto import mock_aws
 from core.keys import KeyService
 from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
 from core.service import MemoryService
-from handlers import bootstrap, http_api, mcp_server
-from handlers.local import table_definition
+from handlers import bootstrap, http_api, lambda_http, lambda_mcp, mcp_server
+from local.template import table_definition
 from tests.conftest import EVENT_API_KEY, store_event_key
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,12 +73,12 @@ def logs(
 
 
 def invoke_http(event: dict[str, Any]) -> int:
-    status: int = http_api.handler(event, CONTEXT)["statusCode"]
+    status: int = lambda_http.handler(event, CONTEXT)["statusCode"]
     return status
 
 
 def invoke_mcp(event: dict[str, Any]) -> int:
-    status: int = mcp_server.handler(event, CONTEXT)["statusCode"]
+    status: int = lambda_mcp.handler(event, CONTEXT)["statusCode"]
     return status
 
 
@@ -147,18 +147,18 @@ context = SimpleNamespace(function_name="f", memory_limit_in_mb=512, aws_request
                           invoked_function_arn="arn:aws:lambda:us-east-1:123456789012:function:f")
 with mock_aws():
     from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
-    from handlers.local import table_definition
+    from local.template import table_definition
     from tests.conftest import store_event_key
     client = make_client(None, "us-east-1")
     ensure_table(client, table, table_definition())
     store_event_key(DynamoDBKeyRepository(client, table))
     from aws_lambda_powertools import Logger
-    from handlers import http_api, mcp_server
+    from handlers import lambda_http, lambda_mcp
 
     control = Logger().inject_lambda_context(lambda event, context: {"statusCode": 200})
     control(json.load(open(f"{events}/http_get.json")), context)
     print("=== handlers ===", flush=True)
-    for module, name in ((http_api, "http_get.json"), (mcp_server, "mcp_tools_list.json")):
+    for module, name in ((lambda_http, "http_get.json"), (lambda_mcp, "mcp_tools_list.json")):
         print(module.handler(json.load(open(f"{events}/{name}")), context)["statusCode"], flush=True)
 """
 

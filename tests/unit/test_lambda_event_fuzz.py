@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from handlers import bootstrap, http_api, mcp_server
+from handlers import bootstrap, lambda_http, lambda_mcp
 from handlers.lambda_asgi import UNINTERPRETABLE_EVENT
 from tests.unit.test_lambda_handler import CONTEXT, EVENTS_DIR, body_of
 
@@ -36,7 +36,7 @@ REPLACEMENTS: dict[str, object] = {
 
 
 def handler_for(path: Path) -> Callable[[Event, Any], dict[str, Any]]:
-    return http_api.handler if path.name.startswith("http_") else mcp_server.handler
+    return lambda_http.handler if path.name.startswith("http_") else lambda_mcp.handler
 
 
 def key_paths(value: object, prefix: KeyPath = ()) -> Iterator[KeyPath]:

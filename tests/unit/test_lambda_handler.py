@@ -1,4 +1,4 @@
-"""The Lambda door end to end: the API Gateway HTTP API 2.0 payloads in events/ fed to `handlers.http_api.handler`,
+"""The Lambda door end to end: the API Gateway HTTP API 2.0 payloads in events/ fed to `handlers.lambda_http.handler`,
 over in-memory services (`lambda_env`), and with its own wiring from the environment over moto (`deployed_env`). The
 events carry tests.conftest.EVENT_API_KEY, which both fixtures store as `keys create` would."""
 
@@ -18,9 +18,9 @@ from moto import mock_aws
 
 from core.keys import KeyService
 from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
-from handlers import bootstrap, http_api
+from handlers import bootstrap, http_api, lambda_http
 from handlers.lambda_asgi import UNINTERPRETABLE_EVENT
-from handlers.local import table_definition
+from local.template import table_definition
 from tests.conftest import EVENT_API_KEY, store_event_key
 
 REGION = "us-east-1"
@@ -66,7 +66,7 @@ def load_event(name: str) -> dict[str, Any]:
 
 
 def invoke(event: dict[str, Any]) -> dict[str, Any]:
-    response: dict[str, Any] = http_api.handler(event, CONTEXT)
+    response: dict[str, Any] = lambda_http.handler(event, CONTEXT)
     return response
 
 

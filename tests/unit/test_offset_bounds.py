@@ -50,7 +50,7 @@ def stocked(memory_service: MemoryService) -> MemoryService:
 
 @pytest.fixture
 def http(stocked: MemoryService) -> Iterator[TestClient]:
-    with TestClient(create_app(provide_service=lambda: stocked, authenticate=open_access())) as client:
+    with TestClient(create_app(version="test", provide_service=lambda: stocked, authenticate=open_access())) as client:
         yield client
 
 
@@ -58,7 +58,7 @@ def http(stocked: MemoryService) -> Iterator[TestClient]:
 def http_on_moto(moto_service: MemoryService) -> Iterator[TestClient]:
     """The same stock over moto, for the tests that count the adapter's Query calls."""
     service = _stock(moto_service)
-    with TestClient(create_app(provide_service=lambda: service, authenticate=open_access())) as client:
+    with TestClient(create_app(version="test", provide_service=lambda: service, authenticate=open_access())) as client:
         yield client
 
 
@@ -139,7 +139,7 @@ def test_an_unfiltered_page_inside_the_matches_still_queries(http_on_moto: TestC
 async def test_mcp_retrieval_with_an_offset_past_the_matches_is_an_empty_envelope(
     stocked: MemoryService, tool: str, offset: int
 ) -> None:
-    server = create_server(provide_service=lambda: stocked, authenticate=open_access())
+    server = create_server(version="test", provide_service=lambda: stocked, authenticate=open_access())
 
     result = await call_tool(server, tool, {"offset": offset})
 
@@ -158,7 +158,7 @@ async def test_mcp_retrieval_with_an_offset_past_the_matches_is_an_empty_envelop
 async def test_mcp_retrieval_with_an_offset_above_two_to_the_63_minus_one_is_a_tool_error_naming_offset(
     stocked: MemoryService, tool: str
 ) -> None:
-    server = create_server(provide_service=lambda: stocked, authenticate=open_access())
+    server = create_server(version="test", provide_service=lambda: stocked, authenticate=open_access())
 
     result = await call_tool(server, tool, {"offset": TOO_LARGE})
 
@@ -186,7 +186,7 @@ def test_an_unfiltered_later_page_asks_for_no_more_rows_than_the_total(moto_engi
 @pytest.mark.anyio
 @pytest.mark.parametrize("tool", ["search_memories", "prime_memory_context"])
 async def test_the_mcp_offset_schema_states_the_bound(stocked: MemoryService, tool: str) -> None:
-    server = create_server(provide_service=lambda: stocked, authenticate=open_access())
+    server = create_server(version="test", provide_service=lambda: stocked, authenticate=open_access())
 
     schema = next(t for t in await server.list_tools() if t.name == tool).input_schema
 

@@ -34,8 +34,10 @@ def logged(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def client(moto_service: MemoryService, moto_keys: KeyService) -> Iterator[TestClient]:
     """Both doors as a deployed function runs them (no recreation), over moto, checking keys."""
     authenticate = key_authenticator(lambda: moto_keys)
-    mcp = create_mcp_asgi_app(create_server(lambda: moto_service, authenticate), (), authenticate)
-    with TestClient(with_mcp_endpoint(create_app(lambda: moto_service, authenticate), mcp)) as client:
+    mcp = create_mcp_asgi_app(
+        create_server(lambda: moto_service, authenticate, version="test"), authenticate=authenticate
+    )
+    with TestClient(with_mcp_endpoint(create_app(lambda: moto_service, authenticate, version="test"), mcp)) as client:
         yield client
 
 
