@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from core.access import ApiKey
 from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
-from core.model import IDEMPOTENCY_WINDOW_SECONDS, IdempotentCreate, Memory, MemoryChanges
+from core.limits import IDEMPOTENCY_WINDOW_SECONDS
+from core.model import IdempotentCreate, Memory, MemoryChanges
 from core.repository import IdempotencyKeyTakenError, Matches, PriorCreate
 
 _TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"

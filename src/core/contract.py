@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
 
-from core.errors import FieldError, InvalidInputError
+from core.limits import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, Q_MAX_CHARS
 from core.model import InputModel, Memory, MemoryType, Status
 
 SortKey = Literal["id", "created_at", "updated_at", "last_accessed_at"]
 SORT_KEYS: tuple[str, ...] = get_args(SortKey)
-RETRIEVAL_FIELDS = ("status", "memory_type", "tag", "q", "sort", "limit", "offset")
 
-DEFAULT_LIMIT = 10
-MAX_LIMIT = 100
-Q_MAX_CHARS = 256
-# The largest offset: a signed 64-bit integer, the range every client language holds.
-MAX_OFFSET = 2**63 - 1
+# The filters' and paging's rules as JSON Schema (validated by RetrievalQuery's validators, in the contract's words).
+Text = Annotated[str, WithJsonSchema({"type": "string", "maxLength": Q_MAX_CHARS})]
+Limit = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 1})]
+Offset = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 0, "maximum": MAX_OFFSET})]
 
 
 _INTEGER = re.compile(r"-?[0-9]+")
@@ -48,28 +45,40 @@ class RetrievalQuery(InputModel):
     model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
 
     status: Status | None = Field(
-        default=None, description="Exact lifecycle filter. Without it, deleted memories are left out."
+        default=None,
+        description="Only memories with this lifecycle status: active (believed true), invalid (marked wrong, kept "
+        "for the record) or deleted (soft-deleted; listed only when asked for). Left out: active and invalid ones.",
     )
-    memory_type: MemoryType | None = Field(default=None, description="Exact type filter.")
+    memory_type: MemoryType | None = Field(
+        default=None,
+        description="Only memories of this type: identity (who the user is), preference (likes, dislikes, how "
+        "things should be done), event (happened or will happen at a time) or fact (anything else true).",
+    )
     tag: Annotated[str | None, BeforeValidator(_blank_is_absent)] = Field(
         default=None,
-        description="Matches one whole stored tag exactly (trimmed and lower-cased first); a value no stored tag "
-        "can equal (e.g. one holding a space) matches nothing.",
+        description="Only memories carrying exactly this tag, compared after trimming and lower-casing; travel "
+        "does not match travel-plans. Empty means no tag filter.",
     )
-    q: Annotated[str | None, BeforeValidator(_blank_is_absent)] = Field(
+    q: Annotated[Text | None, BeforeValidator(_blank_is_absent)] = Field(
         default=None,
-        description=f"Case-insensitive substring of the content or of a tag; 1 to {Q_MAX_CHARS} characters.",
+        description=f"Case-insensitive substring looked for in the content and in each tag, 1 to {Q_MAX_CHARS} "
+        "characters; % _ and \\ are ordinary characters. Lexical, not semantic: give a distinctive word, not a "
+        "question. Empty means no text filter.",
     )
     sort: SortKey = Field(
         default="id",
-        description="`id` ascending, or a timestamp descending with ties broken by id descending.",
+        description="Order: id (oldest first), or newest first by created_at, updated_at or last_accessed_at "
+        "(ties broken by id, newest first; never-read memories come last under last_accessed_at).",
     )
-    limit: Annotated[int, BeforeValidator(_integer)] = Field(
-        default=DEFAULT_LIMIT, description=f"Page size, 1 or more; values over {MAX_LIMIT} are served as {MAX_LIMIT}."
+    limit: Annotated[Limit, BeforeValidator(_integer)] = Field(
+        default=DEFAULT_LIMIT,
+        description=f"Page size, 1 or more; values over {MAX_LIMIT} are served as {MAX_LIMIT}. "
+        "The envelope's limit says what was served.",
     )
-    offset: Annotated[int, BeforeValidator(_integer)] = Field(
+    offset: Annotated[Offset, BeforeValidator(_integer)] = Field(
         default=0,
-        description=f"Matches to skip, 0 to {MAX_OFFSET}; at or past the number of matches the page is empty.",
+        description="Matches to skip, 0 or more: for the next page pass offset + limit while has_more is true. "
+        "Past the last match the page is empty.",
     )
 
     @field_validator("tag")
@@ -100,14 +109,6 @@ class RetrievalQuery(InputModel):
             raise ValueError(f"must be at most {MAX_OFFSET} (2^63-1)")
         return value
 
-    @classmethod
-    def from_params(cls, params: Mapping[str, list[str]]) -> RetrievalQuery:
-        """Parse query-string parameters; a retrieval field given twice is ambiguous and refused."""
-        repeated = [name for name in RETRIEVAL_FIELDS if len(params.get(name, [])) > 1]
-        if repeated:
-            raise InvalidInputError([FieldError(name, "must be given at most once") for name in repeated])
-        return cls.parse({name: values[0] for name, values in params.items() if name in RETRIEVAL_FIELDS})
-
     def matches(self, memory: Memory) -> bool:
         """The `tag` and `q` filters; `status` and `memory_type` are applied by the store."""
         if self.tag is not None and self.tag not in memory.tags:
@@ -116,6 +117,9 @@ class RetrievalQuery(InputModel):
             needle = self.q.casefold()
             return needle in memory.content.casefold() or any(needle in tag.casefold() for tag in memory.tags)
         return True
+
+
+RETRIEVAL_FIELDS: tuple[str, ...] = tuple(RetrievalQuery.model_fields)
 
 
 class Page(BaseModel):

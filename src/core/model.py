@@ -10,9 +10,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, Self, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator
 
 from core.errors import FieldError, InvalidInputError, MemoryNotFoundError
+from core.limits import (
+    CONTENT_MAX_CHARS,
+    ID_DIGITS,
+    IDEMPOTENCY_KEY_MAX_CHARS,
+    MAX_MEMORY_ID,
+    MAX_VERSION,
+    TAG_MAX_CHARS,
+    TAGS_MAX,
+)
+from core.schema import CONTENT_SCHEMA, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_KEY_SCHEMA, TAG_SCHEMA, TAGS_SCHEMA
 
 MemoryType = Literal["preference", "fact", "identity", "event"]
 Status = Literal["active", "invalid", "deleted"]
@@ -20,10 +30,6 @@ WritableStatus = Literal["active", "invalid"]
 
 MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
 
-ID_DIGITS = 10  # ids are stored zero-padded to this width, so keys sort numerically
-CONTENT_MAX_CHARS = 8192
-TAG_MAX_CHARS = 64
-TAGS_MAX = 20
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 READ_ONLY_FIELDS = frozenset({"id", "created_at", "updated_at", "last_accessed_at", "version"})
 
@@ -44,7 +50,7 @@ STANDARD_TAGS: tuple[str, ...] = (
     "tooling",
 )
 
-_TAG_PATTERN = re.compile(r"[a-z0-9][a-z0-9\-_.:]{0,63}")
+_TAG_PATTERN = re.compile(rf"[a-z0-9][a-z0-9\-_.:]{{0,{TAG_MAX_CHARS - 1}}}")
 TAG_RULE = (
     f"must be 1 to {TAG_MAX_CHARS} characters of a-z 0-9 - _ . : starting with a letter or digit "
     "(after trimming and lower-casing)"
@@ -106,29 +112,32 @@ def _dedupe_tags(tags: list[str]) -> list[str]:
     return unique
 
 
-Content = Annotated[
-    str,
-    AfterValidator(_normalize_content),
-    Field(description=f"The memory itself: one atomic fact in plain words; trimmed, 1 to {CONTENT_MAX_CHARS} chars."),
-]
-Tag = Annotated[str, AfterValidator(normalize_tag)]
-Tags = Annotated[
-    list[Tag],
-    AfterValidator(_dedupe_tags),
-    Field(
-        description=(
-            f"Labels for filtering; each trimmed and lower-cased, 1 to {TAG_MAX_CHARS} chars of a-z 0-9 - _ . : "
-            f"starting with a letter or digit; duplicates dropped; at most {TAGS_MAX}. "
-            f"Standard tags: {', '.join(STANDARD_TAGS)}."
-        )
-    ),
-]
+# Each field's rule, its JSON Schema (core.schema) and its description live on its type, here; both doors publish
+# these (the OpenAPI document and the MCP tools' inputSchemas), so a bound changes in one place.
+CONTENT_DESCRIPTION = (
+    "The memory itself: one atomic fact in normalised, self-contained words (third person, absolute dates), "
+    f"e.g. 'The user prefers metric units'. Trimmed; 1 to {CONTENT_MAX_CHARS} characters."
+)
+TAGS_DESCRIPTION = (
+    f"Labels for filtering, at most {TAGS_MAX}. Each is trimmed and lower-cased, then 1 to {TAG_MAX_CHARS} "
+    f"characters of a-z 0-9 - _ . : starting with a letter or digit; duplicates are dropped. Prefer the standard "
+    f"tags: {', '.join(STANDARD_TAGS)}; add freeform ones (e.g. project:apollo) only for what they do not cover."
+)
+MEMORY_TYPE_DESCRIPTION = (
+    "identity (who the user is: name, role, relationships, home), preference (likes, dislikes, how the user wants "
+    "things done), event (happened or will happen at a known time) or fact (anything else true)."
+)
+STATUS_DESCRIPTION = "active (believed true) or invalid (known to be wrong or outdated, kept for the record)."
+
+Content = Annotated[str, AfterValidator(_normalize_content), WithJsonSchema(CONTENT_SCHEMA)]
+Tag = Annotated[str, AfterValidator(normalize_tag), WithJsonSchema(TAG_SCHEMA)]
+Tags = Annotated[list[Tag], AfterValidator(_dedupe_tags), WithJsonSchema(TAGS_SCHEMA)]
+# What a caller names a memory or a version by, and the key of an idempotent create (validated by their parsers).
+MemoryId = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": MAX_MEMORY_ID})]
+ExpectedVersion = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": MAX_VERSION})]
+IdempotencyKey = Annotated[str, WithJsonSchema(IDEMPOTENCY_KEY_SCHEMA)]
 
 
-MAX_MEMORY_ID = 10**ID_DIGITS - 1
-# A version a caller names (If-Match, expected_version) has at most this many digits, as ids do.
-VERSION_DIGITS = ID_DIGITS
-MAX_VERSION = 10**VERSION_DIGITS - 1
 VERSION_RULE = f"must be an integer from 1 to {MAX_VERSION}"
 
 
@@ -165,10 +174,6 @@ class Memory(BaseModel):
     status: Status
     version: int = Field(ge=1)
 
-    @property
-    def etag(self) -> str:
-        return f'"{self.version}"'
-
 
 class InputModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -185,16 +190,13 @@ class InputModel(BaseModel):
 class NewMemory(InputModel):
     """The body of a create: only `content` is required."""
 
-    content: Content
-    tags: Tags = []
-    memory_type: MemoryType = "fact"
-    status: WritableStatus = "active"
+    content: Content = Field(description=CONTENT_DESCRIPTION)
+    tags: Tags = Field(default=[], description=TAGS_DESCRIPTION)
+    memory_type: MemoryType = Field(default="fact", description=MEMORY_TYPE_DESCRIPTION)
+    status: WritableStatus = Field(default="active", description=STATUS_DESCRIPTION)
 
 
-IDEMPOTENCY_KEY_MAX_CHARS = 255
-IDEMPOTENCY_WINDOW_HOURS = 24
-IDEMPOTENCY_WINDOW_SECONDS = IDEMPOTENCY_WINDOW_HOURS * 60 * 60
-_IDEMPOTENCY_KEY = re.compile(rf"[\x21-\x7e]{{1,{IDEMPOTENCY_KEY_MAX_CHARS}}}")
+_IDEMPOTENCY_KEY = re.compile(IDEMPOTENCY_KEY_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -226,10 +228,10 @@ class MemoryChanges(InputModel):
     """The body of a PATCH: any subset of the editable fields; an absent field is left as it is."""
 
     # None only as the "not given" default (never validated); a given null is refused by _no_nulls.
-    content: Content = None  # type: ignore[assignment]
-    tags: Tags = None  # type: ignore[assignment]
-    memory_type: MemoryType = None  # type: ignore[assignment]
-    status: WritableStatus = None  # type: ignore[assignment]
+    content: Content = Field(default=None, description=CONTENT_DESCRIPTION)  # type: ignore[assignment]
+    tags: Tags = Field(default=None, description=TAGS_DESCRIPTION)  # type: ignore[arg-type]
+    memory_type: MemoryType = Field(default=None, description=MEMORY_TYPE_DESCRIPTION)  # type: ignore[arg-type]
+    status: WritableStatus = Field(default=None, description=STATUS_DESCRIPTION)  # type: ignore[arg-type]
 
     @field_validator("*", mode="before")
     @classmethod

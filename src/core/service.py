@@ -6,16 +6,8 @@ from collections.abc import Set
 
 from core.contract import Page, RetrievalQuery
 from core.errors import FieldError, InvalidInputError
-from core.model import (
-    IDEMPOTENCY_WINDOW_HOURS,
-    Clock,
-    IdempotentCreate,
-    Memory,
-    MemoryChanges,
-    NewMemory,
-    format_timestamp,
-    utc_now,
-)
+from core.limits import IDEMPOTENCY_WINDOW_HOURS
+from core.model import Clock, IdempotentCreate, Memory, MemoryChanges, NewMemory, format_timestamp, utc_now
 from core.repository import IdempotencyKeyTakenError, MemoryRepository, PriorCreate
 
 ANY_VERSION = None

@@ -1,9 +1,7 @@
 """The HTTP door: FastAPI routes over the core's service (handlers.lambda_http serves it on Lambda)."""
 
-import json
-import re
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Final, ParamSpec, TypeVar
+from typing import Annotated, ParamSpec, TypeVar
 
 from aws_lambda_powertools import Logger
 from fastapi import Depends, FastAPI, Header, Request, Response, Security
@@ -11,134 +9,44 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope as AsgiScope
 
 from core.access import Principal, Scope, sees_records
-from core.contract import Page, RetrievalQuery
+from core.contract import Page
 from core.errors import DomainError, FieldError, InvalidInputError
-from core.model import (
-    IDEMPOTENCY_KEY_MAX_CHARS,
-    IDEMPOTENCY_WINDOW_HOURS,
-    VERSION_DIGITS,
-    IdempotentCreate,
-    Memory,
-    MemoryChanges,
-    NewMemory,
-    parse_memory_id,
-)
+from core.limits import IDEMPOTENCY_KEY_MAX_CHARS, IDEMPOTENCY_WINDOW_HOURS
+from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory, parse_memory_id
 from core.service import MemoryService
 from handlers.auth import Authenticator, authorize, presented_credentials
-from handlers.openapi_doc import query_parameter_schema, refine_parameters, refine_responses, request_body_schema
-from handlers.problem import DOMAIN_STATUS, PROBLEM_JSON, Problem, domain_problem, problem_response
+from handlers.http_input import (
+    HttpProblemError,
+    etag,
+    parse_if_match,
+    read_json_body,
+    retrieval_query,
+)
+from handlers.openapi_doc import (
+    BODY_RESPONSES,
+    COMMON_RESPONSES,
+    INVALID_INPUT_RESPONSES,
+    NOT_FOUND_RESPONSES,
+    document_schemas,
+    json_schema_body,
+    problem_doc,
+    retrieval_parameters,
+)
+from handlers.problem import DOMAIN_STATUS, domain_problem, problem_response
 
 logger = Logger()
 
-MAX_BODY_BYTES: Final = 128 * 1024
-# RFC 9110 If-Match: `*` or a comma-separated list of entity tags, each `"..."` or weak `W/"..."`; a list may hold
-# empty elements (RFC 9110 5.6.1.2). The one parser is parse_if_match; handlers.openapi_doc documents the same syntax.
-_ENTITY_TAG = re.compile(r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')
-_IF_MATCH_LIST = re.compile(
-    rf"(?:,[ \t]*)*{_ENTITY_TAG.pattern}(?:[ \t]*,(?:[ \t]*,)*[ \t]*{_ENTITY_TAG.pattern})*(?:[ \t]*,)*"
-)
-# The only tags that can match: a version in quotes, spelled as the ETag spells it (strong comparison).
-_VERSION_TAG = re.compile(rf'"([1-9][0-9]{{0,{VERSION_DIGITS - 1}}})"')
 P = ParamSpec("P")
 T = TypeVar("T")
 
 
-class HttpProblemError(Exception):
-    """A failure that exists only at the HTTP door (unreadable or oversized bodies)."""
-
-    def __init__(self, status: int, title: str, detail: str, slug: str = "bad-request-body") -> None:
-        self.status, self.title, self.detail, self.slug = status, title, detail, slug
-        super().__init__(detail)
-
-
-def _problem_doc(description: str) -> dict[str, Any]:
-    return {
-        "description": description,
-        "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
-    }
-
-
-_COMMON_RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
-    401: {
-        **_problem_doc("No valid API key: missing, malformed, unknown, expired or revoked."),
-        "headers": {"WWW-Authenticate": {"description": "The Bearer challenge.", "schema": {"type": "string"}}},
-    },
-    403: _problem_doc("The API key lacks the scope this route needs (`read` for GET, `write` otherwise)."),
-    429: _problem_doc("Throttled; retry later."),
-    503: _problem_doc("Storage is briefly unavailable; retry after `Retry-After` seconds."),
-}
-_BODY_RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
-    400: _problem_doc("The body is not JSON."),
-    413: _problem_doc(f"The body is over {MAX_BODY_BYTES} bytes."),
-}
-_422: dict[int | str, dict[str, Any]] = {422: _problem_doc("A field breaks the contract; `errors` names each one.")}
-_404: dict[int | str, dict[str, Any]] = {
-    404: _problem_doc("No such memory (missing, deleted or not numeric)."),
-    422: _problem_doc("Never sent by this route; declared because every route shares one error format."),
-}
-
-
-def _json_schema_body(model: type[BaseModel]) -> dict[str, Any]:
-    schema = request_body_schema(model.model_json_schema())
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
-
-
-async def read_json_body(request: Request) -> object:
-    """The body parsed as JSON, bounded in size before it is read whole."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise HttpProblemError(413, "Body too large", f"the body must be at most {MAX_BODY_BYTES} bytes")
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY_BYTES:
-            raise HttpProblemError(413, "Body too large", f"the body must be at most {MAX_BODY_BYTES} bytes")
-    try:
-        return json.loads(bytes(body), parse_constant=_reject_constant, parse_int=_parse_int)
-    except (ValueError, RecursionError):
-        raise HttpProblemError(400, "Body is not JSON", "the body must be a JSON object") from None
-
-
-def _parse_int(text: str) -> object:
-    # int() refuses more than 4300 digits; no field takes a number that size, so let validation name the field.
-    return int(text) if len(text) <= 4000 else float(text)
-
-
-def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
-
-
-def parse_if_match(header: str | None) -> frozenset[int] | None:
-    """The versions an `If-Match` admits (RFC 9110 13.1.1): None for no precondition or `*` (any existing record),
-    else the versions its strong tags name; any one of them matches. A weak tag never matches (If-Match compares
-    strongly), nor does a tag that names no version, so a list of only such tags admits nothing (a 412). A value
-    that is not `*` or a list of entity tags is refused with a 412 whose detail names the syntax."""
-    if header is None:
-        return None
-    value = header.strip(" \t")
-    if value == "*":
-        return None
-    if not _IF_MATCH_LIST.fullmatch(value):
-        raise HttpProblemError(
-            412,
-            "If-Match is malformed",
-            f"If-Match must be * or a comma-separated list of entity tags, each in double quotes (the ETag of a "
-            f'read, e.g. "3", or "2", "3"), not {value[:40]!r}',
-            slug="malformed-if-match",
-        )
-    return frozenset(
-        int(version.group(1)) for tag in _ENTITY_TAG.finditer(value) if (version := _VERSION_TAG.fullmatch(tag.group()))
-    )
-
-
 def _with_etag(memory: Memory, response: Response) -> Memory:
-    response.headers["ETag"] = memory.etag
+    response.headers["ETag"] = etag(memory)
     return memory
 
 
@@ -168,7 +76,7 @@ def create_app(
         title="agent-memory",
         version=version,
         description="Memory for AI agents: store facts, preferences, identity and events; find them predictably.",
-        responses=_COMMON_RESPONSES,
+        responses=COMMON_RESPONSES,
         # Only the document: Swagger UI and ReDoc load their assets from a public CDN (blank offline), and serving
         # them locally would not fit the HTTP function's artifact budget. Any OpenAPI viewer reads /openapi.json.
         docs_url=None,
@@ -238,8 +146,12 @@ def create_app(
         "/memories",
         status_code=201,
         response_model=Memory,
-        responses={**_BODY_RESPONSES, **_422, 409: _problem_doc("Collides with a write in flight; retry.")},
-        openapi_extra=_json_schema_body(NewMemory),
+        responses={
+            **BODY_RESPONSES,
+            **INVALID_INPUT_RESPONSES,
+            409: problem_doc("Collides with a write in flight; retry."),
+        },
+        openapi_extra=json_schema_body(NewMemory),
         summary="Create a memory",
     )
     async def create_memory(
@@ -260,12 +172,12 @@ def create_app(
         ] = None,
     ) -> Memory:
         new = NewMemory.parse(await read_json_body(request))
-        once = None if idempotency_key is None else IdempotentCreate.of(idempotency_key, new, "Idempotency-Key")
-        memory = await blocking(service.create, caller.namespace, new, once)
+        idempotent = None if idempotency_key is None else IdempotentCreate.of(idempotency_key, new, "Idempotency-Key")
+        memory = await blocking(service.create, caller.namespace, new, idempotent)
         response.headers["Location"] = f"/memories/{memory.id}"
         return _with_etag(memory, response)
 
-    @app.get("/memories/{memory_id}", response_model=Memory, responses=_404, summary="Read one memory")
+    @app.get("/memories/{memory_id}", response_model=Memory, responses=NOT_FOUND_RESPONSES, summary="Read one memory")
     async def get_memory(memory_id: str, response: Response, service: Service, caller: Reader) -> Memory:
         return _with_etag(await blocking(service.get, caller.namespace, parse_memory_id(memory_id)), response)
 
@@ -273,17 +185,17 @@ def create_app(
         "/memories/{memory_id}",
         response_model=Memory,
         responses={
-            **_BODY_RESPONSES,
-            **_404,
-            **_422,
+            **BODY_RESPONSES,
+            **NOT_FOUND_RESPONSES,
+            **INVALID_INPUT_RESPONSES,
             204: {
                 "description": "Updated, for a key without the `read` scope: no body, only the new `ETag`.",
                 "headers": {"ETag": {"description": 'The version, quoted: "3".', "schema": {"type": "string"}}},
             },
-            409: _problem_doc("Other writers kept colliding with this one; retry."),
-            412: _problem_doc("`If-Match` names no current version, or is malformed (`type` tells which)."),
+            409: problem_doc("Other writers kept colliding with this one; retry."),
+            412: problem_doc("`If-Match` names no current version, or is malformed (`type` tells which)."),
         },
-        openapi_extra=_json_schema_body(MemoryChanges),
+        openapi_extra=json_schema_body(MemoryChanges),
         summary="Change a memory's editable fields",
     )
     async def update_memory(
@@ -298,10 +210,10 @@ def create_app(
         changes = MemoryChanges.parse(await read_json_body(request))
         memory = await blocking(service.update, caller.namespace, mid, changes, parse_if_match(if_match))
         if not sees_records(caller):
-            return Response(status_code=204, headers={"ETag": memory.etag})
+            return Response(status_code=204, headers={"ETag": etag(memory)})
         return _with_etag(memory, response)
 
-    @app.delete("/memories/{memory_id}", status_code=204, responses=_404, summary="Soft-delete a memory")
+    @app.delete("/memories/{memory_id}", status_code=204, responses=NOT_FOUND_RESPONSES, summary="Soft-delete a memory")
     async def delete_memory(memory_id: str, service: Service, caller: Writer) -> Response:
         await blocking(service.delete, caller.namespace, parse_memory_id(memory_id))
         return Response(status_code=204)
@@ -309,15 +221,15 @@ def create_app(
     @app.get(
         "/memories",
         response_model=Page,
-        responses=_422,
-        openapi_extra={"parameters": _retrieval_parameters()},
+        responses=INVALID_INPUT_RESPONSES,
+        openapi_extra={"parameters": retrieval_parameters()},
         summary="Filter, sort and page memories",
     )
     async def search_memories(request: Request, service: Service, caller: Reader) -> Page:
         params = {name: request.query_params.getlist(name) for name in request.query_params}
-        return await blocking(service.search, caller.namespace, RetrievalQuery.from_params(params))
+        return await blocking(service.search, caller.namespace, retrieval_query(params))
 
-    _document_problem_schema(app)
+    document_schemas(app)
     return app
 
 
@@ -342,38 +254,3 @@ def _no_route(app: FastAPI, request: Request) -> str:
     # A path is text the client sent, possibly with lone surrogates, which JSON cannot carry as they are.
     path = request.scope["path"][:200].encode("utf-8", "backslashreplace").decode("utf-8")
     return f"no route {request.method} {path}; the routes are {', '.join(sorted(paths))}"
-
-
-def _document_problem_schema(app: FastAPI) -> None:
-    """Put the Problem schema that every error response refers to into the OpenAPI components, and state the
-    parameters as the service reads them (handlers.openapi_doc)."""
-    generate = app.openapi
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            schema = generate()
-            problem = Problem.model_json_schema(ref_template="#/components/schemas/{model}")
-            components = schema.setdefault("components", {}).setdefault("schemas", {})
-            components.update(problem.pop("$defs", {}))
-            components["Problem"] = problem
-            refine_parameters(schema)
-            refine_responses(schema)
-        return app.openapi_schema  # type: ignore[return-value]  # set by generate()
-
-    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to customise the schema
-
-
-def _retrieval_parameters() -> list[dict[str, Any]]:
-    schema = RetrievalQuery.model_json_schema()
-    return [
-        {
-            "name": name,
-            "in": "query",
-            "required": False,
-            "description": prop.get("description", ""),
-            "schema": query_parameter_schema(
-                name, {k: v for k, v in prop.items() if k not in ("description", "title")}
-            ),
-        }
-        for name, prop in schema["properties"].items()
-    ]

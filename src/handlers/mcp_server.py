@@ -22,6 +22,7 @@ from core.errors import (
     AuthenticationError,
     StorageUnavailableError,
 )
+from core.limits import MAX_REQUEST_BYTES
 from handlers.auth import Authenticator, presented_credentials
 from handlers.lambda_asgi import invoke
 from handlers.mcp_tools import PRINCIPAL_SCOPE_KEY
@@ -30,8 +31,6 @@ from handlers.problem import domain_problem, problem_response
 logger = Logger()
 
 MCP_PATH: Final = "/mcp"
-# The HTTP door's body bound; the largest tool call (a full-size create) is far below it.
-MAX_REQUEST_BYTES: Final = 128 * 1024
 # The methods /mcp serves: POST carries every message; OPTIONS answers CORS preflights (and plain OPTIONS).
 ALLOWED_METHODS: Final = "POST, OPTIONS"
 # What a browser page may send cross-origin, and read back: the transport's headers in both protocol eras.

@@ -187,7 +187,7 @@ def test_concurrent_reads_never_make_a_patch_fail_and_leave_the_latest_stamp(sto
 
     def patcher() -> list[Any]:
         client = TestClient(store.app)
-        etag, outcomes = memory.etag, []
+        etag, outcomes = f'"{memory.version}"', []
         for n in range(patches):
             response = client.patch(f"/memories/{memory.id}", json={"content": f"edit {n}"}, headers={"If-Match": etag})
             outcomes.append(response.status_code)

@@ -77,7 +77,11 @@ async def test_record_tools_publish_the_record_schema_and_their_real_constraints
         assert set(output_properties(tools[name])) == set(Memory.model_fields)
     create = tools["create_memory"].input_schema
     assert create["required"] == ["content"]
-    assert create["properties"]["content"]["maxLength"] == 8192
+    # The length bound counts content once trimmed, so the schema states it in words (a maxLength would refuse
+    # what the service accepts); the OpenAPI document spells it as a pattern, which tool schemas leave out.
+    assert create["properties"]["content"]["minLength"] == 1
+    assert "1 to 8192 characters" in create["properties"]["content"]["description"]
+    assert create["properties"]["tags"]["anyOf"][0]["maxItems"] == 20
     assert create["properties"]["memory_type"]["enum"] == ["preference", "fact", "identity", "event"]
     assert create["properties"]["status"]["enum"] == ["active", "invalid"]
     update = tools["update_memory"].input_schema

@@ -801,3 +801,24 @@ def test_a_malformed_idempotency_key_is_422_and_creates_nothing(http: TestClient
 def test_the_openapi_document_declares_the_idempotency_key_header(http: TestClient) -> None:
     parameters = http.get("/openapi.json").json()["paths"]["/memories"]["post"]["parameters"]
     assert [p["name"] for p in parameters if p["in"] == "header"] == ["Idempotency-Key"]
+
+
+def test_the_etag_is_the_version_in_quotes() -> None:
+    from handlers.http_input import etag
+
+    assert (
+        etag(
+            Memory(
+                id=1,
+                content="x",
+                tags=[],
+                created_at="t",
+                updated_at="t",
+                last_accessed_at=None,
+                memory_type="fact",
+                status="active",
+                version=3,
+            )
+        )
+        == '"3"'
+    )

@@ -12,12 +12,10 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from core.errors import FieldError, InvalidInputError, MemoryNotFoundError
+from core.limits import CONTENT_MAX_CHARS, TAG_MAX_CHARS, TAGS_MAX
 from core.model import (
-    CONTENT_MAX_CHARS,
     MEMORY_TYPES,
     READ_ONLY_FIELDS,
-    TAG_MAX_CHARS,
-    TAGS_MAX,
     Memory,
     MemoryChanges,
     NewMemory,
@@ -474,10 +472,6 @@ def test_the_record_has_exactly_the_contracts_fields() -> None:
         "status",
         "version",
     }
-
-
-def test_the_etag_is_the_version_in_quotes() -> None:
-    assert a_memory(version=3).etag == '"3"'
 
 
 def test_format_timestamp_writes_utc_with_six_fraction_digits_and_z() -> None:

@@ -14,16 +14,17 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core.errors import InvalidInputError
-from core.model import CONTENT_MAX_CHARS, IdempotentCreate, NewMemory, normalize_tag
-from handlers.http_api import HttpProblemError, parse_if_match
-from handlers.openapi_doc import (
+from core.limits import CONTENT_MAX_CHARS
+from core.model import IdempotentCreate, NewMemory, normalize_tag
+from core.schema import (
     CONTENT_PATTERN,
     CONTENT_TOO_LONG_PATTERN,
     IDEMPOTENCY_KEY_PATTERN,
-    IF_MATCH_PATTERN,
     TAG_PATTERN,
     WHITESPACE_POINTS,
 )
+from handlers.http_input import HttpProblemError, parse_if_match
+from handlers.openapi_doc import IF_MATCH_PATTERN
 
 # Text that leans on what the rules are about: whitespace of every kind, hidden characters, the tag alphabet.
 _EDGY = st.sampled_from(

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from core.contract import RetrievalQuery
 from core.errors import InvalidInputError
 from core.model import Memory
+from handlers.http_input import retrieval_query
 
 
 def memory(content: str = "remembered", tags: list[str] | None = None) -> Memory:
@@ -35,7 +36,7 @@ def refused_fields(params: dict[str, Any]) -> list[str]:
 
 
 def from_query_string(**params: str | list[str]) -> RetrievalQuery:
-    return RetrievalQuery.from_params({k: v if isinstance(v, list) else [v] for k, v in params.items()})
+    return retrieval_query({k: v if isinstance(v, list) else [v] for k, v in params.items()})
 
 
 # --- defaults and paging ---
@@ -48,7 +49,7 @@ def test_an_empty_query_sorts_by_id_and_serves_ten_from_offset_zero_without_filt
 
 
 def test_no_query_string_parameters_give_the_same_defaults() -> None:
-    assert RetrievalQuery.from_params({}) == RetrievalQuery.parse({})
+    assert retrieval_query({}) == RetrievalQuery.parse({})
 
 
 @pytest.mark.parametrize(("given_limit", "served"), [(1, 1), (10, 10), (99, 99), (100, 100), (101, 100), (10**9, 100)])

@@ -21,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from core.model import ID_DIGITS, TIMESTAMP_FORMAT, Memory
+from core.limits import ID_DIGITS
+from core.model import TIMESTAMP_FORMAT, Memory
 
 # Index name and sort attribute per timestamp sort; `id` sorts on the table's own key.
 INDEXES: Final[Mapping[str, tuple[str, str]]] = {

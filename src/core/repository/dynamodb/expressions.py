@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from core.model import IDEMPOTENCY_WINDOW_SECONDS, IdempotentCreate, Memory
+from core.limits import IDEMPOTENCY_WINDOW_SECONDS
+from core.model import IdempotentCreate, Memory
 from core.repository.dynamodb.codec import (
     IDEMPOTENCY_PREFIX,
     STATS_SK,

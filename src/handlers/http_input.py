@@ -1,0 +1,93 @@
+"""What the HTTP door reads from a request: the JSON body (bounded), the `If-Match` precondition, the retrieval
+query string; and the failures only this door has (unreadable or oversized bodies, a malformed If-Match)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+
+from starlette.requests import Request
+
+from core.contract import RETRIEVAL_FIELDS, RetrievalQuery
+from core.errors import FieldError, InvalidInputError
+from core.limits import MAX_REQUEST_BYTES, VERSION_DIGITS
+from core.model import Memory
+
+# RFC 9110 If-Match: `*` or a comma-separated list of entity tags, each `"..."` or weak `W/"..."`; a list may hold
+# empty elements (RFC 9110 5.6.1.2). The one parser is parse_if_match; handlers.openapi_doc documents the same syntax.
+_ENTITY_TAG = re.compile(r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')
+_IF_MATCH_LIST = re.compile(
+    rf"(?:,[ \t]*)*{_ENTITY_TAG.pattern}(?:[ \t]*,(?:[ \t]*,)*[ \t]*{_ENTITY_TAG.pattern})*(?:[ \t]*,)*"
+)
+# The only tags that can match: a version in quotes, spelled as the ETag spells it (strong comparison).
+_VERSION_TAG = re.compile(rf'"([1-9][0-9]{{0,{VERSION_DIGITS - 1}}})"')
+
+
+class HttpProblemError(Exception):
+    """A failure that exists only at the HTTP door (unreadable or oversized bodies)."""
+
+    def __init__(self, status: int, title: str, detail: str, slug: str = "bad-request-body") -> None:
+        self.status, self.title, self.detail, self.slug = status, title, detail, slug
+        super().__init__(detail)
+
+
+async def read_json_body(request: Request) -> object:
+    """The body parsed as JSON, bounded in size before it is read whole."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_REQUEST_BYTES:
+        raise HttpProblemError(413, "Body too large", f"the body must be at most {MAX_REQUEST_BYTES} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_REQUEST_BYTES:
+            raise HttpProblemError(413, "Body too large", f"the body must be at most {MAX_REQUEST_BYTES} bytes")
+    try:
+        return json.loads(bytes(body), parse_constant=_reject_constant, parse_int=_parse_int)
+    except (ValueError, RecursionError):
+        raise HttpProblemError(400, "Body is not JSON", "the body must be a JSON object") from None
+
+
+def _parse_int(text: str) -> object:
+    # int() refuses more than 4300 digits; no field takes a number that size, so let validation name the field.
+    return int(text) if len(text) <= 4000 else float(text)
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_if_match(header: str | None) -> frozenset[int] | None:
+    """The versions an `If-Match` admits (RFC 9110 13.1.1): None for no precondition or `*` (any existing record),
+    else the versions its strong tags name; any one of them matches. A weak tag never matches (If-Match compares
+    strongly), nor does a tag that names no version, so a list of only such tags admits nothing (a 412). A value
+    that is not `*` or a list of entity tags is refused with a 412 whose detail names the syntax."""
+    if header is None:
+        return None
+    value = header.strip(" \t")
+    if value == "*":
+        return None
+    if not _IF_MATCH_LIST.fullmatch(value):
+        raise HttpProblemError(
+            412,
+            "If-Match is malformed",
+            f"If-Match must be * or a comma-separated list of entity tags, each in double quotes (the ETag of a "
+            f'read, e.g. "3", or "2", "3"), not {value[:40]!r}',
+            slug="malformed-if-match",
+        )
+    return frozenset(
+        int(version.group(1)) for tag in _ENTITY_TAG.finditer(value) if (version := _VERSION_TAG.fullmatch(tag.group()))
+    )
+
+
+def etag(memory: Memory) -> str:
+    """The record's version as an entity tag: `"3"`."""
+    return f'"{memory.version}"'
+
+
+def retrieval_query(params: Mapping[str, list[str]]) -> RetrievalQuery:
+    """The retrieval a query string asks for; a retrieval parameter given twice is ambiguous and refused."""
+    repeated = [name for name in RETRIEVAL_FIELDS if len(params.get(name, [])) > 1]
+    if repeated:
+        raise InvalidInputError([FieldError(name, "must be given at most once") for name in repeated])
+    return RetrievalQuery.parse({name: values[0] for name, values in params.items() if name in RETRIEVAL_FIELDS})

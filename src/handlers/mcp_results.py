@@ -1,0 +1,100 @@
+"""What the MCP tools return: results as the SDK builds them, and the one translation of domain errors into tool
+errors."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Literal, ParamSpec, Required, TypedDict, TypeVar
+
+import pydantic_core
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel
+
+from core.errors import (
+    AuthenticationError,
+    DomainError,
+    InvalidInputError,
+    KeyNotFoundError,
+    MemoryNotFoundError,
+    PermissionDeniedError,
+    StorageUnavailableError,
+    TableMissingError,
+    VersionMismatchError,
+    WriteConflictError,
+)
+from core.model import MemoryType, Status
+from handlers.problem import log_operator_error
+
+# The one table from domain errors to tool errors: what to add to the core's own words, if anything.
+# The core's message always comes first and unchanged, so an invalid input reads exactly as the HTTP 422 detail.
+TOOL_ERROR_HINTS: Final[dict[type[DomainError], str | None]] = {
+    InvalidInputError: None,
+    MemoryNotFoundError: "find the right id with search_memories",
+    VersionMismatchError: None,
+    WriteConflictError: "retry in {retry_after_seconds} s",
+    StorageUnavailableError: "retry in {retry_after_seconds} s",
+    TableMissingError: "retry in {retry_after_seconds} s",
+    AuthenticationError: "the MCP client must send a valid agent-memory API key as `Authorization: Bearer <key>`",
+    PermissionDeniedError: "ask the user for an API key with the {scope} scope",
+    KeyNotFoundError: None,
+}
+
+
+def tool_error(exc: DomainError) -> CallToolResult:
+    """The tool error a model reads for a domain error: exactly the core's words (and a hint), as the HTTP detail.
+
+    Returned rather than raised: the SDK would put "Error executing tool <name>: " before a raised ToolError's text.
+    """
+    log_operator_error(exc)
+    hint = TOOL_ERROR_HINTS[type(exc)]
+    text = str(exc) if hint is None else f"{exc}; {hint.format_map(vars(exc))}"
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def domain_errors_as_tool_errors(tool: Callable[P, R]) -> Callable[P, R | CallToolResult]:
+    """Every tool's one translation of domain errors; anything else stays a crash the SDK logs."""
+
+    @functools.wraps(tool)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R | CallToolResult:
+        try:
+            return tool(*args, **kwargs)
+        except DomainError as exc:
+            return tool_error(exc)
+
+    # The SDK publishes __doc__ as the tool's description; Python before 3.13 keeps the source indentation in it.
+    call.__doc__ = inspect.cleandoc(tool.__doc__ or "")
+    return call
+
+
+class DeletedMemory(BaseModel):
+    """What delete_memory reports: the memory is now soft-deleted."""
+
+    id: int
+    status: Literal["deleted"] = "deleted"
+
+
+class UpdatedMemory(TypedDict, total=False):
+    """What update_memory reports: the memory as stored, or only its id and version for a key without the read
+    scope (such a key never receives a record it did not just send)."""
+
+    id: Required[int]
+    version: Required[int]
+    content: str
+    tags: list[str]
+    created_at: str
+    updated_at: str
+    last_accessed_at: str | None
+    memory_type: MemoryType
+    status: Status
+
+
+def structured(data: Mapping[str, Any]) -> CallToolResult:
+    """A result as the SDK builds one from a returned model: the data, and the same data as indented JSON text."""
+    text = pydantic_core.to_json(data, indent=2).decode()
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=dict(data))
