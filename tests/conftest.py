@@ -30,10 +30,10 @@ import core.errors
 from core.access import SCOPES, ApiKey, hash_key, key_id_of
 from core.errors import DomainError
 from core.keys import KeyService
+from core.memories import MemoryService
 from core.model import Memory
 from core.repository import KeyRepository, MemoryRepository
 from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository, ensure_table, make_client
-from core.service import MemoryService
 from handlers import bootstrap
 from handlers.auth import open_access
 from handlers.http_api import create_app

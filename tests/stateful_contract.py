@@ -28,8 +28,8 @@ from mcp.client import Client
 from mcp.types import CallToolResult
 
 from core.contract import RetrievalQuery
+from core.memories import MemoryService
 from core.model import format_timestamp
-from core.service import MemoryService
 from handlers.auth import open_access
 from handlers.http_api import create_app
 from handlers.mcp_tools import create_server

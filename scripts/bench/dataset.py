@@ -8,8 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.memories import MemoryService
 from core.model import NewMemory
-from core.service import MemoryService
 
 WORDS = [
     "the",

@@ -24,8 +24,8 @@ from bench.capacity import (
 )
 from bench.dataset import Q_WORD, TAG, Namespace, memory_body
 from core.contract import RetrievalQuery
+from core.memories import MemoryService
 from core.model import Memory, MemoryChanges, NewMemory
-from core.service import MemoryService
 
 LIST_OFFSET = 50
 LISTINGS: dict[str, dict[str, Any]] = {

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from core.keys import KeyService
+from core.memories import MemoryService
 from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository, make_client
-from core.service import MemoryService
 from handlers.auth import Authenticator, key_authenticator
 
 if TYPE_CHECKING:

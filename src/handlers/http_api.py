@@ -1,7 +1,7 @@
 """The HTTP door: FastAPI routes over the core's service (handlers.lambda_http serves it on Lambda)."""
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated, ParamSpec, TypeVar
+from typing import Annotated
 
 from aws_lambda_powertools import Logger
 from fastapi import Depends, FastAPI, Header, Request, Response, Security
@@ -9,7 +9,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope as AsgiScope
 
@@ -17,9 +16,10 @@ from core.access import Principal, Scope, sees_records
 from core.contract import Page
 from core.errors import DomainError, FieldError, InvalidInputError
 from core.limits import IDEMPOTENCY_KEY_MAX_CHARS, IDEMPOTENCY_WINDOW_HOURS
+from core.memories import MemoryService
 from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory, parse_memory_id
-from core.service import MemoryService
 from handlers.auth import Authenticator, authorize, presented_credentials
+from handlers.concurrency import RunBlocking, inline
 from handlers.http_input import (
     HttpProblemError,
     etag,
@@ -41,9 +41,6 @@ from handlers.problem import DOMAIN_STATUS, domain_problem, problem_response
 
 logger = Logger()
 
-P = ParamSpec("P")
-T = TypeVar("T")
-
 
 def _with_etag(memory: Memory, response: Response) -> Memory:
     response.headers["ETag"] = etag(memory)
@@ -64,13 +61,13 @@ def create_app(
     provide_service: Callable[[], MemoryService],
     authenticate: Authenticator,
     version: str,
-    threaded: bool = False,
+    run_blocking: RunBlocking = inline,
 ) -> FastAPI:
     """The HTTP API over the service `provide_service` gives (called per request, so it can be built lazily),
     authenticating each request with `authenticate`; handlers.bootstrap assembles both, tests pass their own.
 
-    `threaded` (for `serve`, which answers many requests at once) runs every blocking service and key call in a
-    worker thread, so a stalled storage call holds up only its own request, never the event loop and /healthz.
+    Every blocking service and key call goes through `run_blocking`, the entrypoint's concurrency policy
+    (handlers.concurrency).
     """
     app = FastAPI(
         title="agent-memory",
@@ -85,13 +82,11 @@ def create_app(
     )
 
     # Dependencies are coroutines, like the routes: FastAPI would run plain functions in a worker thread, a hop
-    # costing more than the rest of a warm request. Lambda serves one request per environment at a time, so the
-    # blocking DynamoDB calls inside hold up nothing.
+    # costing more than the rest of a warm request.
     async def service() -> MemoryService:
         return provide_service()
 
-    async def blocking(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        return await run_in_threadpool(call, *args, **kwargs) if threaded else call(*args, **kwargs)
+    blocking = run_blocking
 
     Service = Annotated[MemoryService, Depends(service)]  # noqa: N806  # a type alias, named like one
 

@@ -6,14 +6,17 @@ from typing import Any
 from aws_lambda_powertools.logging import correlation_paths
 
 from handlers import bootstrap
+from handlers.concurrency import inline
 from handlers.http_api import create_app, logger
 from handlers.lambda_asgi import invoke
 
 # Built at import (cold start); the DynamoDB client and services are built on the first request that needs them.
+# One request per execution environment: blocking calls run inline (handlers.concurrency).
 app = create_app(
     provide_service=lambda: bootstrap.default_services().memories,
     authenticate=bootstrap.lambda_authenticator(),
     version=bootstrap.VERSION,
+    run_blocking=inline,
 )
 
 

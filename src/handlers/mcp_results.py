@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Literal, ParamSpec, Required, TypedDict, TypeVar
 
 import pydantic_core
@@ -57,13 +57,13 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def domain_errors_as_tool_errors(tool: Callable[P, R]) -> Callable[P, R | CallToolResult]:
+def domain_errors_as_tool_errors(tool: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R | CallToolResult]]:
     """Every tool's one translation of domain errors; anything else stays a crash the SDK logs."""
 
     @functools.wraps(tool)
-    def call(*args: P.args, **kwargs: P.kwargs) -> R | CallToolResult:
+    async def call(*args: P.args, **kwargs: P.kwargs) -> R | CallToolResult:
         try:
-            return tool(*args, **kwargs)
+            return await tool(*args, **kwargs)
         except DomainError as exc:
             return tool_error(exc)
 

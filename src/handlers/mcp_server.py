@@ -11,7 +11,6 @@ from mcp.server import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import Response
 from starlette.routing import Route
@@ -24,6 +23,7 @@ from core.errors import (
 )
 from core.limits import MAX_REQUEST_BYTES
 from handlers.auth import Authenticator, presented_credentials
+from handlers.concurrency import RunBlocking, inline
 from handlers.lambda_asgi import invoke
 from handlers.mcp_tools import PRINCIPAL_SCOPE_KEY
 from handlers.problem import domain_problem, problem_response
@@ -70,6 +70,7 @@ class MCPEndpoint:
         allowed_origins: Iterable[str] = (),
         *,
         authenticate: Authenticator,
+        run_blocking: RunBlocking = inline,
     ) -> None:
         self._app = server.streamable_http_app(
             streamable_http_path=MCP_PATH,
@@ -81,6 +82,7 @@ class MCPEndpoint:
         self.session_manager: StreamableHTTPSessionManager = server.session_manager
         self.allowed_origins = frozenset(allowed_origins)
         self._authenticate = authenticate
+        self._run_blocking = run_blocking
 
     async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -99,8 +101,8 @@ class MCPEndpoint:
             await refusal(scope, receive, send)
             return
         try:
-            # A key lookup is a blocking DynamoDB call: keep it off the event loop.
-            principal = await run_in_threadpool(self._authenticate, presented_credentials(headers))
+            # A key lookup is a blocking DynamoDB call: run as the entrypoint's policy says (handlers.concurrency).
+            principal = await self._run_blocking(self._authenticate, presented_credentials(headers))
         except (AuthenticationError, StorageUnavailableError) as exc:
             await domain_problem(exc)(scope, receive, send)
             return
@@ -173,10 +175,14 @@ async def _whole_body(receive: Receive) -> Receive | None:
 
 
 def create_mcp_asgi_app(
-    server: MCPServer, allowed_origins: Iterable[str] = (), *, authenticate: Authenticator
+    server: MCPServer,
+    allowed_origins: Iterable[str] = (),
+    *,
+    authenticate: Authenticator,
+    run_blocking: RunBlocking = inline,
 ) -> MCPEndpoint:
     """The guarded ASGI app serving `server` at /mcp; its lifespan runs the SDK session manager."""
-    return MCPEndpoint(server, allowed_origins, authenticate=authenticate)
+    return MCPEndpoint(server, allowed_origins, authenticate=authenticate, run_blocking=run_blocking)
 
 
 def with_mcp_endpoint(app: ASGIApp, endpoint: MCPEndpoint) -> Starlette:
@@ -200,7 +206,11 @@ LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
 def create_handler(
-    server: MCPServer, allowed_origins: Iterable[str] = (), *, authenticate: Authenticator
+    server: MCPServer,
+    allowed_origins: Iterable[str] = (),
+    *,
+    authenticate: Authenticator,
+    run_blocking: RunBlocking = inline,
 ) -> LambdaHandler:
     """A Lambda handler serving `server` for function URL (and API Gateway) events.
 
@@ -211,7 +221,7 @@ def create_handler(
     origins = frozenset(allowed_origins)
 
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        endpoint = create_mcp_asgi_app(server, origins, authenticate=authenticate)
+        endpoint = create_mcp_asgi_app(server, origins, authenticate=authenticate, run_blocking=run_blocking)
         return invoke(endpoint, event, context, lifespan="on")
 
     return handle

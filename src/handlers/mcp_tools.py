@@ -11,6 +11,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from core.access import Principal, Scope, require, sees_records
 from core.contract import Page, RetrievalQuery, SortKey
 from core.limits import DEFAULT_LIMIT
+from core.memories import MemoryService
 from core.model import (
     STANDARD_TAGS,
     IdempotentCreate,
@@ -21,8 +22,8 @@ from core.model import (
     parse_expected_version,
     parse_memory_id,
 )
-from core.service import MemoryService
-from handlers.auth import Authenticator, presented_credentials
+from handlers.auth import Authenticator
+from handlers.concurrency import RunBlocking, inline
 from handlers.mcp_arguments import (
     ABSENT,
     ContentChangeArg,
@@ -126,12 +127,15 @@ def create_server(
     provide_service: Callable[[], MemoryService],
     authenticate: Authenticator,
     version: str,
+    run_blocking: RunBlocking = inline,
 ) -> MCPServer:
-    """The MCP server with the contract's tools; tests pass their own service and authenticator.
+    """The MCP server with the contract's tools over the service `provide_service` gives.
 
-    Each tool acts as the principal the endpoint's guard verified. A request that did not pass the guard (an
-    in-process client, or the SDK's app served unguarded) is authenticated here by `authenticate`, from its
-    `Authorization` header when it has one.
+    One principal path: each tool acts as the principal the endpoint's guard verified (handlers.mcp_server, the only
+    reader of credentials on the network). A call the guard did not see (an in-process client, or the SDK's app
+    served without the guard) presents no credentials: it acts as whatever `authenticate` grants a caller without
+    a key, which for API keys is nothing (a 401 tool error) and for open access the open namespace. Every storage
+    call goes through `run_blocking`, the entrypoint's concurrency policy (handlers.concurrency).
     """
     # No subscriptions/listen: its stream never ends, and nothing here changes behind a client's back.
     server: MCPServer = MCPServer(
@@ -140,20 +144,17 @@ def create_server(
     _serve_tools_only(server)
 
     def caller(ctx: Context | None, scope: Scope) -> Principal:
-        principal = verified_principal(ctx)
-        if principal is None:
-            headers = getattr(_request_of(ctx), "headers", None)
-            principal = authenticate(presented_credentials(headers) if isinstance(headers, Mapping) else None)
+        principal = verified_principal(ctx) or authenticate(None)
         require(principal, scope)
         return principal
 
-    def search(ctx: Context | None, arguments: dict[str, object]) -> Page:
+    async def search(ctx: Context | None, arguments: dict[str, object]) -> Page:
         namespace = caller(ctx, "read").namespace
-        return provide_service().search(namespace, RetrievalQuery.parse(arguments))
+        return await run_blocking(provide_service().search, namespace, RetrievalQuery.parse(arguments))
 
     @server.tool(title="Prime memory context", annotations=_READ)
     @domain_errors_as_tool_errors
-    def prime_memory_context(
+    async def prime_memory_context(
         status: StatusArg = PRIME_STATUS,
         memory_type: MemoryTypeArg = ABSENT,
         tag: TagArg = ABSENT,
@@ -178,14 +179,14 @@ def create_server(
         Reading marks the returned memories as accessed (last_accessed_at) and changes nothing else, so it is
         read-only from your side.
         """
-        return search(
+        return await search(
             ctx,
             sent_arguments(status=status, memory_type=memory_type, tag=tag, q=q, sort=sort, limit=limit, offset=offset),
         )
 
     @server.tool(title="Search memories", annotations=_READ)
     @domain_errors_as_tool_errors
-    def search_memories(
+    async def search_memories(
         status: StatusArg = ABSENT,
         memory_type: MemoryTypeArg = ABSENT,
         tag: TagArg = ABSENT,
@@ -204,7 +205,7 @@ def create_server(
         returned memories as accessed (last_accessed_at) and changes nothing else, so it is read-only from your
         side.
         """
-        return search(
+        return await search(
             ctx,
             sent_arguments(status=status, memory_type=memory_type, tag=tag, q=q, sort=sort, limit=limit, offset=offset),
         )
@@ -216,7 +217,7 @@ def create_server(
         ),
     )
     @domain_errors_as_tool_errors
-    def create_memory(
+    async def create_memory(
         content: NewContentArg,
         tags: NewTagsArg = ABSENT,
         memory_type: NewMemoryTypeArg = "fact",
@@ -234,18 +235,18 @@ def create_server(
         sent = sent_arguments(content=content, tags=tags, memory_type=memory_type, status=status)
         new = NewMemory.parse({**sent, **undeclared_arguments(ctx, create_memory)})
         idempotent = None if idempotency_key is None else IdempotentCreate.of(idempotency_key, new, "idempotency_key")
-        return provide_service().create(namespace, new, idempotent)
+        return await run_blocking(provide_service().create, namespace, new, idempotent)
 
     @server.tool(title="Read a memory", annotations=_READ)
     @domain_errors_as_tool_errors
-    def get_memory(id: IdArg, ctx: Context | None = None) -> Memory:
+    async def get_memory(id: IdArg, ctx: Context | None = None) -> Memory:
         """Read one memory by id, with its current version (pass that to update_memory as expected_version).
 
         A deleted or unknown id is an error. Reading stamps last_accessed_at and changes nothing else, so it is
         read-only from your side.
         """
         namespace = caller(ctx, "read").namespace
-        return provide_service().get(namespace, parse_memory_id(id))
+        return await run_blocking(provide_service().get, namespace, parse_memory_id(id))
 
     @server.tool(
         title="Update a memory",
@@ -254,7 +255,7 @@ def create_server(
         ),
     )
     @domain_errors_as_tool_errors
-    def update_memory(
+    async def update_memory(
         id: IdArg,
         content: ContentChangeArg = ABSENT,
         tags: TagsChangeArg = ABSENT,
@@ -274,8 +275,12 @@ def create_server(
         memory_id = parse_memory_id(id)
         sent = sent_arguments(content=content, tags=tags, memory_type=memory_type, status=status)
         changes = MemoryChanges.parse({**sent, **undeclared_arguments(ctx, update_memory)})
-        memory = provide_service().update(
-            principal.namespace, memory_id, changes, parse_expected_version(expected_version, "expected_version")
+        memory = await run_blocking(
+            provide_service().update,
+            principal.namespace,
+            memory_id,
+            changes,
+            parse_expected_version(expected_version, "expected_version"),
         )
         if not sees_records(principal):
             return structured({"id": memory.id, "version": memory.version})
@@ -288,7 +293,7 @@ def create_server(
         ),
     )
     @domain_errors_as_tool_errors
-    def delete_memory(id: IdArg, ctx: Context | None = None) -> DeletedMemory:
+    async def delete_memory(id: IdArg, ctx: Context | None = None) -> DeletedMemory:
         """Delete a memory the user asked you to forget: it disappears from reads and searches.
 
         For a memory that is merely wrong or outdated, use update_memory with status invalid instead, which keeps
@@ -296,7 +301,7 @@ def create_server(
         """
         namespace = caller(ctx, "write").namespace
         memory_id = parse_memory_id(id)
-        provide_service().delete(namespace, memory_id)
+        await run_blocking(provide_service().delete, namespace, memory_id)
         return DeletedMemory(id=memory_id)
 
     return server

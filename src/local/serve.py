@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from core.access import DEFAULT_NAMESPACE, ApiKey
 from core.errors import DomainError, TableMissingError
 from core.keys import KeyService
+from core.memories import MemoryService
 from core.repository.dynamodb import ensure_table, make_client
 from handlers import bootstrap
 from local.store import settings_for
@@ -124,16 +125,20 @@ def serve_app(
 ) -> ASGIApp:
     """What `serve` runs: both doors over `services`, with every blocking storage call in a worker thread, so a slow
     call holds up only its own request."""
+    from handlers.concurrency import in_worker_thread
     from handlers.http_api import create_app
     from handlers.mcp_server import create_mcp_asgi_app, with_mcp_endpoint
     from handlers.mcp_tools import create_server
 
-    version = bootstrap.VERSION
-    server = create_server(provide_service=lambda: services.memories, authenticate=authenticate, version=version)
-    mcp = create_mcp_asgi_app(server, allowed_origins, authenticate=authenticate)
-    http = create_app(
-        provide_service=lambda: services.memories, authenticate=authenticate, version=version, threaded=True
-    )
+    # Many requests at once in one process: blocking calls run in worker threads (handlers.concurrency).
+    version, policy = bootstrap.VERSION, in_worker_thread
+
+    def memories() -> MemoryService:
+        return services.memories
+
+    server = create_server(memories, authenticate, version, run_blocking=policy)
+    mcp = create_mcp_asgi_app(server, allowed_origins, authenticate=authenticate, run_blocking=policy)
+    http = create_app(memories, authenticate, version, run_blocking=policy)
     return with_mcp_endpoint(http, mcp)
 
 

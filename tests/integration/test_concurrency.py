@@ -19,9 +19,9 @@ from fastapi.testclient import TestClient
 from core.access import DEFAULT_NAMESPACE
 from core.contract import RetrievalQuery
 from core.errors import VersionMismatchError
+from core.memories import MemoryService
 from core.model import Memory, MemoryChanges, NewMemory
 from core.repository.dynamodb import UPDATE_ATTEMPTS, DynamoDBMemoryRepository
-from core.service import MemoryService
 from handlers.auth import open_access
 from handlers.http_api import create_app
 from tests.conftest import Engine, FakeClock

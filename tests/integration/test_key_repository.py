@@ -8,9 +8,9 @@ import pytest
 from core.access import SCOPES, ApiKey
 from core.contract import RetrievalQuery
 from core.errors import WriteConflictError
+from core.memories import MemoryService
 from core.model import NewMemory
 from core.repository import KeyRepository
-from core.service import MemoryService
 from tests.conftest import Engine, FakeClock
 
 

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
+from core.memories import MemoryService
 from core.model import NewMemory
-from core.service import MemoryService
 from handlers.auth import open_access
 from handlers.http_api import create_app
 from handlers.mcp_tools import create_server

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from core.contract import Page, RetrievalQuery
+from core.memories import MemoryService
 from core.model import Memory, NewMemory
-from core.service import MemoryService
 from tests.conftest import FakeClock
 
 NS = "default"

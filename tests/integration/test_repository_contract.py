@@ -12,8 +12,8 @@ import pytest
 
 from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
+from core.memories import MemoryService
 from core.model import MEMORY_TYPES, Memory, MemoryChanges, NewMemory
-from core.service import MemoryService
 from tests.conftest import Engine, StoredMemories
 
 NS = "alice"

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from core.contract import RetrievalQuery
 from core.errors import InvalidInputError, MemoryNotFoundError, VersionMismatchError, WriteConflictError
+from core.memories import MemoryService
 from core.model import MEMORY_TYPES, IdempotentCreate, Memory, MemoryChanges, NewMemory
 from core.repository.dynamodb import DynamoDBMemoryRepository
-from core.service import MemoryService
 from tests.conftest import Engine, FakeClock, StoredMemories
 
 NS = "alice"

@@ -17,9 +17,9 @@ from botocore.exceptions import ClientError
 
 from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, StorageUnavailableError
+from core.memories import MemoryService
 from core.model import MEMORY_TYPES, IdempotentCreate, MemoryChanges, NewMemory
 from core.repository.dynamodb import DynamoDBMemoryRepository
-from core.service import MemoryService
 from tests.conftest import Engine, FakeClock
 from tests.integration.test_totals_search_idempotency import assert_totals_match, stored
 

@@ -17,7 +17,7 @@ from mcp.client import Client
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent
 
-from core.service import MemoryService
+from core.memories import MemoryService
 from handlers.auth import open_access
 from handlers.mcp_tools import create_server
 

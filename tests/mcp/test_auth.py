@@ -18,9 +18,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 from core.contract import RetrievalQuery
 from core.errors import StorageUnavailableError
 from core.keys import CACHE_TTL, KeyService
+from core.memories import MemoryService
 from core.model import NewMemory
 from core.repository import KeyRepository
-from core.service import MemoryService
 from handlers.auth import Authenticator, key_authenticator
 from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app
 from handlers.mcp_tools import create_server
@@ -211,7 +211,7 @@ async def test_an_in_process_client_without_a_key_gets_a_tool_error_not_data(key
     assert "bees" not in tool_text(result)
 
 
-async def test_the_sdk_app_served_without_the_guard_still_authenticates_each_tool_call(
+async def test_the_sdk_app_served_without_the_guard_serves_nothing_even_to_a_valid_key(
     keyed_server: MCPServer, key_service: KeyService
 ) -> None:
     _, token = key_service.create("alice", ["read"])
@@ -229,9 +229,11 @@ async def test_the_sdk_app_served_without_the_guard_still_authenticates_each_too
         without = (await http.post("/mcp", json=search, headers=JSON_HEADERS)).json()["result"]
         with_key = (await post(http, search, token)).json()["result"]
 
+    # The guard is the one reader of credentials: tools never re-read a header, so a mount without it refuses all.
     assert without["isError"] is True
-    assert with_key["isError"] is False
-    assert with_key["structuredContent"]["total"] == 1
+    assert with_key["isError"] is True
+    assert "Authorization: Bearer <key>" in with_key["content"][0]["text"]
+    assert "structuredContent" not in with_key or not with_key["structuredContent"]
 
 
 # --- scopes: tool errors ---

@@ -18,7 +18,7 @@ from starlette.types import Message
 
 from core.access import SCOPES, Principal
 from core.errors import AuthenticationError
-from core.service import MemoryService
+from core.memories import MemoryService
 from handlers.auth import MISSING_KEY, open_access
 from handlers.http_api import create_app
 from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app, with_mcp_endpoint

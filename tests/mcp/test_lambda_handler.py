@@ -18,9 +18,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from core.contract import RetrievalQuery
 from core.keys import KeyService
+from core.memories import MemoryService
 from core.repository import KeyRepository
 from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table
-from core.service import MemoryService
 from handlers import bootstrap, lambda_mcp
 from handlers.auth import Authenticator, key_authenticator
 from handlers.lambda_asgi import UNINTERPRETABLE_EVENT

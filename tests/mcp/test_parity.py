@@ -12,8 +12,8 @@ import pytest
 from fastapi.testclient import TestClient
 from mcp.client import Client
 
+from core.memories import MemoryService
 from core.model import MemoryChanges, NewMemory
-from core.service import MemoryService
 from handlers.auth import open_access
 from handlers.http_api import create_app
 from handlers.mcp_tools import create_server

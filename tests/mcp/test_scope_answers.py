@@ -12,8 +12,8 @@ import pytest
 from mcp.server import MCPServer
 
 from core.keys import KeyService
+from core.memories import MemoryService
 from core.model import Memory, NewMemory
-from core.service import MemoryService
 from handlers.auth import Authenticator, key_authenticator
 from handlers.mcp_server import create_mcp_asgi_app
 from handlers.mcp_tools import create_server

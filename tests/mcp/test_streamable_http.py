@@ -15,7 +15,7 @@ from mcp.server import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import METHOD_NOT_FOUND
 
-from core.service import MemoryService
+from core.memories import MemoryService
 from handlers.auth import open_access
 from handlers.http_api import create_app
 from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app, with_mcp_endpoint

@@ -23,8 +23,8 @@ from core.errors import (
     VersionMismatchError,
     WriteConflictError,
 )
+from core.memories import MemoryService
 from core.model import STANDARD_TAGS, Memory, MemoryChanges, NewMemory
-from core.service import MemoryService
 from handlers.auth import open_access
 from handlers.mcp_tools import INSTRUCTIONS, TOOL_ERROR_HINTS, create_server
 from tests.conftest import domain_error_classes

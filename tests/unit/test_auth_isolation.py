@@ -15,8 +15,8 @@ from fastapi.testclient import TestClient
 
 from core.contract import SORT_KEYS
 from core.keys import KeyService
+from core.memories import MemoryService
 from core.model import Memory
-from core.service import MemoryService
 from handlers.auth import key_authenticator
 from handlers.http_api import create_app
 from handlers.mcp_server import create_mcp_asgi_app

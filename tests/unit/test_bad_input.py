@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from core.service import MemoryService
+from core.memories import MemoryService
 from handlers.auth import open_access
 from handlers.http_api import create_app
 

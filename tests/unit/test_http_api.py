@@ -13,8 +13,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from core.errors import StorageUnavailableError, WriteConflictError
+from core.memories import MemoryService
 from core.model import Memory, MemoryChanges
-from core.service import MemoryService
 from handlers.auth import open_access
 from handlers.http_api import create_app
 from tests.conftest import FakeClock

@@ -15,9 +15,9 @@ from starlette.routing import BaseRoute
 from core.contract import RetrievalQuery
 from core.errors import DomainError, StorageUnavailableError
 from core.keys import CACHE_TTL, KeyService
+from core.memories import MemoryService
 from core.model import NewMemory
 from core.repository import KeyRepository
-from core.service import MemoryService
 from handlers.auth import bearer_token, key_authenticator
 from handlers.http_api import create_app
 from handlers.problem import DOMAIN_STATUS

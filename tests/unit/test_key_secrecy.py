@@ -18,8 +18,8 @@ import pytest
 from moto import mock_aws
 
 from core.keys import KeyService
+from core.memories import MemoryService
 from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
-from core.service import MemoryService
 from handlers import bootstrap, http_api, lambda_http, lambda_mcp, mcp_server
 from local.template import table_definition
 from tests.conftest import EVENT_API_KEY, store_event_key

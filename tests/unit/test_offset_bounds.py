@@ -11,9 +11,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from core.contract import RetrievalQuery
+from core.memories import MemoryService
 from core.model import NewMemory
 from core.repository.dynamodb import DynamoDBMemoryRepository
-from core.service import MemoryService
 from handlers.auth import open_access
 from handlers.http_api import create_app
 from handlers.mcp_tools import create_server

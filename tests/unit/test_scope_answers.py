@@ -11,8 +11,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from core.keys import KeyService
+from core.memories import MemoryService
 from core.model import NewMemory
-from core.service import MemoryService
 from handlers.auth import key_authenticator
 from handlers.http_api import create_app
 

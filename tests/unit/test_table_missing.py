@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from core.keys import KeyService
-from core.service import MemoryService
+from core.memories import MemoryService
 from handlers import problem
 from handlers.auth import key_authenticator
 from handlers.http_api import create_app
