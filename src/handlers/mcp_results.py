@@ -24,7 +24,7 @@ from core.errors import (
     VersionMismatchError,
     WriteConflictError,
 )
-from core.model import MemoryType, Status
+from core.model import Memory
 from handlers.problem import log_operator_error
 
 # The one table from domain errors to tool errors: what to add to the core's own words, if anything.
@@ -79,19 +79,17 @@ class DeletedMemory(BaseModel):
     status: Literal["deleted"] = "deleted"
 
 
-class UpdatedMemory(TypedDict, total=False):
-    """What update_memory reports: the memory as stored, or only its id and version for a key without the read
-    scope (such a key never receives a record it did not just send)."""
-
-    id: Required[int]
-    version: Required[int]
-    content: str
-    tags: list[str]
-    created_at: str
-    updated_at: str
-    last_accessed_at: str | None
-    memory_type: MemoryType
-    status: Status
+# What update_memory reports: the memory as stored, or only its id and version for a key without the read scope
+# (such a key never receives a record it did not just send). The record's fields, derived from Memory.
+_ALWAYS_REPORTED: Final = ("id", "version")
+UpdatedMemory = TypedDict(  # type: ignore[misc]  # built from Memory's fields, so it cannot drift from the record
+    "UpdatedMemory",
+    {
+        name: Required[field.annotation] if name in _ALWAYS_REPORTED else field.annotation
+        for name, field in Memory.model_fields.items()
+    },
+    total=False,
+)
 
 
 def structured(data: Mapping[str, Any]) -> CallToolResult:
