@@ -72,10 +72,11 @@ serve: $(BIN)/.synced ## run the service locally (HTTP on :8787, embedded Dynamo
 keys: $(BIN)/.synced ## manage API keys: ARGS="create --namespace alice", ARGS="list", ARGS="revoke <key id>"
 	$(BIN)/agent-memory keys $(ARGS)
 
-# One pytest worker per core (pytest-xdist); each worker runs its own DynamoDB Local. The slowest tests are listed
-# at the end so a slow one cannot creep in unseen.
-test: install sam browser ## run every test suite (unit on moto, integration on Amazon DynamoDB Local) on every core
-	$(BIN)/pytest --numprocesses=auto --durations=15 $(ARGS)
+# One pytest worker per core (pytest-xdist); each worker runs its own DynamoDB Local, and an idle worker steals
+# queued tests from a busy one, so a few long end-to-end tests do not leave a core idle at the end. The slowest tests
+# are listed at the end so a slow one cannot creep in unseen.
+test: install sam browser ## run every test suite (doors in memory, adapter on moto and DynamoDB Local) on every core
+	$(BIN)/pytest --numprocesses=auto --dist=worksteal --durations=15 $(ARGS)
 
 # No AWS: DynamoDB Local (Java) plus in-process timings; writes .bench/<timestamp>.json and .bench/latest.json.
 bench: install ## cold start, warm overhead, DynamoDB calls/units/latency, cost, sizes; ARGS="--quick --strict --build"

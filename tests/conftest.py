@@ -3,6 +3,8 @@ template.yaml's own definition, a controllable clock, the memory and key service
 
 from __future__ import annotations
 
+import copy
+import functools
 import inspect
 import os
 import re
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
 import boto3
+import botocore.session
 import pytest
 from botocore.config import Config
 from fastapi.testclient import TestClient
@@ -90,7 +93,7 @@ class Engine:
         if self.client is None:
             self.tables[name] = (InMemoryMemoryRepository(), InMemoryKeyRepository())
         else:
-            ensure_table(self.client, name, table_definition())
+            ensure_table(self.client, name, copy.deepcopy(_table_definition()))
         return name
 
     def memories(self, table: str) -> StoredMemories:
@@ -111,6 +114,19 @@ class Engine:
         key = {"pk": {"S": f"NS#{namespace}"}, "sk": {"S": f"MEM#{memory_id:010d}"}}
         item: object | None = self.client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
         return item
+
+
+@functools.cache
+def _table_definition() -> dict[str, Any]:
+    """template.yaml's table, parsed once per test process (new_table hands each table a copy)."""
+    return table_definition()
+
+
+@functools.cache
+def _botocore_session() -> botocore.session.Session:
+    """One botocore session for every moto client of the process, so each test's client skips reloading the service
+    model (about 0.1 s a test); moto's own state is still new in every test."""
+    return botocore.session.get_session()
 
 
 def free_port() -> int:
@@ -216,7 +232,11 @@ def dynamodb_local_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterato
 @pytest.fixture
 def moto_engine() -> Iterator[Engine]:
     with mock_aws():
-        yield Engine("moto", make_client(None, REGION))
+        with pytest.MonkeyPatch.context() as patch:
+            # make_client's own client (its config, retries and timeouts), built on the process's shared session.
+            patch.setattr(botocore.session, "get_session", _botocore_session)
+            client = make_client(None, REGION)
+        yield Engine("moto", client)
 
 
 @pytest.fixture
