@@ -122,11 +122,14 @@ def _table_definition() -> dict[str, Any]:
     return table_definition()
 
 
+_NEW_BOTOCORE_SESSION = botocore.session.get_session
+
+
 @functools.cache
 def _botocore_session() -> botocore.session.Session:
     """One botocore session for every moto client of the process, so each test's client skips reloading the service
     model (about 0.1 s a test); moto's own state is still new in every test."""
-    return botocore.session.get_session()
+    return _NEW_BOTOCORE_SESSION()
 
 
 def free_port() -> int:
