@@ -16,6 +16,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from lambda_package import write_dist_info
+
 ROOT = Path(__file__).resolve().parents[2]
 # case -> (the function's extra, code); `pass` and `boto3` run in the HTTP function's environment.
 CASES = {
@@ -31,8 +33,11 @@ DENY = ("fastapi.openapi.models", "aws_xray_sdk", "s3transfer", "mcp_types._v20"
 
 def _env() -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "AWS_"))}
+    # The project's metadata, as the Lambda build puts it beside the code: the doors read their version from it.
+    metadata = ROOT / ".bench" / "metadata"
+    write_dist_info(metadata)
     env.update(
-        PYTHONPATH=str(ROOT / "src"),
+        PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(metadata)]),
         AWS_REGION="us-east-1",
         AWS_DEFAULT_REGION="us-east-1",
         AWS_ACCESS_KEY_ID="bench",
