@@ -25,7 +25,7 @@ from core.limits import MAX_REQUEST_BYTES
 from handlers.auth import Authenticator, presented_credentials
 from handlers.concurrency import RunBlocking, inline
 from handlers.lambda_asgi import invoke
-from handlers.mcp_tools import PRINCIPAL_SCOPE_KEY
+from handlers.mcp_principal import PRINCIPAL_SCOPE_KEY
 from handlers.problem import domain_problem, problem_response
 
 logger = Logger()

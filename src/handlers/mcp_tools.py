@@ -1,7 +1,7 @@
 """The MCP tools: the contract's six operations for a model to call, their argument schemas and
 descriptions, and one translation of domain errors into tool errors."""
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Annotated, Final
 
 from mcp.server import MCPServer
@@ -47,6 +47,7 @@ from handlers.mcp_arguments import (
     sent_arguments,
     undeclared_arguments,
 )
+from handlers.mcp_principal import verified_principal
 from handlers.mcp_results import (
     TOOL_ERROR_HINTS,
     DeletedMemory,
@@ -55,10 +56,8 @@ from handlers.mcp_results import (
     structured,
 )
 
-__all__ = ["INSTRUCTIONS", "PRINCIPAL_SCOPE_KEY", "TOOL_ERROR_HINTS", "create_server"]
+__all__ = ["INSTRUCTIONS", "TOOL_ERROR_HINTS", "create_server"]
 
-# Where the endpoint's guard leaves the principal it verified, in the ASGI scope the SDK hands tools as the request.
-PRINCIPAL_SCOPE_KEY: Final = "agent_memory.principal"
 
 PRIME_STATUS: Final[Status] = "active"
 PRIME_SORT: Final[SortKey] = "updated_at"
@@ -87,23 +86,6 @@ page with offset while has_more is true.
 """
 
 _READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-
-
-def _request_of(ctx: Context | None) -> object | None:
-    """The HTTP request a tool call arrived in; None for an in-process client (or a call outside any request)."""
-    if ctx is None:
-        return None
-    try:
-        return ctx.request_context.request
-    except ValueError:  # the SDK's way of saying "no request context"
-        return None
-
-
-def verified_principal(ctx: Context | None) -> Principal | None:
-    """The principal the endpoint's guard verified for this request; None when no guard saw it."""
-    scope = getattr(_request_of(ctx), "scope", None)
-    principal = scope.get(PRINCIPAL_SCOPE_KEY) if isinstance(scope, Mapping) else None
-    return principal if isinstance(principal, Principal) else None
 
 
 # The SDK registers prompt and resource handlers on every MCPServer, and advertises a capability for each one

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import copy
+import importlib.metadata
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -428,3 +429,10 @@ def test_a_signed_call_with_its_key_in_the_agent_memory_header_is_served(
 
     assert response["statusCode"] == 200
     assert "create_memory" in {tool["name"] for tool in response_json(response)["result"]["tools"]}
+
+
+@pytest.mark.usefixtures("deployed_environment")
+def test_the_deployed_handler_reports_the_projects_version_from_its_metadata(lambda_worker: LambdaWorker) -> None:
+    response = lambda_worker.invoke(lambda_mcp.handler, load_event("mcp_initialize.json"))
+
+    assert response_json(response)["result"]["serverInfo"]["version"] == importlib.metadata.version("agent-memory")

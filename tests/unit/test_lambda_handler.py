@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import importlib.metadata
 import json
 import sys
 from collections.abc import Iterator
@@ -490,3 +491,12 @@ def test_a_missing_table_answers_503_table_missing_logged_once_with_the_correlat
     assert record["level"] == "ERROR"
     assert record["message"] == "table no-such-table does not exist: answered 503 until it is created again"
     assert record["correlation_id"] == event["requestContext"]["requestId"]
+
+
+def test_the_deployed_openapi_document_reports_the_projects_version_from_its_metadata(lambda_env: None) -> None:
+    event = load_event("http_healthz")
+    event["rawPath"] = event["requestContext"]["http"]["path"] = "/openapi.json"
+    response = invoke(event)
+
+    assert response["statusCode"] == 200
+    assert json.loads(response["body"])["info"]["version"] == importlib.metadata.version("agent-memory")
