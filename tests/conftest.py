@@ -252,7 +252,9 @@ def in_memory_engine() -> Engine:
     return Engine("in-memory", None)
 
 
-ENGINE_FIXTURES = {"in-memory": "in_memory_engine", "moto": "moto_engine", "dynamodb-local": "ddb_local_engine"}
+# Not moto: its PartiQL (moto 5.2) cannot run the access stamps' batched UPDATE statements (it miscounts their
+# parameters and ignores their conditions), so it cannot keep the memory contract; it serves key and unit tests.
+ENGINE_FIXTURES = {"in-memory": "in_memory_engine", "dynamodb-local": "ddb_local_engine"}
 
 
 @pytest.fixture(params=list(ENGINE_FIXTURES))

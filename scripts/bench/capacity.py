@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -139,6 +140,8 @@ def index_write_units(shape: TableShape, old: Item | None, new: Item | None) -> 
 class Call:
     operation: str
     thread: int
+    started: float = 0.0
+    ended: float = 0.0
     rcu: float = 0.0
     wcu: float = 0.0
     evaluated: int = 0
@@ -170,14 +173,31 @@ class Recording:
     def count(self, *operations: str) -> int:
         return sum(1 for call in self.calls if not operations or call.operation in operations)
 
+    def sequential(self, *operations: str) -> int:
+        """Round trips one after another: the most calls of `operations` of which each started after the one before
+        it ended (calls in flight together count once)."""
+        chain, ended = 0, float("-inf")
+        for call in sorted((c for c in self.calls if not operations or c.operation in operations), key=_end):
+            if call.started >= ended:
+                chain, ended = chain + 1, call.ended
+        return chain
+
+
+def _end(call: Call) -> float:
+    return call.ended
+
 
 READS = ("GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems")
-WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")
+WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems", "BatchExecuteStatement")
+# DynamoDB ends a Query or Scan page once it has read 1 MB (DynamoDB Local does not; see Recorder's page cap).
+PAGE_BYTES = 1024 * 1024
 _SHADOW_KEEP = frozenset(
     {"TableName", "IndexName", "KeyConditionExpression", "ExclusiveStartKey", "Limit", "ScanIndexForward"}
     | {"Segment", "TotalSegments", "ConsistentRead"}
 )
 _PLACEHOLDER = re.compile(r"[:#][A-Za-z0-9_]+")
+_PARTIQL_UPDATE = re.compile(r'^UPDATE\s+"(?P<table>[^"]+)"\s+(?P<rest>.*)$', re.IGNORECASE | re.DOTALL)
+_PARTIQL_TERM = re.compile(r"\b(\w+)\s*(=|<>|<=|>=|<|>)\s*\?")
 
 
 def shadow_read_params(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -200,8 +220,11 @@ class Recorder:
     counts calls (cheap enough to leave on while timing).
     """
 
-    def __init__(self, client: Any, shape: TableShape) -> None:
+    def __init__(self, client: Any, shape: TableShape, page_items: int | None = None) -> None:
+        """`page_items`: the most items any Query or Scan of `client` may read, always (recording or not): with the
+        namespace's largest item, PAGE_BYTES // its size models DynamoDB's 1 MB page, which DynamoDB Local lacks."""
         self._shape = shape
+        self._page_items = page_items
         self._lock = threading.Lock()
         self._active: Recording | None = None
         self._shadow: Any = None
@@ -218,8 +241,11 @@ class Recorder:
             self._active, self._shadow = None, None
 
     def _before(self, params: dict[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
+        if self._page_items is not None and model.name in ("Query", "Scan"):
+            params["Limit"] = min(params.get("Limit", self._page_items), self._page_items)
         if self._active is None:
             return
+        context["bench_started"] = time.perf_counter()
         context["bench_params"] = dict(params)
         if self._shadow is not None and model.name in WRITES:
             context["bench_old"] = [self._image(key) for key, _, _ in self._write_targets(model.name, params)]
@@ -229,11 +255,21 @@ class Recorder:
         params = context.get("bench_params")
         if recording is None or params is None:
             return
-        call = Call(model.name, threading.get_ident(), failed=parsed.get("Error", {}).get("Code"), params=params)
+        call = Call(
+            model.name,
+            threading.get_ident(),
+            started=context["bench_started"],
+            ended=time.perf_counter(),
+            failed=parsed.get("Error", {}).get("Code"),
+            params=params,
+        )
         if model.name in ("Query", "Scan"):
             call.returned = int(parsed.get("Count", len(parsed.get("Items", []))))
         if self._shadow is not None:
             self._units(call, model.name, params, context.get("bench_old", []), parsed.get("LastEvaluatedKey"))
+            if model.name == "BatchExecuteStatement":
+                # Each statement succeeds or fails on its own: a failed one wrote nothing (its units are the read).
+                self._statement_units(call, params, parsed, context.get("bench_old", []))
         with self._lock:
             recording.calls.append(call)
 
@@ -254,6 +290,9 @@ class Recorder:
                 (kind, action), *_ = entry.items()
                 key = self._shape.key_of(action["Item"]) if kind == "Put" else action["Key"]
                 targets.append(({"__table": action["TableName"], "__key": key}, 2, kind == "ConditionCheck"))
+        elif operation == "BatchExecuteStatement":
+            for statement in params["Statements"]:
+                targets.append((_partiql_update_key(statement, self._shape.keys), 1, False))
         elif operation == "BatchWriteItem":
             for table, requests in params["RequestItems"].items():
                 for request in requests:
@@ -298,6 +337,8 @@ class Recorder:
                 call.evaluated += 1 if item else 0
                 call.rcu += factor * read_units(item_size(item), consistent)
             call.returned = call.evaluated
+        elif operation == "BatchExecuteStatement":
+            pass  # per statement: _statement_units
         elif operation in WRITES:
             failed = call.failed is not None
             for (key, factor, check), before in zip(self._write_targets(operation, params), old, strict=True):
@@ -306,6 +347,36 @@ class Recorder:
                 call.wcu += factor * write_units(max(item_size(before), item_size(after)))
                 if not failed and not check:
                     call.wcu += index_write_units(self._shape, before, after)
+
+    def _statement_units(
+        self, call: Call, params: Mapping[str, Any], parsed: Mapping[str, Any], old: list[Item | None]
+    ) -> None:
+        targets = self._write_targets("BatchExecuteStatement", params)
+        answers = parsed.get("Responses", [])
+        for (key, factor, _), before, answer in zip(targets, old, answers, strict=True):
+            failed = "Error" in answer
+            after = before if failed else self._image(key)
+            call.evaluated += 1
+            call.wcu += factor * write_units(max(item_size(before), item_size(after)))
+            if not failed:
+                call.wcu += index_write_units(self._shape, before, after)
+
+
+def _partiql_update_key(statement: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The table and key of a PartiQL `UPDATE "<table>" SET ... WHERE <key> = ? AND ...` with `?` parameters."""
+    match = _PARTIQL_UPDATE.match(statement["Statement"])
+    if match is None:
+        raise ValueError(f"not a PartiQL UPDATE: {statement['Statement']!r}")
+    rest, parameters = match["rest"], statement["Parameters"]
+    where = rest.upper().index(" WHERE ")
+    before_where = rest[:where].count("?")
+    found: dict[str, Any] = {}
+    for position, (name, operator) in enumerate(_PARTIQL_TERM.findall(rest[where:])):
+        if name in keys and operator == "=":
+            found[name] = parameters[before_where + position]
+    if set(found) != set(keys):
+        raise ValueError(f"the WHERE of {statement['Statement']!r} does not name the whole key by parameters")
+    return {"__table": match["table"], "__key": found}
 
 
 def _evaluated(read: Callable[..., Any], params: dict[str, Any], last_key: Mapping[str, Any] | None) -> list[Item]:

@@ -11,6 +11,7 @@ import inspect
 import io
 import json
 import pkgutil
+import re
 import time
 from typing import Any
 
@@ -83,6 +84,9 @@ def _environment_names_bootstrap_reads() -> set[str]:
 
 # IAM has no TransactWriteItems action: it authorises each action of a transaction as that item call.
 _TRANSACTION_ACTIONS = {"Put": "dynamodb:PutItem", "Update": "dynamodb:UpdateItem", "Delete": "dynamodb:DeleteItem"}
+# Nor a BatchExecuteStatement action: it authorises each PartiQL statement by its verb.
+_PARTIQL_CALLS = {"dynamodb:BatchExecuteStatement", "dynamodb:ExecuteStatement"}
+_PARTIQL_STATEMENT = re.compile(r'^(SELECT|INSERT|UPDATE|DELETE) .*"\{table\}"')
 
 
 def _dynamodb_actions_the_repository_calls() -> set[str]:
@@ -104,9 +108,13 @@ def _dynamodb_actions_the_repository_calls() -> set[str]:
             if isinstance(node, ast.Dict):
                 keys = {key.value for key in node.keys if isinstance(key, ast.Constant) and isinstance(key.value, str)}
                 actions |= {_TRANSACTION_ACTIONS[key] for key in keys & _TRANSACTION_ACTIONS.keys()}
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if statement := _PARTIQL_STATEMENT.match(node.value):
+                    actions.add("dynamodb:PartiQL" + statement.group(1).title())
     transactions = "dynamodb:TransactWriteItems"
     assert transactions in actions
-    return actions - {transactions}
+    assert actions & _PARTIQL_CALLS, "the access stamps are PartiQL batches"
+    return actions - {transactions} - _PARTIQL_CALLS
 
 
 def _statements(properties: dict[str, Any]) -> list[dict[str, Any]]:
@@ -364,13 +372,14 @@ def test_every_function_reads_the_stacks_own_table(template: dict[str, Any]):
 # --- permissions -------------------------------------------------------------------------------------------------
 
 
-def test_the_repository_calls_only_item_and_query_actions():
-    # Guards the parse above: a new call (a Scan, a batch, a delete) must be granted on purpose.
+def test_the_repository_calls_only_item_query_and_partiql_update_actions():
+    # Guards the parse above: a new call (a Scan, a batch write, a delete) must be granted on purpose.
     assert _dynamodb_actions_the_repository_calls() == {
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "dynamodb:Query",
+        "dynamodb:PartiQLUpdate",
     }
 
 

@@ -1,4 +1,4 @@
-"""The KeyRepository contract on every store (in memory, moto, DynamoDB Local): keys live beside memories in one
+"""The KeyRepository contract on every store (in memory, DynamoDB Local): keys live beside memories in one
 table and never mix with them."""
 
 from __future__ import annotations

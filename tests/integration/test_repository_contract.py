@@ -1,4 +1,4 @@
-"""The repository contract, run on every store (in memory, moto, Amazon DynamoDB Local) so none can drift.
+"""The repository contract, run on every store (in memory, Amazon DynamoDB Local) so none can drift.
 
 Only what real DynamoDB promises is asserted: orders come from the table's composite keys, never from an
 engine's incidental tie order.

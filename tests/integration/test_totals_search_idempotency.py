@@ -1,4 +1,4 @@
-"""The store's own bookkeeping, in memory, on moto and on DynamoDB Local: exact totals kept per status and type,
+"""The store's own bookkeeping, in memory and on DynamoDB Local: exact totals kept per status and type,
 `q` and `tag` evaluated by the store exactly as the core defines them, one-write PATCHes, and idempotent creates."""
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -11,9 +12,10 @@ from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from core.contract import RetrievalQuery
-from core.errors import StorageUnavailableError, VersionMismatchError, WriteConflictError
+from core.errors import StorageUnavailableError, TableMissingError, VersionMismatchError, WriteConflictError
 from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory
 from core.repository.dynamodb import TRANSACTION_ATTEMPTS, UPDATE_ATTEMPTS, DynamoDBMemoryRepository
+from core.repository.dynamodb.stamps import BATCH_ATTEMPTS, Stamps
 from tests.conftest import NAMESPACE, Engine
 
 
@@ -134,10 +136,80 @@ def test_a_stamp_failure_during_a_listing_is_reported_unavailable(
     moto_engine: Engine, repository: DynamoDBMemoryRepository
 ) -> None:
     repository.add(NAMESPACE, memory(1))
-    Faults(moto_engine.client, "UpdateItem", "ThrottlingException", times=10)
+    Faults(moto_engine.client, "BatchExecuteStatement", "ThrottlingException", times=10)
 
     with pytest.raises(StorageUnavailableError):
         repository.stamp(NAMESPACE, [1], "2026-04-06T14:13:00.000000Z")
+
+
+class ScriptedStatements:
+    """A client whose BatchExecuteStatement answers each statement with the next code of `codes` (None: it
+    succeeded), and records the statements of every call."""
+
+    def __init__(self, codes: Iterator[str | None]) -> None:
+        self._codes = codes
+        self.calls: list[list[dict[str, Any]]] = []
+
+    def batch_execute_statement(self, Statements: list[dict[str, Any]]) -> dict[str, Any]:  # noqa: N803
+        self.calls.append(Statements)
+        answers = []
+        for _ in Statements:
+            code = next(self._codes)
+            answers.append({"Error": {"Code": code, "Message": "scripted"}} if code else {"TableName": "t"})
+        return {"Responses": answers}
+
+
+def test_a_page_of_stamps_goes_in_batches_of_25_statements_each_keeping_its_own_condition() -> None:
+    client = ScriptedStatements(itertools.repeat(None))
+
+    Stamps(client, "memories").stamp(NAMESPACE, list(range(1, 61)), LATER)  # type: ignore[arg-type]
+
+    assert sorted(len(statements) for statements in client.calls) == [10, 25, 25]
+    stamped = sorted(int(s["Parameters"][2]["S"].removeprefix("MEM#")) for call in client.calls for s in call)
+    assert stamped == list(range(1, 61))
+    statement = client.calls[0][0]["Statement"]
+    assert statement.startswith('UPDATE "memories" SET accessed_key = ? WHERE pk = ? AND sk = ?')
+    assert statement.endswith("AND accessed_key < ?")  # never moves a stamp back, and finds no row to create
+
+
+def test_a_failed_condition_is_a_row_stamped_later_or_never_stored_not_an_error() -> None:
+    client = ScriptedStatements(iter(["ConditionalCheckFailed", None, "ConditionalCheckFailed"]))
+
+    Stamps(client, "memories").stamp(NAMESPACE, [1, 2, 3], LATER)  # type: ignore[arg-type]
+
+    assert len(client.calls) == 1
+
+
+def test_statements_refused_for_a_passing_reason_are_sent_again_alone() -> None:
+    client = ScriptedStatements(iter([None, "ThrottlingError", None, "TransactionConflict", None, None]))
+
+    Stamps(client, "memories").stamp(NAMESPACE, [1, 2, 3, 4], LATER)  # type: ignore[arg-type]
+
+    assert [len(statements) for statements in client.calls] == [4, 2]
+    assert [s["Parameters"][2]["S"] for s in client.calls[1]] == ["MEM#0000000002", "MEM#0000000004"]
+
+
+def test_statements_refused_on_every_attempt_are_storage_unavailable() -> None:
+    client = ScriptedStatements(itertools.repeat("ProvisionedThroughputExceeded"))
+
+    with pytest.raises(StorageUnavailableError, match="access stamps"):
+        Stamps(client, "memories").stamp(NAMESPACE, [1, 2], LATER)  # type: ignore[arg-type]
+    assert len(client.calls) == BATCH_ATTEMPTS
+
+
+def test_a_stamp_statement_on_a_missing_table_is_table_missing() -> None:
+    client = ScriptedStatements(itertools.repeat("ResourceNotFound"))
+
+    with pytest.raises(TableMissingError):
+        Stamps(client, "memories").stamp(NAMESPACE, [1], LATER)  # type: ignore[arg-type]
+
+
+def test_a_stamp_statement_refused_for_any_other_reason_is_not_taken_for_a_passing_one() -> None:
+    client = ScriptedStatements(itertools.repeat("AccessDenied"))
+
+    with pytest.raises(RuntimeError, match="AccessDenied"):
+        Stamps(client, "memories").stamp(NAMESPACE, [1], LATER)  # type: ignore[arg-type]
+    assert len(client.calls) == 1
 
 
 def conflict_at(action: int, actions: int = 3) -> dict[str, Any]:

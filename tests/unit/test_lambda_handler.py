@@ -1,5 +1,6 @@
 """The Lambda door end to end: the API Gateway HTTP API 2.0 payloads in events/ fed to `handlers.lambda_http.handler`,
-over in-memory services (`lambda_env`), and with its own wiring from the environment over moto (`deployed_env`). The
+over in-memory services (`lambda_env`), and with its own wiring from the environment over Amazon DynamoDB Local
+(`deployed_env`: moto cannot run the access stamps' PartiQL batches). The
 events carry tests.conftest.EVENT_API_KEY, which both fixtures store as `keys create` would."""
 
 from __future__ import annotations
@@ -15,17 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from moto import mock_aws
 
 from core.keys import KeyService
-from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
+from core.repository.dynamodb import DynamoDBKeyRepository
 from handlers import bootstrap, http_api, lambda_http
 from handlers.lambda_asgi import UNINTERPRETABLE_EVENT
-from local.template import table_definition
-from tests.conftest import EVENT_API_KEY, store_event_key
+from tests.conftest import EVENT_API_KEY, Engine, store_event_key
 
 REGION = "us-east-1"
-TABLE = "agent-memory-lambda-test"
 EVENTS_DIR = Path(__file__).resolve().parents[2] / "events"
 EVENT_FILES = sorted(EVENTS_DIR.glob("http_*.json"))
 PROBLEM_JSON = "application/problem+json"
@@ -96,19 +94,20 @@ def lambda_env(lambda_services: bootstrap.Services) -> None:
 
 
 @pytest.fixture
-def deployed_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A mocked account holding the template's table, and the environment the deployed function gets: the handler's
+def deployed_env(
+    ddb_local_engine: Engine, dynamodb_local_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """A fresh table of the template's definition, and the environment the deployed function gets: the handler's
     own wiring (bootstrap.default_services) end to end."""
+    table = ddb_local_engine.new_table()
     monkeypatch.setenv("AWS_REGION", REGION)
-    monkeypatch.setenv("TABLE_NAME", TABLE)
-    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
-    with mock_aws():
-        client = make_client(None, REGION)
-        ensure_table(client, TABLE, table_definition())
-        store_event_key(DynamoDBKeyRepository(client, TABLE))
-        bootstrap.default_services.cache_clear()
-        yield
-        bootstrap.default_services.cache_clear()
+    monkeypatch.setenv("TABLE_NAME", table)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamodb_local_endpoint)
+    assert ddb_local_engine.client is not None
+    store_event_key(DynamoDBKeyRepository(ddb_local_engine.client, table))
+    bootstrap.default_services.cache_clear()
+    yield
+    bootstrap.default_services.cache_clear()
 
 
 @pytest.fixture

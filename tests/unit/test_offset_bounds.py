@@ -1,6 +1,6 @@
 """Offsets up to 2^63-1 (CONTRACT.md, "Retrieval"): past the matches an ordinary empty page on both doors, beyond
 2^63-1 a 422 naming `offset` (over the in-memory store), and an unfiltered page past the end reads no row at all
-(over moto, counting the adapter's Query calls)."""
+(on moto and DynamoDB Local, counting the adapter's Query calls)."""
 
 from __future__ import annotations
 
@@ -55,9 +55,10 @@ def http(stocked: MemoryService) -> Iterator[TestClient]:
 
 
 @pytest.fixture
-def http_on_moto(moto_service: MemoryService) -> Iterator[TestClient]:
-    """The same stock over moto, for the tests that count the adapter's Query calls."""
-    service = _stock(moto_service)
+def http_on_ddb_local_stock(ddb_local_service: MemoryService) -> Iterator[TestClient]:
+    """The same stock over DynamoDB Local, for the tests that count the adapter's Query calls (moto cannot run the
+    access stamps' PartiQL batches)."""
+    service = _stock(ddb_local_service)
     with TestClient(create_app(version="test", provide_service=lambda: service, authenticate=open_access())) as client:
         yield client
 
@@ -113,21 +114,23 @@ def test_an_offset_above_two_to_the_63_minus_one_is_a_422_naming_offset(http: Te
 
 @pytest.mark.parametrize("sort", ["id", "updated_at"])
 def test_an_unfiltered_page_past_the_end_makes_no_query(
-    http_on_moto: TestClient, moto_engine: Engine, sort: str
+    http_on_ddb_local_stock: TestClient, ddb_local_engine: Engine, sort: str
 ) -> None:
-    queries = QueryCounter(moto_engine)
+    queries = QueryCounter(ddb_local_engine)
 
-    response = http_on_moto.get("/memories", params={"offset": str(2**63 - 1), "sort": sort})
+    response = http_on_ddb_local_stock.get("/memories", params={"offset": str(2**63 - 1), "sort": sort})
 
     assert response.status_code == 200, response.text
     assert response.json()["total"] == MEMORIES
     assert queries.calls == 0
 
 
-def test_an_unfiltered_page_inside_the_matches_still_queries(http_on_moto: TestClient, moto_engine: Engine) -> None:
-    queries = QueryCounter(moto_engine)
+def test_an_unfiltered_page_inside_the_matches_still_queries(
+    http_on_ddb_local_stock: TestClient, ddb_local_engine: Engine
+) -> None:
+    queries = QueryCounter(ddb_local_engine)
 
-    response = http_on_moto.get("/memories", params={"offset": "1"})
+    response = http_on_ddb_local_stock.get("/memories", params={"offset": "1"})
 
     assert [item["content"] for item in response.json()["items"]] == ["memory 1", "memory 2"]
     assert queries.calls == 1

@@ -16,11 +16,13 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 STAMP_CONCURRENCY: Final = 16
+# Reads one listing runs at once: the segments of a search, or a page beside the namespace's totals.
+READ_CONCURRENCY: Final = 32
 # The most requests one process runs at once: `serve` runs each blocking call in a worker thread of anyio's default
-# limiter (40 threads, shared by both doors); each may use the stamp pool besides. Lambda runs one at a time.
+# limiter (40 threads, shared by both doors); each may use the stamp and read pools besides. Lambda runs one at a time.
 REQUEST_CONCURRENCY: Final = 40
 # One pooled connection per thread that can call DynamoDB at once, so no call waits for, or discards, a connection.
-POOL_CONNECTIONS: Final = REQUEST_CONCURRENCY + STAMP_CONCURRENCY
+POOL_CONNECTIONS: Final = REQUEST_CONCURRENCY + STAMP_CONCURRENCY + READ_CONCURRENCY
 
 # Codes that mean "briefly unavailable, retry later"; botocore has already retried them within its bound.
 _UNAVAILABLE_CODES: Final = frozenset(
@@ -35,8 +37,10 @@ _UNAVAILABLE_CODES: Final = frozenset(
     }
 )
 
-# One pool per process (threads start on first use), shared by every repository: stamps are I/O-bound calls.
+# One pool of each per process (threads start on first use), shared by every repository: both run I/O-bound calls.
+# Separate pools, so a listing's reads never wait behind stamps, and a read never submits into its own pool.
 STAMPERS: Final = ThreadPoolExecutor(max_workers=STAMP_CONCURRENCY, thread_name_prefix="stamp")
+READERS: Final = ThreadPoolExecutor(max_workers=READ_CONCURRENCY, thread_name_prefix="read")
 
 
 def make_client(

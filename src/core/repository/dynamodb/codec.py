@@ -57,8 +57,12 @@ def memory_partition(namespace: str) -> dict[str, Any]:
     return {"S": f"NS#{namespace}"}
 
 
+def memory_sort_key(memory_id: int) -> dict[str, Any]:
+    return {"S": f"{MEMORY_PREFIX}{memory_id:0{ID_DIGITS}d}"}
+
+
 def memory_key(namespace: str, memory_id: int) -> dict[str, Any]:
-    return {"pk": memory_partition(namespace), "sk": {"S": f"{MEMORY_PREFIX}{memory_id:0{ID_DIGITS}d}"}}
+    return {"pk": memory_partition(namespace), "sk": memory_sort_key(memory_id)}
 
 
 def sort_value(timestamp: str | None, memory_id: int) -> dict[str, Any]:

@@ -1,15 +1,28 @@
-"""Query planning for a listing: every filter evaluated by DynamoDB, reading hardly more than the page, and the
-exact total from the namespace's counters whenever the filters allow it."""
+"""Query planning for a listing: every filter evaluated by DynamoDB, the exact total from the namespace's counters
+whenever the filters allow it, and a bounded number of sequential round trips whatever the namespace's size.
+
+- Without `q` or `tag`, a listing reads its sort order's index from the start: the skipped rows with their keys
+  only, then the page, each Query's `Limit` sized from the share of the index the filters match (the stored
+  totals say it), so a selective filter does not creep through the index a few rows at a time.
+- With `q` or `tag` (matched in content no index orders), a search reads the whole namespace, split by id into
+  segments read at once, each small enough to be one page (a Query reads at most 1 MB), so it takes two
+  sequential round trips (the id counter, then every segment) instead of one per megabyte.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Final
 
 from core.contract import RetrievalQuery
-from core.model import MEMORY_TYPES, MemoryType, Status
+from core.limits import MAX_MEMORY_ID
+from core.model import MEMORY_TYPES
 from core.repository import Matches
-from core.repository.dynamodb.client import STAMPERS, call
+from core.repository.dynamodb.client import READERS, call
 from core.repository.dynamodb.codec import (
+    COUNTER_SK,
     DELETED,
     INDEXES,
     LISTED_ATTRIBUTES,
@@ -17,6 +30,7 @@ from core.repository.dynamodb.codec import (
     STATS_SK,
     from_item,
     memory_partition,
+    memory_sort_key,
     tags_value,
     totals_attribute,
 )
@@ -24,9 +38,24 @@ from core.repository.dynamodb.codec import (
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-# Query's Limit must fit 32 bits; DynamoDB ends a page at 1 MB anyway, so a larger one would read no more per call.
-QUERY_LIMIT_MAX: Final = 1000
+# Query's Limit must fit 32 bits; DynamoDB ends a page at 1 MB read anyway, so a larger one would read no more.
+QUERY_LIMIT_MAX: Final = 100_000
+# Ids per search segment: 512 items of up to 2 KB (a memory of a few hundred characters takes about 1 KB) are one
+# 1 MB page. Larger items only make a segment take more than one page; the result is the same.
+SEGMENT_IDS: Final = 512
+# A sized Limit reads the rows the matching share predicts plus this many standard deviations of that number
+# (matches spread evenly): for a page, enough that a second round trip is rare; while skipping, none, since the page
+# re-reads from the last skipped match and a row read past it is read twice.
+PAGE_SIGMAS: Final = 2.0
+SKIP_SIGMAS: Final = 0.0
+SLACK_ROWS: Final = 2
+# From this offset on, skipped rows are read with their keys only (one more round trip, but far less to parse);
+# below it, one Query reads the skipped rows whole with the page.
+SKIP_KEYS_FROM: Final = 500
 _TAG_CHARACTERS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.:")
+_STATUSES: Final = ("active", "invalid", "deleted")
+
+Item = dict[str, Any]
 
 
 class Listing:
@@ -37,26 +66,129 @@ class Listing:
         self._table = table_name
 
     def find(self, namespace: str, query: RetrievalQuery) -> Matches:
-        request = self._request(namespace, query)
-        wanted = query.offset + query.limit
         if query.q is None and query.tag is None:
-            # The exact total comes from the namespace's counts. A first page reads it while the page is read; a
-            # later one reads it first, so a page past the end reads no row and no page reads past the end.
-            if query.offset == 0:
-                total = STAMPERS.submit(self._total, namespace, query.status, query.memory_type)
-                rows = self._first_matches(request, wanted)
-                count = total.result()
-            else:
-                count = self._total(namespace, query.status, query.memory_type)
-                if query.offset >= count:
-                    return Matches(items=[], total=count)
-                rows = self._first_matches(request, min(wanted, count))
-        else:
-            rows, count = self._all_matches(request, wanted)
-        return Matches(items=[from_item(row) for row in rows[query.offset : wanted]], total=count)
+            return self._in_order(namespace, query)
+        return self._searched(namespace, query)
 
-    def _request(self, namespace: str, query: RetrievalQuery) -> dict[str, Any]:
-        """The Query for `query`'s order, with every filter evaluated by DynamoDB, exactly as query.matches does."""
+    # Listings in an index's order.
+
+    def _in_order(self, namespace: str, query: RetrievalQuery) -> Matches:
+        request = self._request(namespace, query)
+        counts: Future[Totals] | Totals
+        skip = query.offset
+        if query.offset == 0:
+            # A first page reads the totals while its first Query runs; a later one reads them first, so a page past
+            # the end reads no row and the Queries know how many rows to read.
+            counts = READERS.submit(self._totals, namespace)
+        else:
+            counts = self._totals(namespace)
+            if query.offset >= counts.matching(query):
+                return Matches(items=[], total=counts.matching(query))
+            if query.offset >= SKIP_KEYS_FROM:
+                start = self._skip(request, query, counts.share(query))
+                if start is None:
+                    return Matches(items=[], total=counts.matching(query))
+                request["ExclusiveStartKey"], skip = start, 0
+        rows = self._first(request, skip + query.limit, counts, query)
+        totals = counts.result() if isinstance(counts, Future) else counts
+        return Matches(items=[from_item(row) for row in rows[skip:]], total=totals.matching(query))
+
+    def _skip(self, request: Mapping[str, Any], query: RetrievalQuery, share: float) -> Item | None:
+        """The key of the `query.offset`-th match (the page starts after it), reading the skipped rows' keys only;
+        None when fewer match."""
+        index_key = None if query.sort == "id" else INDEXES[query.sort][1]
+        keys_only = {**request, "ProjectionExpression": ", ".join(filter(None, ("pk", "sk", index_key)))}
+        skipped = 0
+        while True:
+            missing = query.offset - skipped
+            response = call(self._client.query, **keys_only, Limit=_sized(missing, share, SKIP_SIGMAS))
+            items = response.get("Items", [])
+            if skipped + len(items) >= query.offset:
+                last: Item = items[missing - 1]
+                return last
+            skipped += len(items)
+            if "LastEvaluatedKey" not in response:
+                return None
+            keys_only["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def _first(
+        self, request: dict[str, Any], wanted: int, counts: Future[Totals] | Totals, query: RetrievalQuery
+    ) -> list[Item]:
+        """The first `wanted` matches from the request's start, each Query's Limit sized from the matching share
+        once the totals are known (a first page's first Query, sent with them, guesses a little slack instead)."""
+        rows: list[Item] = []
+        before = 0 if "ExclusiveStartKey" not in request else query.offset  # matches before the request's start
+        while len(rows) < wanted:
+            missing = wanted - len(rows)
+            if isinstance(counts, Future) and (rows or "ExclusiveStartKey" in request):
+                counts = counts.result()
+            if isinstance(counts, Totals):
+                remaining = counts.matching(query) - before - len(rows)
+                limit = _sized(min(missing, remaining), counts.share(query), PAGE_SIGMAS)
+            else:
+                limit = missing + missing // 4 + 2  # deleted rows are few: a little slack saves a round trip
+            response = call(self._client.query, **request, Limit=limit)
+            rows.extend(response.get("Items", []))
+            if "LastEvaluatedKey" not in response:
+                break
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        return rows[:wanted]
+
+    def _totals(self, namespace: str) -> Totals:
+        response = call(
+            self._client.get_item,
+            TableName=self._table,
+            Key={"pk": memory_partition(namespace), "sk": {"S": STATS_SK}},
+            # As consistent as the index pages it is read with (GSI reads are eventually consistent).
+            ConsistentRead=False,
+        )
+        return Totals({name: int(value["N"]) for name, value in response.get("Item", {}).items() if "N" in value})
+
+    # Searches: the whole namespace, in segments read at once.
+
+    def _searched(self, namespace: str, query: RetrievalQuery) -> Matches:
+        request = self._request(namespace, query, by_id=True)
+        bounds = _segments(self._highest_id(namespace))
+        parts = READERS.map(lambda bound: self._segment(request, *bound), bounds)
+        rows = [row for part in parts for row in part]  # in id order: the segments are
+        if query.sort != "id":
+            attribute = INDEXES[query.sort][1]
+            rows.sort(key=lambda row: str(row[attribute]["S"]), reverse=True)  # "<timestamp>#<id>": ties by id
+        window = rows[query.offset : query.offset + query.limit]
+        return Matches(items=[from_item(row) for row in window], total=len(rows))
+
+    def _segment(self, request: Mapping[str, Any], first: int, last: int) -> list[Item]:
+        segment = {
+            **request,
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
+            "ExpressionAttributeValues": {
+                **request["ExpressionAttributeValues"],
+                ":first": memory_sort_key(first),
+                ":last": memory_sort_key(last),
+            },
+        }
+        rows: list[Item] = []
+        while True:
+            response = call(self._client.query, **segment)
+            rows.extend(response.get("Items", []))
+            if "LastEvaluatedKey" not in response:
+                return rows
+            segment["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def _highest_id(self, namespace: str) -> int:
+        response = call(
+            self._client.get_item,
+            TableName=self._table,
+            Key={"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}},
+            ConsistentRead=False,  # the last segment is open-ended: a stale counter misses no memory
+        )
+        return int(response.get("Item", {}).get("next_id", {}).get("N", "0"))
+
+    # The request both kinds share.
+
+    def _request(self, namespace: str, query: RetrievalQuery, *, by_id: bool = False) -> dict[str, Any]:
+        """The Query for `query` (on the table by id when `by_id`, else on its sort's index), with every filter
+        evaluated by DynamoDB, exactly as query.matches does."""
         values: dict[str, Any] = {":pk": memory_partition(namespace)}
         if query.status is None:
             filters = ["#status <> :deleted"]
@@ -77,13 +209,18 @@ class Listing:
                 found_in.append("contains(tags, :q)")
             filters.append(f"({' OR '.join(found_in)})")
             values[":q"] = {"S": needle}
+        projected = [*LISTED_ATTRIBUTES]
+        if by_id and query.sort == "last_accessed_at":
+            projected.append(INDEXES[query.sort][1])  # to order by it here
         request: dict[str, Any] = {
             "TableName": self._table,
             "FilterExpression": " AND ".join(filters),
-            "ProjectionExpression": ", ".join(f"#{name}" if name == "status" else name for name in LISTED_ATTRIBUTES),
+            "ProjectionExpression": ", ".join(f"#{name}" if name == "status" else name for name in projected),
             "ExpressionAttributeNames": {"#status": "status"},
             "ExpressionAttributeValues": values,
         }
+        if by_id:
+            return request  # each segment adds its own range of ids
         if query.sort == "id":
             request["KeyConditionExpression"] = "pk = :pk AND begins_with(sk, :memory)"
             values[":memory"] = {"S": MEMORY_PREFIX}
@@ -93,48 +230,39 @@ class Listing:
             request["ScanIndexForward"] = False
         return request
 
-    def _first_matches(self, request: dict[str, Any], wanted: int) -> list[dict[str, Any]]:
-        """The first `wanted` matches, reading hardly more items than that many matches need."""
-        rows: list[dict[str, Any]] = []
-        while len(rows) < wanted:
-            # Limit counts items read before the filter; a little slack for filtered-out rows (deleted ones, say)
-            # saves a second round trip, each of which costs at least half a read unit.
-            missing = wanted - len(rows)
-            limit = min(missing + missing // 4 + 2, QUERY_LIMIT_MAX)
-            response = call(self._client.query, **request, Limit=limit)
-            rows.extend(response.get("Items", []))
-            if "LastEvaluatedKey" not in response:
-                break
-            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-        return rows[:wanted]
 
-    def _all_matches(self, request: dict[str, Any], wanted: int) -> tuple[list[dict[str, Any]], int]:
-        """The first `wanted` matches and the number of all of them: whole pages until the window is full, then
-        counts only (DynamoDB filters and counts; nothing beyond the window is sent back or parsed)."""
-        rows: list[dict[str, Any]] = []
-        total = 0
-        while True:
-            response = call(self._client.query, **request)
-            total += response["Count"]
-            rows.extend(response.get("Items", [])[: max(0, wanted - len(rows))])
-            if "LastEvaluatedKey" not in response:
-                return rows, total
-            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-            if len(rows) >= wanted and "Select" not in request:
-                del request["ProjectionExpression"]
-                request["Select"] = "COUNT"
+class Totals:
+    """A namespace's stored counts per status and type (its STATS item)."""
 
-    def _total(self, namespace: str, status: Status | None, memory_type: MemoryType | None) -> int:
-        response = call(
-            self._client.get_item,
-            TableName=self._table,
-            Key={"pk": memory_partition(namespace), "sk": {"S": STATS_SK}},
-            # As consistent as the index pages it is read with (GSI reads are eventually consistent).
-            ConsistentRead=False,
-        )
-        counts = response.get("Item", {})
-        statuses = [status] if status else ["active", "invalid"]
+    def __init__(self, counters: Mapping[str, int]) -> None:
+        self._counters = counters
+
+    def _sum(self, statuses: tuple[str, ...], memory_type: str | None) -> int:
         types = [memory_type] if memory_type else MEMORY_TYPES
-        return sum(
-            int(counts[counter]["N"]) for s in statuses for t in types if (counter := totals_attribute(s, t)) in counts
-        )
+        return sum(self._counters.get(totals_attribute(s, t), 0) for s in statuses for t in types)
+
+    def matching(self, query: RetrievalQuery) -> int:
+        """The memories the query's status and type filters match (without q or tag, the exact total)."""
+        statuses = (query.status,) if query.status else ("active", "invalid")
+        return self._sum(statuses, query.memory_type)
+
+    def share(self, query: RetrievalQuery) -> float:
+        """The share of an index's rows (every memory, deleted ones too) that the filters match."""
+        stored = self._sum(_STATUSES, None)
+        return self.matching(query) / stored if stored else 1.0
+
+
+def _sized(matches: int, share: float, sigmas: float) -> int:
+    """A Query Limit (rows read) expected to reach `matches` matches where `share` of the rows match: the mean of
+    that number of rows (negative binomial) plus `sigmas` of its standard deviations, plus SLACK_ROWS."""
+    matches, share = max(matches, 1), max(share, 1 / QUERY_LIMIT_MAX)
+    rows = (matches + sigmas * math.sqrt(matches * (1 - share))) / share
+    return min(math.ceil(rows) + SLACK_ROWS, QUERY_LIMIT_MAX)
+
+
+def _segments(highest_id: int) -> list[tuple[int, int]]:
+    """Id ranges covering every id, SEGMENT_IDS each up to the highest id drawn, the last one open-ended."""
+    count = max(1, math.ceil(highest_id / SEGMENT_IDS))
+    bounds = [(1 + i * SEGMENT_IDS, (i + 1) * SEGMENT_IDS) for i in range(count)]
+    bounds[-1] = (bounds[-1][0], MAX_MEMORY_ID)
+    return bounds
