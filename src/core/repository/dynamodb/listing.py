@@ -84,38 +84,47 @@ class Listing:
             counts = self._totals(namespace)
             if query.offset >= counts.matching(query):
                 return Matches(items=[], total=counts.matching(query))
-            if query.offset >= SKIP_KEYS_FROM:
-                start = self._skip(request, query, counts.share(query))
-                if start is None:
-                    return Matches(items=[], total=counts.matching(query))
-                request["ExclusiveStartKey"], skip = start, 0
-        rows = self._first(request, skip + query.limit, counts, query)
+        scanned = 0
+        if query.offset >= SKIP_KEYS_FROM and isinstance(counts, Totals):
+            start, scanned = self._skip(request, query, counts)
+            if start is None:
+                return Matches(items=[], total=counts.matching(query))
+            request["ExclusiveStartKey"], skip = start, 0
+        rows = self._first(request, skip + query.limit, counts, query, scanned)
         totals = counts.result() if isinstance(counts, Future) else counts
         return Matches(items=[from_item(row) for row in rows[skip:]], total=totals.matching(query))
 
-    def _skip(self, request: Mapping[str, Any], query: RetrievalQuery, share: float) -> Item | None:
-        """The key of the `query.offset`-th match (the page starts after it), reading the skipped rows' keys only;
-        None when fewer match."""
+    def _skip(self, request: Mapping[str, Any], query: RetrievalQuery, counts: Totals) -> tuple[Item | None, int]:
+        """The key of the `query.offset`-th match (the page starts after it; None when fewer match), reading the
+        skipped rows' keys only, and the number of rows read."""
         index_key = None if query.sort == "id" else INDEXES[query.sort][1]
         keys_only = {**request, "ProjectionExpression": ", ".join(filter(None, ("pk", "sk", index_key)))}
-        skipped = 0
+        skipped = scanned = 0
         while True:
             missing = query.offset - skipped
+            share = counts.share_after(query, skipped, scanned)
             response = call(self._client.query, **keys_only, Limit=_sized(missing, share, SKIP_SIGMAS))
             items = response.get("Items", [])
+            scanned += response.get("ScannedCount", 0)
             if skipped + len(items) >= query.offset:
                 last: Item = items[missing - 1]
-                return last
+                return last, scanned
             skipped += len(items)
             if "LastEvaluatedKey" not in response:
-                return None
+                return None, scanned
             keys_only["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
     def _first(
-        self, request: dict[str, Any], wanted: int, counts: Future[Totals] | Totals, query: RetrievalQuery
+        self,
+        request: dict[str, Any],
+        wanted: int,
+        counts: Future[Totals] | Totals,
+        query: RetrievalQuery,
+        scanned: int,
     ) -> list[Item]:
-        """The first `wanted` matches from the request's start, each Query's Limit sized from the matching share
-        once the totals are known (a first page's first Query, sent with them, guesses a little slack instead)."""
+        """The first `wanted` matches from the request's start (after `scanned` rows read while skipping), each
+        Query's Limit sized from the matching share of the rows left once the totals are known (a first page's
+        first Query, sent with them, guesses a little slack instead)."""
         rows: list[Item] = []
         before = 0 if "ExclusiveStartKey" not in request else query.offset  # matches before the request's start
         while len(rows) < wanted:
@@ -123,11 +132,15 @@ class Listing:
             if isinstance(counts, Future) and (rows or "ExclusiveStartKey" in request):
                 counts = counts.result()
             if isinstance(counts, Totals):
-                remaining = counts.matching(query) - before - len(rows)
-                limit = _sized(min(missing, remaining), counts.share(query), PAGE_SIGMAS)
+                found = before + len(rows)
+                remaining = counts.matching(query) - found
+                if remaining <= 0:
+                    break  # every match counted is read
+                limit = _sized(min(missing, remaining), counts.share_after(query, found, scanned), PAGE_SIGMAS)
             else:
                 limit = missing + missing // 4 + 2  # deleted rows are few: a little slack saves a round trip
             response = call(self._client.query, **request, Limit=limit)
+            scanned += response.get("ScannedCount", 0)
             rows.extend(response.get("Items", []))
             if "LastEvaluatedKey" not in response:
                 break
@@ -246,10 +259,12 @@ class Totals:
         statuses = (query.status,) if query.status else ("active", "invalid")
         return self._sum(statuses, query.memory_type)
 
-    def share(self, query: RetrievalQuery) -> float:
-        """The share of an index's rows (every memory, deleted ones too) that the filters match."""
-        stored = self._sum(_STATUSES, None)
-        return self.matching(query) / stored if stored else 1.0
+    def share_after(self, query: RetrievalQuery, found: int, scanned: int) -> float:
+        """The share of an index's rows (every memory, deleted ones too) not yet read that the filters match, once
+        `scanned` rows from its start held `found` matches."""
+        unread = self._sum(_STATUSES, None) - scanned
+        remaining = self.matching(query) - found
+        return min(1.0, remaining / unread) if remaining > 0 and unread > 0 else 1.0
 
 
 def _sized(matches: int, share: float, sigmas: float) -> int:
