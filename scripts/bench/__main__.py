@@ -26,9 +26,11 @@ REGION = "us-east-1"
 
 def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log: Any) -> dict[str, Any]:
     """`reps`: per namespace size, (timed repeats, repeats with units computed)."""
-    from bench.capacity import Recorder, TableShape
+    from bench.baseline import TodayRepository
+    from bench.capacity import PAGE_BYTES, Recorder, TableShape
     from bench.dataset import load
     from bench.ops import OperationBench
+    from core.memories import MemoryService
     from core.repository.dynamodb import ensure_table, make_client
     from handlers.bootstrap import Settings, build_services, use_placeholder_credentials
     from local.template import table_definition
@@ -56,9 +58,14 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
 
         client = make_client(endpoint_url, REGION)  # the one the service under test uses, counted
         shadow = make_client(endpoint_url, REGION)  # uncounted: images and unfiltered re-reads
-        recorder = Recorder(client, shape)
+        # DynamoDB ends a Query page at 1 MB read; DynamoDB Local does not. Every Query of the counted client reads
+        # at most the items of the largest size that fit in 1 MB, so no page it gets could exceed one on AWS.
+        largest = _largest_item(shadow, table)
+        page_items = PAGE_BYTES // largest
+        recorder = Recorder(client, shape, page_items=page_items)
         service = build_services(settings, client).memories
-        bench = OperationBench(service, recorder, shadow, shape, seed=42)
+        today = MemoryService(TodayRepository(client, table))
+        bench = OperationBench(service, recorder, shadow, shape, seed=42, today=today, page_items=page_items)
         results: dict[str, Any] = {}
         for name, namespace in namespaces.items():
             if name.startswith("other-"):
@@ -74,10 +81,25 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
             print(f"  measured {name} ({time.perf_counter() - op_started:.0f} s)", file=log, flush=True)
         return {
             "load_s": load_s,
+            "largest_item_bytes": largest,
+            "page_items": page_items,
             "memories_loaded": sum(ns.size for ns in namespaces.values()),
             "other_namespace": other,
             "sizes": results,
         }
+
+
+def _largest_item(client: Any, table: str) -> int:
+    """The size of the table's largest item (DynamoDB's size rules, bench.capacity.item_size)."""
+    from bench.capacity import item_size
+
+    largest, params = 1, {"TableName": table}
+    while True:
+        response = client.scan(**params)
+        largest = max([largest, *(item_size(item) for item in response.get("Items", []))])
+        if "LastEvaluatedKey" not in response:
+            return largest
+        params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
 
 def run_artifacts(build: bool) -> dict[str, Any]:

@@ -191,9 +191,15 @@ class Namespace:
     visible: int = 0
     q_matches: int = 0
     tag_matches: int = 0
+    invalid: int = 0
 
     def selectivity(self) -> dict[str, float]:
-        return {"q": self.q_matches / self.visible, "tag": self.tag_matches / self.visible}
+        """Shares of the visible memories a search matches, and (`invalid`) of every stored one that is invalid."""
+        return {
+            "q": self.q_matches / self.visible,
+            "tag": self.tag_matches / self.visible,
+            "invalid": self.invalid / self.size,
+        }
 
 
 def load(service: MemoryService, name: str, size: int, seed: int, workers: int = 6) -> Namespace:
@@ -220,4 +226,6 @@ def load(service: MemoryService, name: str, size: int, seed: int, workers: int =
         namespace.tag_matches += TAG in body["tags"]
         if body["status"] == "active":
             namespace.active.append(memory_id)
+        else:
+            namespace.invalid += 1
     return namespace

@@ -28,6 +28,7 @@ from core.memories import MemoryService
 from core.model import Memory, MemoryChanges, NewMemory
 
 LIST_OFFSET = 50
+DEEP_OFFSET = 5000
 LISTINGS: dict[str, dict[str, Any]] = {
     "list": {},
     "list_offset": {"offset": LIST_OFFSET},
@@ -35,9 +36,13 @@ LISTINGS: dict[str, dict[str, Any]] = {
     "search_tag": {"tag": TAG},
     # As the MCP tool prime_memory_context calls it (src/handlers/mcp_tools.py PRIME_*).
     "prime": {"status": "active", "sort": "updated_at", "limit": 20},
+    "list_100": {"limit": 100},
+    "list_invalid": {"status": "invalid"},  # about 10% of the rows
+    "list_deep": {"offset": DEEP_OFFSET},  # only where the namespace holds that many
 }
 OPERATIONS = ("create", "get", "patch", "delete", *LISTINGS)
-PAGE_BYTES = 1024 * 1024
+# Measured again with today's repository (bench/baseline.py) in the same run, for the targets that compare with it.
+TODAY = ("list_100", "list_deep")
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -70,16 +75,38 @@ def timed(action: Callable[[], object], reps: int) -> Timing:
     return timing
 
 
+def stamped_rows(recording: Recording) -> int:
+    """Rows the writes of a listing stamp: one per UpdateItem, one per statement of a batch."""
+    return sum(
+        len(call.params["Statements"]) if call.operation == "BatchExecuteStatement" and call.params else 1
+        for call in recording.calls
+        if call.operation in WRITES
+    )
+
+
 class OperationBench:
-    def __init__(self, service: MemoryService, recorder: Recorder, shadow: Any, shape: TableShape, seed: int) -> None:
+    def __init__(
+        self,
+        service: MemoryService,
+        recorder: Recorder,
+        shadow: Any,
+        shape: TableShape,
+        seed: int,
+        today: MemoryService | None = None,
+        page_items: int | None = None,
+    ) -> None:
+        self._page_items = page_items
         self._service = service
+        self._today = today
         self._recorder = recorder
         self._shadow = shadow
         self._shape = shape
         self._rng = random.Random(seed)  # noqa: S311  # benchmark choices, not secrets
 
-    def _actions(self, namespace: Namespace, total: int) -> dict[str, Callable[[], object]]:
-        service, name, rng = self._service, namespace.name, self._rng
+    def _actions(
+        self, namespace: Namespace, total: int, service: MemoryService | None = None
+    ) -> dict[str, Callable[[], object]]:
+        service, name, rng = service or self._service, namespace.name, self._rng
         ids = list(namespace.active)
         rng.shuffle(ids)
         if len(ids) < 2 * total + 1:
@@ -97,14 +124,21 @@ class OperationBench:
         }
         for op, fields in LISTINGS.items():
             query = RetrievalQuery.parse(fields)
+            if query.offset >= namespace.visible:
+                continue
             actions[op] = lambda query=query: service.search(name, query)  # type: ignore[misc]
         return actions
 
     def run(self, namespace: Namespace, reps: int, capacity_reps: int) -> dict[str, Any]:
         actions = self._actions(namespace, reps + capacity_reps)
+        if self._today is not None:
+            today = self._actions(namespace, reps + capacity_reps, self._today)
+            actions.update({f"{op}@today": today[op] for op in TODAY if op in today})
         results: dict[str, Any] = {}
         partition: dict[str, Any] | None = None
-        for op in OPERATIONS:
+        for op in [*OPERATIONS, *(f"{op}@today" for op in TODAY)]:
+            if op not in actions:
+                continue
             action = actions[op]
             counted: list[Recording] = []
 
@@ -123,6 +157,7 @@ class OperationBench:
                 **timing.summary(),
                 "calls": statistics.median(rec.count() for rec in counted),
                 "read_calls": statistics.median(rec.count(*READS) for rec in counted),
+                "read_rounds": statistics.median(rec.sequential(*READS) for rec in counted),
                 "write_calls": statistics.median(rec.count(*WRITES) for rec in counted),
                 "rcu": statistics.median(rec.rcu for rec in costed),
                 "wcu": statistics.median(rec.wcu for rec in costed),
@@ -134,16 +169,18 @@ class OperationBench:
                 ),
                 "operations": sorted({call.operation for rec in costed for call in rec.calls}),
             }
-            if op in LISTINGS:
-                stamps = [call for rec in costed for call in rec.calls if call.operation in WRITES]
-                entry["stamps"] = statistics.median(rec.count(*WRITES) for rec in costed)
-                entry["wcu_per_stamp"] = sum(call.wcu for call in stamps) / len(stamps) if stamps else 0.0
+            listing = op.removesuffix("@today")
+            if listing in LISTINGS:
+                stamp_wcu = sum(call.wcu for rec in costed for call in rec.calls if call.operation in WRITES)
+                rows = sum(stamped_rows(rec) for rec in costed)
+                entry["stamps"] = statistics.median(stamped_rows(rec) for rec in costed)
+                entry["wcu_per_stamp"] = stamp_wcu / rows if rows else 0.0
                 entry["stamp_threads"] = max(
                     len({call.thread for call in rec.calls if call.operation in WRITES}) for rec in costed
                 )
-                query = RetrievalQuery.parse(LISTINGS[op])
+                query = RetrievalQuery.parse(LISTINGS[listing])
                 entry["lower_bound"] = self._lower_bound(costed[-1], query.offset + query.limit, reps)
-                entry["pages_needed"] = self._pages_needed(costed[-1], op, query.offset + query.limit)
+                entry["pages_needed"] = self._pages_needed(costed[-1], listing, query.offset + query.limit)
             if op == "get":
                 partition = self._partition_of(costed[-1])
             results[op] = entry
@@ -219,6 +256,7 @@ class OperationBench:
                 "KeyConditionExpression": "#h = :h",
                 "ExpressionAttributeNames": {"#h": hash_key},
                 "ExpressionAttributeValues": {":h": partition[hash_key]},
+                **({"Limit": self._page_items} if self._page_items else {}),  # 1 MB pages, as the service's
             }
             records: list[Memory | dict[str, Any]] = []
             pages.clear()
