@@ -66,7 +66,7 @@ browser: ## install Chromium for the browser tests (apt-get, as root or with sud
 			echo "make browser: no chromium, and neither root nor sudo to run: apt-get install -y chromium" >&2; exit 0; fi; \
 		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq chromium >/dev/null; }
 
-serve: $(BIN)/.synced ## run the service locally (HTTP on :8787, embedded DynamoDB on :8788); ARGS="--port 9000" to change
+serve: install ## run the service locally (HTTP on :8787, DynamoDB Local in memory on :8788); ARGS="--port 9000" to change
 	$(BIN)/agent-memory serve $(ARGS)
 
 keys: $(BIN)/.synced ## manage API keys: ARGS="create --namespace alice", ARGS="list", ARGS="revoke <key id>"

@@ -1,5 +1,5 @@
 """The `agent-memory` command line: `serve` (local.serve) runs the whole service locally in one process; `keys`
-(local.keys) manages API keys in any store (a running `serve`'s embedded engine, DynamoDB Local, AWS)."""
+(local.keys) manages API keys in any store (a running `serve`'s DynamoDB Local, DynamoDB Local, AWS)."""
 
 from __future__ import annotations
 
@@ -47,13 +47,13 @@ def _store_options(parser: argparse.ArgumentParser, env: bootstrap.Settings, ddb
     parser.add_argument(
         "--endpoint-url",
         default=env.endpoint_url,
-        help="use this DynamoDB (DynamoDB Local, or AWS when set to its URL) instead of the embedded engine "
+        help="use this DynamoDB (DynamoDB Local, or AWS when set to its URL) instead of DynamoDB Local in memory "
         "[env AWS_ENDPOINT_URL_DYNAMODB]",
     )
     parser.add_argument(
         "--aws",
         action="store_true",
-        help="use the AWS DynamoDB of the current credentials and region instead of the embedded engine",
+        help="use the AWS DynamoDB of the current credentials and region instead of DynamoDB Local in memory",
     )
     parser.add_argument(
         "--table", default=env.table_name, help=f"table name (default {env.table_name}) [env TABLE_NAME]"
@@ -66,11 +66,11 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser(
-        "serve", help="run the HTTP API and the MCP endpoint locally, with an embedded DynamoDB by default"
+        "serve", help="run the HTTP API and the MCP endpoint locally, over Amazon DynamoDB Local in memory by default"
     )
     serve.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
-    _store_options(serve, env, f"embedded DynamoDB port on loopback (default {DEFAULT_DDB_PORT})")
+    _store_options(serve, env, f"DynamoDB Local's port on loopback (default {DEFAULT_DDB_PORT})")
     serve.add_argument("--template", type=Path, default=None, help="template.yaml holding the table definition")
     serve.add_argument(
         "--no-auth",
@@ -81,9 +81,7 @@ def _parser() -> argparse.ArgumentParser:
 
     keys = commands.add_parser("keys", help="create, list and revoke API keys")
     keys_commands = keys.add_subparsers(dest="keys_command", required=True)
-    reach = (
-        f"the embedded DynamoDB of a running `agent-memory serve` on this loopback port (default {DEFAULT_DDB_PORT})"
-    )
+    reach = f"the DynamoDB Local of a running `agent-memory serve` on this loopback port (default {DEFAULT_DDB_PORT})"
     create = keys_commands.add_parser("create", help="create an API key; its plaintext is printed once")
     create.add_argument("--namespace", type=_namespace, required=True, help="the only namespace the key reaches")
     create.add_argument(

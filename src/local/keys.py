@@ -1,4 +1,4 @@
-"""`agent-memory keys create|list|revoke`: API keys in any store (a running `serve`'s embedded engine, DynamoDB
+"""`agent-memory keys create|list|revoke`: API keys in any store (a running `serve`'s DynamoDB Local, DynamoDB
 Local, AWS)."""
 
 from __future__ import annotations

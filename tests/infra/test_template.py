@@ -108,9 +108,11 @@ def _dynamodb_actions_the_repository_calls() -> set[str]:
             if isinstance(node, ast.Dict):
                 keys = {key.value for key in node.keys if isinstance(key, ast.Constant) and isinstance(key.value, str)}
                 actions |= {_TRANSACTION_ACTIONS[key] for key in keys & _TRANSACTION_ACTIONS.keys()}
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                if statement := _PARTIQL_STATEMENT.match(node.value):
-                    actions.add("dynamodb:PartiQL" + statement.group(1).title())
+            statement = (
+                isinstance(node, ast.Constant) and isinstance(node.value, str) and _PARTIQL_STATEMENT.match(node.value)
+            )
+            if statement:
+                actions.add("dynamodb:PartiQL" + statement.group(1).title())
     transactions = "dynamodb:TransactWriteItems"
     assert transactions in actions
     assert actions & _PARTIQL_CALLS, "the access stamps are PartiQL batches"

@@ -1,15 +1,17 @@
 """The `agent-memory` command against real local stores: `keys` on DynamoDB Local (`--endpoint-url`) and on the
-embedded engine of a `serve` (`--ddb-port`), and `serve` itself creating and printing the first key, or running open
+DynamoDB Local of a `serve` (`--ddb-port`), and `serve` itself creating and printing the first key, or running open
 with `--no-auth`. `uvicorn.run` is replaced by a client that exercises the app serve built."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,6 @@ from starlette.types import ASGIApp
 from core.keys import KeyService
 from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
 from local import cli
-from local.engines import EmbeddedDynamoDB
 from local.template import table_definition
 from tests.conftest import PRINTED_KEY, REGION, SERVE_ROOT, Engine, serve_env, wait_until_healthy
 
@@ -66,27 +67,59 @@ def test_keys_create_list_and_revoke_work_against_dynamodb_local(
     assert [(row["key_id"], row["state"]) for row in relisted] == [(created["key_id"], "revoked")]
 
 
-@pytest.fixture
-def embedded() -> Iterator[EmbeddedDynamoDB]:
-    engine = EmbeddedDynamoDB(free_port()).start()
-    yield engine
-    engine.stop()
-
-
-def test_keys_reach_the_embedded_engine_of_a_running_serve_by_its_ddb_port(
-    embedded: EmbeddedDynamoDB, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+def test_keys_reach_the_engine_of_a_running_serve_by_its_ddb_port(
+    dynamodb_local_endpoint: str,
+    ddb_local_table: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
-    client = make_client(embedded.endpoint_url, REGION)
-    ensure_table(client, "agent-memory", table_definition())
-    port = embedded.endpoint_url.rsplit(":", 1)[1]
+    port = dynamodb_local_endpoint.rsplit(":", 1)[1]
 
-    code = cli.main(["keys", "create", "--namespace", "alice", "--ddb-port", port, "--json"])
+    code = cli.main(
+        ["keys", "create", "--namespace", "alice", "--ddb-port", port, "--table", ddb_local_table, "--json"]
+    )
 
     created = json.loads(capsys.readouterr().out)
     assert code == 0
-    keys = KeyService(DynamoDBKeyRepository(client, "agent-memory"))
+    keys = KeyService(DynamoDBKeyRepository(make_client(dynamodb_local_endpoint, REGION), ddb_local_table))
     assert keys.authenticate(created["key"]).namespace == "alice"
+
+
+class SlowCreateProxy:
+    """A loopback HTTP proxy to a DynamoDB endpoint that holds back the answer to the first CreateTable by `delay`
+    seconds (the engine has already made the table), as a starting engine's first call can."""
+
+    def __init__(self, target: str, delay: float) -> None:
+        self.delays = [delay]
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["content-length"]))
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
+                answer = httpx2.post(target, content=body, headers=headers)
+                if self.headers.get("x-amz-target", "").endswith(".CreateTable") and proxy.delays:
+                    time.sleep(proxy.delays.pop())
+                self.send_response(answer.status_code)
+                for name, value in answer.headers.items():
+                    if name.lower() not in ("content-length", "transfer-encoding", "connection", "content-encoding"):
+                        self.send_header(name, value)
+                self.send_header("content-length", str(len(answer.content)))
+                self.end_headers()
+                self.wfile.write(answer.content)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.endpoint_url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
 
 
 class FakeUvicorn:
@@ -273,26 +306,19 @@ def test_serve_with_an_endpoint_url_and_no_aws_credentials_starts_and_serves(
 
 
 def test_on_a_fresh_engine_whose_first_create_answers_after_the_read_timeout_the_table_counts_as_created(
-    embedded: EmbeddedDynamoDB,
+    dynamodb_local_endpoint: str,
 ) -> None:
     # A starting engine's first call can outlast the read timeout; botocore then retries the create, which the
     # engine refuses as "in use" once the first attempt has made the table: `serve` printed "(existing)".
-    engine_app = embedded._server.app
-    delays = [1.5]  # past the first attempt's read timeout, well within the second's
+    proxy = SlowCreateProxy(dynamodb_local_endpoint, delay=1.5)  # past the first attempt's read timeout
+    try:
+        client = make_client(proxy.endpoint_url, REGION, read_timeout=1)
+        table = f"fresh-{time.time_ns()}"
 
-    def slow_first_create(environ: dict[str, Any], start_response: Any) -> Any:
-        if environ.get("HTTP_X_AMZ_TARGET", "").endswith(".CreateTable") and delays:
-            time.sleep(delays.pop())
-        return engine_app(environ, start_response)
-
-    embedded._server.app = slow_first_create
-    client = make_client(embedded.endpoint_url, REGION, read_timeout=1)
-    client.list_tables()  # the engine's own first-call imports, out of the way
-
-    table = f"fresh-{time.time_ns()}"  # moto's state is per process: another test's engine may hold agent-memory
-
-    created = ensure_table(client, table, table_definition())
-    again = ensure_table(client, table, table_definition())
+        created = ensure_table(client, table, table_definition())
+        again = ensure_table(client, table, table_definition())
+    finally:
+        proxy.close()
 
     assert (created, again) == (True, False)
-    assert delays == []  # the slow create did happen
+    assert proxy.delays == []  # the slow create did happen

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import socket
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -205,9 +207,9 @@ def test_serve_refuses_no_auth_on_a_host_other_than_loopback_before_starting_any
     host: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def must_not_start(*args: object) -> None:
-        raise AssertionError("serve started the embedded engine")
+        raise AssertionError("serve started its engine")
 
-    monkeypatch.setattr("local.engines.EmbeddedDynamoDB", must_not_start)
+    monkeypatch.setattr("local.engines.DynamoDBLocal", must_not_start)
 
     code = cli.main(["serve", "--no-auth", "--host", host])
 
@@ -233,6 +235,62 @@ def test_loopback_hosts_are_told_from_the_rest(host: str, loopback: bool) -> Non
     assert serve.is_loopback(host) is loopback
 
 
+# --- serve's engine ---
+
+
+@pytest.mark.parametrize(
+    ("missing", "reason"), [("java", "no `java` on PATH"), ("jar", "no DynamoDBLocal.jar under /nowhere")]
+)
+def test_serve_without_java_or_the_engine_jar_says_what_to_install_and_serves_nothing(
+    missing: str, reason: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from local import engines
+
+    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
+    if missing == "java":
+        real_which = shutil.which
+        monkeypatch.setattr(shutil, "which", lambda name: None if name == "java" else real_which(name))
+    else:
+        monkeypatch.setattr(engines.DynamoDBLocal.__init__, "__defaults__", (Path("/nowhere"), "512m"))
+
+    code = cli.main(["serve", "--port", str(free_port()), "--ddb-port", str(free_port())])
+
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert err.startswith(f"agent-memory: cannot run Amazon DynamoDB Local ({reason}).")
+    for advice in ("Java 17", "make install", "--endpoint-url"):
+        assert advice in err
+    assert "HTTP API" not in out  # nothing was served
+
+
+def test_serve_stops_its_engine_when_it_stops(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from local import engines
+
+    started: list[engines.DynamoDBLocal] = []
+    real_start = engines.DynamoDBLocal.start
+
+    def start(self: engines.DynamoDBLocal, ready: Any, timeout: float = 60) -> engines.DynamoDBLocal:
+        started.append(self)
+        return real_start(self, ready, timeout)
+
+    def stop_at_once(app: Any, **_: Any) -> None:
+        assert started
+        assert started[0]._process is not None
+        assert started[0]._process.poll() is None  # the engine runs while serving
+
+    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
+    monkeypatch.setattr(engines.DynamoDBLocal, "start", start)
+    monkeypatch.setattr("uvicorn.run", stop_at_once)
+
+    code = cli.main(["serve", "--port", str(free_port()), "--ddb-port", str(free_port())])
+
+    assert code == 0
+    assert started[0]._process is None  # stopped and reaped
+    assert "Amazon DynamoDB Local at" in capsys.readouterr().out
+
+
 # --- serve's ports ---
 
 
@@ -241,9 +299,9 @@ def test_serve_with_a_busy_port_names_its_option_and_starts_creates_and_prints_n
     option: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def must_not_start(*args: object) -> None:
-        raise AssertionError("serve started the embedded engine")
+        raise AssertionError("serve started its engine")
 
-    monkeypatch.setattr("local.engines.EmbeddedDynamoDB", must_not_start)
+    monkeypatch.setattr("local.engines.DynamoDBLocal", must_not_start)
     monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
