@@ -17,13 +17,16 @@ from typing import TYPE_CHECKING, Final
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository, make_client
+from core.repository.dynamodb.usage import CapacityTally
 from handlers.auth import Authenticator, key_authenticator
+from handlers.metrics import RequestMetrics
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 DEFAULT_TABLE = "agent-memory"
 DEFAULT_REGION = "us-east-1"
+DEFAULT_METRICS_NAMESPACE = "agent-memory"
 # The one version string: pyproject's, read from the installed distribution (the Lambda build ships its metadata).
 VERSION: Final = importlib.metadata.version("agent-memory")
 
@@ -35,6 +38,8 @@ class Settings:
     endpoint_url: str | None = None
     # Browser origins the MCP endpoint admits; a request carrying any other Origin header gets 403.
     mcp_allowed_origins: tuple[str, ...] = ()
+    # The CloudWatch namespace of the functions' metrics (handlers.metrics).
+    metrics_namespace: str = DEFAULT_METRICS_NAMESPACE
 
 
 def settings_from_env(env: Mapping[str, str] = os.environ) -> Settings:
@@ -43,6 +48,7 @@ def settings_from_env(env: Mapping[str, str] = os.environ) -> Settings:
         region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or DEFAULT_REGION,
         endpoint_url=env.get("AWS_ENDPOINT_URL_DYNAMODB") or None,
         mcp_allowed_origins=_comma_separated(env.get("MCP_ALLOWED_ORIGINS", "")),
+        metrics_namespace=env.get("POWERTOOLS_METRICS_NAMESPACE") or DEFAULT_METRICS_NAMESPACE,
     )
 
 
@@ -74,13 +80,26 @@ def build_services(settings: Settings, client: DynamoDBClient | None = None) -> 
     )
 
 
+# The capacity the process-wide client consumes, for the functions' metrics (one request at a time on Lambda).
+CAPACITY: Final = CapacityTally()
+
+
 @functools.cache
 def default_services() -> Services:
-    """The process-wide services for Lambda: one client, created on first use and reused while warm.
+    """The process-wide services for Lambda: one client, created at init and reused while warm, reporting the
+    capacity each call consumes to CAPACITY.
 
     Lambda always authenticates: no setting turns the key check off.
     """
-    return build_services(settings_from_env())
+    settings = settings_from_env()
+    client = make_client(settings.endpoint_url, settings.region)
+    CAPACITY.watch(client)
+    return build_services(settings, client)
+
+
+def lambda_metrics(door: str) -> RequestMetrics:
+    """The metrics a Lambda entrypoint emits for each request of `door`."""
+    return RequestMetrics(door, CAPACITY, settings_from_env().metrics_namespace)
 
 
 def lambda_authenticator() -> Authenticator:

@@ -27,6 +27,7 @@ from handlers.http_input import (
     read_json_body,
     retrieval_query,
 )
+from handlers.metrics import rows_served
 from handlers.openapi_doc import (
     BODY_RESPONSES,
     COMMON_RESPONSES,
@@ -174,7 +175,9 @@ def create_app(
 
     @app.get("/memories/{memory_id}", response_model=Memory, responses=NOT_FOUND_RESPONSES, summary="Read one memory")
     async def get_memory(memory_id: str, response: Response, service: Service, caller: Reader) -> Memory:
-        return _with_etag(await blocking(service.get, caller.namespace, parse_memory_id(memory_id)), response)
+        memory = await blocking(service.get, caller.namespace, parse_memory_id(memory_id))
+        rows_served(1)
+        return _with_etag(memory, response)
 
     @app.patch(
         "/memories/{memory_id}",
@@ -222,7 +225,9 @@ def create_app(
     )
     async def search_memories(request: Request, service: Service, caller: Reader) -> Page:
         params = {name: request.query_params.getlist(name) for name in request.query_params}
-        return await blocking(service.search, caller.namespace, retrieval_query(params))
+        page = await blocking(service.search, caller.namespace, retrieval_query(params))
+        rows_served(len(page.items))
+        return page
 
     document_schemas(app)
     return app

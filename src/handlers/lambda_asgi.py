@@ -31,13 +31,20 @@ class _InvocationLoop:
     def __init__(self) -> None:
         self._loop = asyncio.new_event_loop()
 
-    def make_current(self) -> None:
+    def make_current(self) -> asyncio.AbstractEventLoop:
         if self._loop.is_closed():
             self._loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self._loop)
+        return self._loop
 
 
 _invocation_loop: Final = _InvocationLoop()
+
+
+def invocation_loop() -> asyncio.AbstractEventLoop:
+    """The loop the next invocation runs on, made current: what runs across invocations (a lifespan held open)
+    belongs on it."""
+    return _invocation_loop.make_current()
 
 
 class UnreadableBodyError(Exception):

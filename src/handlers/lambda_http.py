@@ -9,9 +9,12 @@ from handlers import bootstrap
 from handlers.concurrency import inline
 from handlers.http_api import create_app, logger
 from handlers.lambda_asgi import invoke
+from handlers.metrics import http_operation, request_line
 
-# Built at import (cold start); the DynamoDB client and services are built on the first request that needs them.
+# Built at import, in the init phase before the first request: the app, and the
+# DynamoDB client and services, so the first request does not pay for them.
 # One request per execution environment: blocking calls run inline (handlers.concurrency).
+bootstrap.default_services()
 app = create_app(
     provide_service=lambda: bootstrap.default_services().memories,
     authenticate=bootstrap.lambda_authenticator(),
@@ -20,7 +23,16 @@ app = create_app(
 )
 
 
+_metrics = bootstrap.lambda_metrics("http")
+
+
 # log_event=False whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event carries the caller's API key.
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return invoke(app, event, context)
+    started = _metrics.start()
+    response: dict[str, Any] = {}
+    try:
+        response = invoke(app, event, context)
+    finally:
+        _metrics.finish(started, http_operation(*request_line(event)), response.get("statusCode", 500))
+    return response

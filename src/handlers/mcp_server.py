@@ -1,6 +1,7 @@
 """The MCP door's transport: the guarded, stateless Streamable HTTP app serving the tools, and the Lambda handler
 factory for a function URL (payload 2.0), JSON-only (handlers.lambda_mcp is the function's entrypoint)."""
 
+import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
@@ -24,7 +25,7 @@ from core.errors import (
 from core.limits import MAX_REQUEST_BYTES
 from handlers.auth import Authenticator, presented_credentials
 from handlers.concurrency import RunBlocking, inline
-from handlers.lambda_asgi import invoke
+from handlers.lambda_asgi import invocation_loop, invoke
 from handlers.mcp_principal import PRINCIPAL_SCOPE_KEY
 from handlers.problem import domain_problem, problem_response
 
@@ -214,14 +215,42 @@ def create_handler(
 ) -> LambdaHandler:
     """A Lambda handler serving `server` for function URL (and API Gateway) events.
 
-    The ASGI app is built per invocation with its lifespan on: the SDK session manager can run only once per
-    instance, so an app built once at import fails from the second warm invocation. A warm tools/list, app
-    included, takes about a millisecond; the server, its tools and the DynamoDB client stay warm.
+    The endpoint and its SDK session manager start on the first invocation and stay running across warm ones: a
+    task on the invocation loop holds the session manager's `run()` open (it may be entered only once per
+    instance, and Mangum's own lifespan would enter it on every invocation). Between invocations the loop does not
+    run and Lambda freezes the process; nothing depends on running then. If something closed that loop (a test's
+    asyncio.run), the next invocation starts a new endpoint on the new one.
     """
     origins = frozenset(allowed_origins)
+    held: dict[asyncio.AbstractEventLoop, MCPEndpoint] = {}
+
+    def running_endpoint() -> MCPEndpoint:
+        loop = invocation_loop()
+        if loop not in held:
+            endpoint = create_mcp_asgi_app(server, origins, authenticate=authenticate, run_blocking=run_blocking)
+            _hold_lifespan(loop, endpoint)
+            held.clear()
+            held[loop] = endpoint
+        return held[loop]
 
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        endpoint = create_mcp_asgi_app(server, origins, authenticate=authenticate, run_blocking=run_blocking)
-        return invoke(endpoint, event, context, lifespan="on")
+        return invoke(running_endpoint(), event, context)
 
     return handle
+
+
+def _hold_lifespan(loop: asyncio.AbstractEventLoop, endpoint: MCPEndpoint) -> None:
+    """Start `endpoint`'s session manager on `loop` and keep it running (a task waiting forever inside `run()`)."""
+    started = asyncio.Event()
+
+    async def hold() -> None:
+        async with endpoint.session_manager.run():
+            started.set()
+            await asyncio.Event().wait()
+
+    task = loop.create_task(hold(), name="mcp-session-manager")
+    waiter = loop.create_task(started.wait())
+    loop.run_until_complete(asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED))
+    if task.done():
+        waiter.cancel()
+        task.result()  # it ended before starting: raise its error

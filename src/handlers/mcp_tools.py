@@ -55,6 +55,7 @@ from handlers.mcp_results import (
     domain_errors_as_tool_errors,
     structured,
 )
+from handlers.metrics import rows_served
 
 __all__ = ["INSTRUCTIONS", "TOOL_ERROR_HINTS", "create_server"]
 
@@ -132,7 +133,9 @@ def create_server(
 
     async def search(ctx: Context | None, arguments: dict[str, object]) -> Page:
         namespace = caller(ctx, "read").namespace
-        return await run_blocking(provide_service().search, namespace, RetrievalQuery.parse(arguments))
+        page = await run_blocking(provide_service().search, namespace, RetrievalQuery.parse(arguments))
+        rows_served(len(page.items))
+        return page
 
     @server.tool(title="Prime memory context", annotations=_READ)
     @domain_errors_as_tool_errors
@@ -228,7 +231,9 @@ def create_server(
         read-only from your side.
         """
         namespace = caller(ctx, "read").namespace
-        return await run_blocking(provide_service().get, namespace, parse_memory_id(id))
+        memory = await run_blocking(provide_service().get, namespace, parse_memory_id(id))
+        rows_served(1)
+        return memory
 
     @server.tool(
         title="Update a memory",

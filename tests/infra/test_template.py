@@ -31,9 +31,10 @@ RUNTIME_PROVIDED_ENV = {"AWS_REGION", "AWS_DEFAULT_REGION"}
 # Only for local runs against another DynamoDB; setting it on Lambda would send the data elsewhere.
 LOCAL_ONLY_ENV = {"AWS_ENDPOINT_URL_DYNAMODB"}
 # What each function must be told; TABLE_NAME's fallback would silently name a table the stack does not own.
+# POWERTOOLS_METRICS_NAMESPACE: its fallback would mix the stages' metrics, and the alarms read the stage's own.
 REQUIRED_ENV = {
-    "HttpFunction": {"TABLE_NAME"},
-    "McpFunction": {"TABLE_NAME", "MCP_ALLOWED_ORIGINS"},
+    "HttpFunction": {"TABLE_NAME", "POWERTOOLS_METRICS_NAMESPACE"},
+    "McpFunction": {"TABLE_NAME", "MCP_ALLOWED_ORIGINS", "POWERTOOLS_METRICS_NAMESPACE"},
 }
 POWERTOOLS_SETTINGS = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_LOG_LEVEL", "POWERTOOLS_METRICS_NAMESPACE"}
 TABLE_ARN = f"{TABLE_RESOURCE}.Arn"
@@ -447,7 +448,7 @@ def test_stage_names_every_function_and_log_group(template: dict[str, Any]):
 
 def test_outputs_give_the_api_url_the_mcp_url_and_the_table_name(template: dict[str, Any]):
     outputs = template["Outputs"]
-    assert set(outputs) == {"ApiUrl", "McpUrl", "TableName"}
+    assert set(outputs) == {"ApiUrl", "McpUrl", "TableName", "DashboardUrl"}
     assert outputs["ApiUrl"]["Value"].startswith("https://${HttpApi}.execute-api.")
     assert outputs["McpUrl"]["Value"] == "${McpFunctionUrl.FunctionUrl}mcp"
     assert outputs["TableName"]["Value"] == TABLE_RESOURCE

@@ -111,6 +111,40 @@ def test_the_handler_stays_correct_across_warm_invocations(
     assert memory_service.search("default", RetrievalQuery.parse({"q": "dark roast"})).total == creates * WARM_ROUNDS
 
 
+def test_the_session_manager_starts_once_and_keeps_running_across_warm_invocations(
+    memory_service: MemoryService,
+    event_key: Authenticator,
+    lambda_worker: LambdaWorker,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    runs: list[StreamableHTTPSessionManager] = []
+    real_run = StreamableHTTPSessionManager.run
+
+    def counted_run(self: StreamableHTTPSessionManager) -> Any:
+        runs.append(self)
+        return real_run(self)
+
+    monkeypatch.setattr(StreamableHTTPSessionManager, "run", counted_run)
+    server = create_server(version="test", provide_service=lambda: memory_service, authenticate=event_key)
+    handler = create_handler(server, authenticate=event_key)
+
+    statuses = [
+        lambda_worker.invoke(handler, load_event(name))["statusCode"]
+        for name in ["mcp_tools_list.json", "mcp_tools_call_create.json", "mcp_tools_call_invalid.json"] * 3
+    ]
+
+    assert statuses == [200] * 9
+    assert len(runs) == 1  # entered once, on the first invocation, and still open
+    # After the invocation loop was closed (another library's asyncio.run), a new session manager starts on the
+    # new loop, once.
+    lambda_worker.run(close_thread_loop)
+    for _ in range(3):
+        assert lambda_worker.invoke(handler, load_event("mcp_tools_list.json"))["statusCode"] == 200
+    assert len(runs) == 2
+
+
 def test_a_get_is_answered_at_once_with_405_allowing_post(handler: Handler, lambda_worker: LambdaWorker) -> None:
     response = lambda_worker.invoke(handler, load_event("mcp_get.json"))
 

@@ -1,0 +1,148 @@
+"""What a deployed function reports about each request it serves: CloudWatch metrics in the embedded metric format
+(EMF), one JSON line on stdout per invocation that CloudWatch Logs turns into metrics (no API call, no added
+latency beyond writing the line), through Powertools Metrics.
+
+Per request, with the dimensions `door` (http | mcp) and `operation` (a small fixed set, never an id or a raw path):
+`Requests` (1), `Latency` (ms, in the handler), `ReadUnits` and `WriteUnits` (DynamoDB's consumed capacity),
+`RowsReturned` and `RowsStamped` (a listing's page, a get's one row), and `Status4xx` / `Status5xx` (1 or 0 for the
+HTTP status), plus `ToolErrors` on the MCP door (a tool call answered with `isError`). Each is also published
+without `operation`, as the door's totals. Only the Lambda entrypoints emit; `serve` does not.
+
+Lambda serves one request at a time per process, so the doors note what they served in one process-wide record.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from dataclasses import dataclass
+from typing import Final
+
+from aws_lambda_powertools.metrics import Metrics, MetricUnit
+
+from core.repository.dynamodb.usage import CapacityTally
+
+OTHER: Final = "other"
+# The MCP door's operations: its tools by name, and the protocol's own methods; anything else is OTHER (a client
+# names methods and tools: a metric dimension must stay a small fixed set).
+MCP_TOOLS: Final = frozenset(
+    {"prime_memory_context", "search_memories", "create_memory", "get_memory", "update_memory", "delete_memory"}
+)
+MCP_METHODS: Final = frozenset({"initialize", "notifications/initialized", "tools/list", "ping"})
+
+
+@dataclass
+class Served:
+    """What the door noted about the request being served."""
+
+    rows: int = 0
+
+
+_served = Served()
+
+
+def rows_served(rows: int) -> None:
+    """The rows the request being served returned, each of them stamped (called by the doors)."""
+    _served.rows = rows
+
+
+def request_line(event: object) -> tuple[str, str]:
+    """The method and path of a payload 2.0 event (empty strings for anything else)."""
+    context = event.get("requestContext") if isinstance(event, dict) else None
+    http = context.get("http") if isinstance(context, dict) else None
+    if not isinstance(http, dict):
+        return "", ""
+    method, path = http.get("method"), http.get("path")
+    return (method if isinstance(method, str) else ""), (path if isinstance(path, str) else "")
+
+
+def event_body(event: object) -> str | None:
+    """A payload 2.0 event's (or a Lambda response's) body as text, or None when there is none or it is unreadable."""
+    if not isinstance(event, dict):
+        return None
+    body = event.get("body")
+    if not isinstance(body, str):
+        return None
+    if event.get("isBase64Encoded"):
+        try:
+            return base64.b64decode(body, validate=True).decode()
+        except ValueError:
+            return None
+    return body
+
+
+def is_tool_error(response_body: str | None) -> bool:
+    """Whether an MCP response is a tool call answered with `isError`."""
+    if not response_body or '"isError"' not in response_body:
+        return False
+    try:
+        message = json.loads(response_body)
+    except ValueError:
+        return False
+    result = message.get("result") if isinstance(message, dict) else None
+    return isinstance(result, dict) and result.get("isError") is True
+
+
+def http_operation(method: str, path: str) -> str:
+    """The HTTP door's operation for a request line: create, search, get, update, delete, health or other."""
+    parts = path.strip("/").split("/")
+    if parts[0] != "memories" or len(parts) > 2:
+        return "health" if path == "/healthz" else OTHER
+    if len(parts) == 1:
+        return {"POST": "create", "GET": "search"}.get(method, OTHER)
+    return {"GET": "get", "PATCH": "update", "DELETE": "delete"}.get(method, OTHER)
+
+
+def mcp_operation(body: str | None) -> str:
+    """The MCP door's operation for a request body: the tool a tools/call names, or the protocol method."""
+    try:
+        message = json.loads(body or "")
+    except ValueError:
+        return OTHER
+    if not isinstance(message, dict):
+        return OTHER
+    method = message.get("method")
+    if method == "tools/call":
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        return name if name in MCP_TOOLS else "unknown_tool"
+    return method if method in MCP_METHODS else OTHER
+
+
+class RequestMetrics:
+    """One door's metrics: `measure(...)` around each invocation emits one EMF line for it."""
+
+    def __init__(self, door: str, tally: CapacityTally, namespace: str) -> None:
+        self._door = door
+        self._tally = tally
+        self._metrics = Metrics(namespace=namespace)
+
+    def start(self) -> float:
+        _served.rows = 0
+        self._tally.take()  # anything consumed before this request (at init) is not its
+        return time.perf_counter()
+
+    def finish(self, started: float, operation: str, status: int, *, tool_error: bool = False) -> None:
+        latency_ms = (time.perf_counter() - started) * 1000
+        consumed = self._tally.take()
+        metrics = self._metrics
+        metrics.add_dimension(name="door", value=self._door)
+        metrics.add_dimension(name="operation", value=operation)
+        metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(name="Latency", unit=MetricUnit.Milliseconds, value=latency_ms)
+        metrics.add_metric(name="ReadUnits", unit=MetricUnit.Count, value=consumed.read_units)
+        metrics.add_metric(name="WriteUnits", unit=MetricUnit.Count, value=consumed.write_units)
+        metrics.add_metric(name="RowsReturned", unit=MetricUnit.Count, value=_served.rows)
+        metrics.add_metric(name="RowsStamped", unit=MetricUnit.Count, value=_served.rows if status < 300 else 0)
+        metrics.add_metric(name="Status4xx", unit=MetricUnit.Count, value=int(400 <= status < 500))
+        metrics.add_metric(name="Status5xx", unit=MetricUnit.Count, value=int(status >= 500))
+        if self._door == "mcp":
+            metrics.add_metric(name="ToolErrors", unit=MetricUnit.Count, value=int(tool_error))
+        blob = metrics.serialize_metric_set()
+        # A second dimension set without `operation`: the door's totals, which alarms need (an alarm reads one
+        # metric per dimension set, and cannot add up the operations' own).
+        for declared in blob["_aws"]["CloudWatchMetrics"]:
+            declared["Dimensions"].append([name for name in declared["Dimensions"][0] if name != "operation"])
+        print(json.dumps(blob, separators=(",", ":")), flush=True)  # EMF is read from stdout
+        metrics.clear_metrics()

@@ -1,0 +1,227 @@
+"""The metrics each deployed function emits: one EMF line per invocation on stdout, per door and operation, read
+back here as CloudWatch would read it (the events in events/, fed to the entrypoints' own handlers)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from botocore.stub import Stubber
+
+from core.contract import RetrievalQuery
+from core.repository.dynamodb import DynamoDBKeyRepository, make_client
+from core.repository.dynamodb.usage import CapacityTally, Consumed
+from handlers import bootstrap, lambda_http, lambda_mcp
+from handlers.metrics import http_operation, is_tool_error, mcp_operation
+from tests.conftest import Engine, store_event_key
+from tests.mcp.conftest import LambdaWorker, load_event
+from tests.unit.test_lambda_handler import CONTEXT
+from tests.unit.test_lambda_handler import load_event as load_http_event
+
+METRICS = {"Requests", "Latency", "ReadUnits", "WriteUnits", "RowsReturned", "RowsStamped", "Status4xx", "Status5xx"}
+
+
+def emitted(out: str) -> list[dict[str, Any]]:
+    """Every EMF blob printed, as {dimension or metric name: value} with the declared units alongside."""
+    blobs = []
+    for line in out.splitlines():
+        if '"_aws"' not in line:
+            continue
+        blob = json.loads(line)
+        (declared,) = blob["_aws"]["CloudWatchMetrics"]
+        blob["units"] = {metric["Name"]: metric["Unit"] for metric in declared["Metrics"]}
+        blob["dimensions"] = declared["Dimensions"]
+        blobs.append(blob)
+    return blobs
+
+
+@pytest.mark.usefixtures("lambda_services")
+@pytest.mark.parametrize(
+    ("event", "operation", "status", "rows"),
+    [
+        ("http_create", "create", 201, 0),
+        ("http_create_invalid", "create", 422, 0),
+        ("http_get", "get", 200, 1),
+        ("http_get_missing", "get", 404, 0),
+        ("http_get_unauthenticated", "get", 401, 0),
+        ("http_patch", "update", 200, 0),
+        ("http_search", "search", 200, 1),
+        ("http_search_invalid", "search", 422, 0),
+        ("http_delete", "delete", 204, 0),
+        ("http_healthz", "health", 200, 0),
+    ],
+)
+def test_each_http_request_emits_one_line_of_metrics_for_its_operation(
+    event: str, operation: str, status: int, rows: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if event not in ("http_create", "http_create_invalid", "http_get_unauthenticated", "http_healthz"):
+        assert lambda_http.handler(load_http_event("http_create"), CONTEXT)["statusCode"] == 201  # memory 1
+    capsys.readouterr()
+
+    response = lambda_http.handler(load_http_event(event), CONTEXT)
+
+    assert response["statusCode"] == status
+    (blob,) = emitted(capsys.readouterr().out)
+    # Per operation, and (for alarms) the door's totals.
+    assert blob["dimensions"] == [["door", "operation"], ["door"]]
+    assert (blob["door"], blob["operation"]) == ("http", operation)
+    assert blob.keys() >= METRICS
+    assert blob["Requests"] == [1.0]
+    assert blob["units"]["Latency"] == "Milliseconds"
+    assert blob["Latency"][0] > 0
+    assert blob["RowsReturned"] == [float(rows)]
+    assert blob["RowsStamped"] == [float(rows)]
+    assert (blob["Status4xx"], blob["Status5xx"]) == ([float(400 <= status < 500)], [0.0])
+
+
+@pytest.mark.usefixtures("lambda_services")
+@pytest.mark.parametrize(
+    ("event", "operation", "status", "tool_error"),
+    [
+        ("mcp_initialize.json", "initialize", 200, 0),
+        ("mcp_tools_list.json", "tools/list", 200, 0),
+        ("mcp_tools_call_create.json", "create_memory", 200, 0),
+        ("mcp_tools_call_search.json", "search_memories", 200, 0),
+        ("mcp_tools_call_invalid.json", "search_memories", 200, 1),
+        ("mcp_tools_list_unauthenticated.json", "tools/list", 401, 0),
+        ("mcp_get.json", "other", 405, 0),
+    ],
+)
+def test_each_mcp_request_emits_one_line_of_metrics_for_its_tool_or_method(
+    event: str,
+    operation: str,
+    status: int,
+    tool_error: int,
+    lambda_worker: LambdaWorker,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    capsys.readouterr()
+
+    response = lambda_worker.invoke(lambda_mcp.handler, load_event(event))
+
+    assert response["statusCode"] == status
+    (blob,) = emitted(capsys.readouterr().out)
+    assert (blob["door"], blob["operation"]) == ("mcp", operation)
+    assert METRICS | {"ToolErrors"} <= blob.keys()
+    assert blob["ToolErrors"] == [float(tool_error)]
+    assert blob["Status4xx"] == [float(400 <= status < 500)]
+
+
+def test_a_search_reports_the_rows_it_returned_and_stamped(
+    lambda_services: bootstrap.Services, lambda_worker: LambdaWorker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for _ in range(3):
+        lambda_worker.invoke(lambda_mcp.handler, load_event("mcp_tools_call_create.json"))
+    capsys.readouterr()
+
+    lambda_worker.invoke(lambda_mcp.handler, load_event("mcp_tools_call_search.json"))
+
+    (blob,) = emitted(capsys.readouterr().out)
+    arguments = json.loads(load_event("mcp_tools_call_search.json")["body"])["params"]["arguments"]
+    found = lambda_services.memories.search("default", RetrievalQuery.parse(arguments)).items
+    assert blob["RowsReturned"] == blob["RowsStamped"] == [float(len(found))]
+    assert len(found) == 3
+
+
+def test_on_dynamodb_the_units_each_request_consumed_are_reported(
+    ddb_local_engine: Engine,
+    dynamodb_local_endpoint: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    table = ddb_local_engine.new_table()
+    monkeypatch.setenv("TABLE_NAME", table)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamodb_local_endpoint)
+    assert ddb_local_engine.client is not None
+    store_event_key(DynamoDBKeyRepository(ddb_local_engine.client, table))
+    bootstrap.default_services.cache_clear()
+    try:
+        capsys.readouterr()
+        lambda_http.handler(load_http_event("http_create"), CONTEXT)
+        lambda_http.handler(load_http_event("http_search"), CONTEXT)
+    finally:
+        bootstrap.default_services.cache_clear()
+
+    create, search = emitted(capsys.readouterr().out)
+    assert create["WriteUnits"][0] > 0  # the memory, its totals (a transaction), and the key lookup's read
+    assert create["ReadUnits"][0] > 0
+    assert search["ReadUnits"][0] > 0
+    # The search's stamp is a PartiQL batch, whose consumed capacity DynamoDB Local does not report (AWS does:
+    # test_a_tally_adds_the_capacity_of_every_response_shape).
+
+
+def test_a_tally_adds_the_capacity_of_every_response_shape() -> None:
+    client: Any = make_client("http://127.0.0.1:9", "us-east-1")  # never reached: the stubber answers
+    tally = CapacityTally()
+    tally.watch(client)
+    key = {"pk": {"S": "NS#a"}, "sk": {"S": "MEM#0000000001"}}
+    statement = {"Statement": 'UPDATE "t" SET a = ? WHERE pk = ? AND sk = ?', "Parameters": [{"S": "x"}, *key.values()]}
+    check = [{"ConditionCheck": {"TableName": "t", "Key": key, "ConditionExpression": "attribute_exists(pk)"}}]
+    total = {"ReturnConsumedCapacity": "TOTAL"}
+    stubs = Stubber(client)
+    stubs.add_response(
+        "get_item", {"ConsumedCapacity": {"CapacityUnits": 0.5}}, {"TableName": "t", "Key": key, **total}
+    )
+    two = {"ConsumedCapacity": [{"CapacityUnits": 2.0}]}
+    stubs.add_response("batch_execute_statement", {"Responses": [{}], **two}, {"Statements": [statement], **total})
+    four_and_two = {"ConsumedCapacity": [{"CapacityUnits": 4.0}, {"CapacityUnits": 2.0}]}
+    stubs.add_response("transact_write_items", four_and_two, {"TransactItems": check, **total})
+    stubs.add_response("describe_table", {}, {"TableName": "t"})  # takes no ReturnConsumedCapacity: none is asked
+    with stubs:
+        client.get_item(TableName="t", Key=key)
+        client.batch_execute_statement(Statements=[statement])
+        client.transact_write_items(TransactItems=check)
+        client.describe_table(TableName="t")
+
+    assert tally.take() == Consumed(read_units=0.5, write_units=8.0)
+    assert tally.take() == Consumed()
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "operation"),
+    [
+        ("POST", "/memories", "create"),
+        ("GET", "/memories", "search"),
+        ("GET", "/memories/7", "get"),
+        ("PATCH", "/memories/7", "update"),
+        ("DELETE", "/memories/7", "delete"),
+        ("PUT", "/memories/7", "other"),
+        ("GET", "/memories/7/x", "other"),
+        ("GET", "/openapi.json", "other"),
+        ("GET", "/healthz", "health"),
+        ("", "", "other"),
+    ],
+)
+def test_http_operations_are_a_small_fixed_set(method: str, path: str, operation: str) -> None:
+    assert http_operation(method, path) == operation
+
+
+@pytest.mark.parametrize(
+    ("body", "operation"),
+    [
+        ('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_memory","arguments":{}}}', "get_memory"),
+        ('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x' + "y" * 300 + '"}}', "unknown_tool"),
+        ('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}', "unknown_tool"),
+        ('{"jsonrpc":"2.0","id":1,"method":"resources/list"}', "other"),
+        ('[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]', "other"),
+        ("not json", "other"),
+        (None, "other"),
+    ],
+)
+def test_mcp_operations_are_a_small_fixed_set_whatever_a_client_names(body: str | None, operation: str) -> None:
+    assert mcp_operation(body) == operation
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ('{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}', True),
+        ('{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}}', False),
+        ('{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"\\"isError\\""}]}}', False),
+        ('{"isError": true', False),
+        (None, False),
+    ],
+)
+def test_a_tool_error_is_told_from_the_response_body(body: str | None, error: bool) -> None:
+    assert is_tool_error(body) is error
