@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         from bench import cold
 
         print("cold start ...", file=log, flush=True)
-        result["cold"] = cold.measure(10 if args.quick else 12)
+        result["cold"] = cold.measure(10 if args.quick else 15)
     if "warm" not in skip:
         from bench import warm
 

@@ -7,6 +7,7 @@ whose extra packages (rich, for one) some libraries pick up when present."""
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -83,6 +84,45 @@ def _modules(python: Path, code: str, env: dict[str, str]) -> dict[str, Any]:
     return {"modules": int(out[0]), "denied_loaded": loaded}
 
 
+# The first invocation after import (and a warm one after it), in a fresh interpreter: an event that needs no
+# DynamoDB call, so what is timed is the function's own first-request work.
+FIRST = {"http": ("handlers.lambda_http", "http_healthz.json"), "mcp": ("handlers.lambda_mcp", "mcp_options.json")}
+_FIRST_CODE = """
+import json, time
+import {module} as entry
+class Context:
+    function_name = "bench"; function_version = "$LATEST"; memory_limit_in_mb = 1024
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"; aws_request_id = "0"
+    def get_remaining_time_in_millis(self): return 28000
+event = json.load(open("events/{event}"))
+times = []
+for _ in range(2):
+    start = time.perf_counter()
+    entry.handler(dict(event), Context())
+    times.append((time.perf_counter() - start) * 1000)
+print("FIRST", json.dumps(times))
+"""
+
+
+def first_invocations(rounds: int) -> dict[str, Any]:
+    """Per door: the median ms of the first invocation after import and of the one after it."""
+    env = _env()
+    result: dict[str, Any] = {}
+    for door, (module, event) in FIRST.items():
+        python = runtime_python(door)
+        code = _FIRST_CODE.format(module=module, event=event)
+        firsts, seconds = [], []
+        for _ in range(rounds):
+            out = subprocess.run(  # noqa: S603
+                [python, "-c", code], env=env, check=True, cwd=ROOT, capture_output=True, text=True
+            ).stdout
+            first, second = json.loads(out.split("FIRST ", 1)[1])
+            firsts.append(first)
+            seconds.append(second)
+        result[door] = {"first_ms": statistics.median(firsts), "second_ms": statistics.median(seconds)}
+    return result
+
+
 def measure(rounds: int) -> dict[str, Any]:
     env = _env()
     pythons = {extra: runtime_python(extra) for extra, _ in CASES.values()}
@@ -90,12 +130,17 @@ def measure(rounds: int) -> dict[str, Any]:
     for python, code in cases.values():  # once untimed, so every case runs from written bytecode
         _run(python, code, env)
     samples: dict[str, list[float]] = {case: [] for case in cases}
+    pairs: dict[str, list[float]] = {"http": [], "mcp": []}
     for round_no in range(rounds):
         order = list(cases.items())
         if round_no % 2:
             order.reverse()
         for case, (python, code) in order:
             samples[case].append(_run(python, code, env))
+        # Each round is a pair: its own net ratio, for the spread.
+        net_boto3 = samples["boto3"][-1] - samples["pass"][-1]
+        for door in pairs:
+            pairs[door].append((samples[door][-1] - samples["pass"][-1]) / net_boto3)
     base = statistics.median(samples["pass"])
     net = {case: statistics.median(values) - base for case, values in samples.items() if case != "pass"}
     result: dict[str, Any] = {
@@ -110,4 +155,14 @@ def measure(rounds: int) -> dict[str, Any]:
             "ratio_to_boto3": net[case] / net["boto3"],
             **_modules(*cases[case], env),
         }
+        if case in pairs:
+            ordered = sorted(pairs[case])
+            result[case]["pair_ratios"] = {
+                "min": ordered[0],
+                "q1": ordered[len(ordered) // 4],
+                "median": statistics.median(ordered),
+                "q3": ordered[(3 * len(ordered)) // 4],
+                "max": ordered[-1],
+            }
+    result["first_invocation"] = first_invocations(max(3, rounds // 3))
     return result

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.engine import dynamodb_local, free_port
+from bench.engine import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = re.compile(r"^API key +(am_\S+)$", re.MULTILINE)
@@ -92,30 +92,138 @@ def _round(port: int, token: str, clients: int, seconds: float) -> dict[str, flo
     return {"ops_per_s": ok / elapsed, "failed": failed, "ok": ok}
 
 
-def measure(clients: int = 16, seconds: float = 8, rounds: int = 3) -> dict[str, Any]:
-    from handlers.bootstrap import use_placeholder_credentials
+def _tree_rss_mb(pid: int) -> float:
+    """Resident memory of a process and all its descendants (MB, from /proc)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    tree, frontier = {pid}, [pid]
+    while frontier:
+        parent = frontier.pop()
+        children = [child for child, ppid in parents.items() if ppid == parent and child not in tree]
+        tree.update(children)
+        frontier.extend(children)
+    total_kb = 0
+    for member in tree:
+        try:
+            status = Path(f"/proc/{member}/status").read_text()
+        except OSError:
+            continue
+        total_kb += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+    return total_kb / 1024
 
-    use_placeholder_credentials()
-    with (
-        tempfile.TemporaryDirectory(prefix="bench-serve-") as scratch,
-        open(Path(scratch) / "ddb.log", "wb") as ddb,
-        dynamodb_local(ddb) as endpoint_url,
-    ):
+
+def _load(port: int, token: str, count: int, threads: int) -> None:
+    """`count` creates over `threads` keep-alive connections."""
+    headers = {"authorization": f"Bearer {token}", "content-type": "application/json"}
+    per_thread = [count // threads + (1 if i < count % threads else 0) for i in range(threads)]
+
+    def run(n: int, offset: int) -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        for i in range(n):
+            body = {"content": f"The user noted item {offset + i}: prefers a window seat", "tags": ["travel"]}
+            connection.request("POST", "/memories", json.dumps(body), headers)
+            response = connection.getresponse()
+            response.read()
+            if response.status != 201:
+                raise RuntimeError(f"create answered {response.status}")
+        connection.close()
+
+    workers = [
+        threading.Thread(target=run, args=(n, sum(per_thread[:i])), daemon=True) for i, n in enumerate(per_thread)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+
+
+def _timed_creates(port: int, token: str, count: int) -> list[float]:
+    """ms of each of `count` creates by one client, one after another."""
+    headers = {"authorization": f"Bearer {token}", "content-type": "application/json"}
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    spent = []
+    for i in range(count):
+        body = json.dumps({"content": f"The user noted late item {i}", "tags": ["late"]})
+        start = time.perf_counter()
+        connection.request("POST", "/memories", body, headers)
+        response = connection.getresponse()
+        response.read()
+        spent.append((time.perf_counter() - start) * 1000)
+    connection.close()
+    return spent
+
+
+def _health_under_slow_lists(port: int, token: str, listers: int, probes: int) -> dict[str, float]:
+    """/healthz latency from one client while `listers` clients each repeat a search of the whole namespace."""
+    stop = threading.Event()
+    headers = {"authorization": f"Bearer {token}"}
+    searches = [0]
+
+    def list_slowly() -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        while not stop.is_set():
+            connection.request("GET", "/memories?q=window&limit=100&sort=updated_at", headers=headers)
+            connection.getresponse().read()
+            searches[0] += 1
+        connection.close()
+
+    workers = [threading.Thread(target=list_slowly, daemon=True) for _ in range(listers)]
+    for worker in workers:
+        worker.start()
+    time.sleep(1)  # the searches are under way
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    spent = []
+    for _ in range(probes):
+        start = time.perf_counter()
+        connection.request("GET", "/healthz")
+        connection.getresponse().read()
+        spent.append((time.perf_counter() - start) * 1000)
+        time.sleep(0.02)
+    stop.set()
+    for worker in workers:
+        worker.join()
+    ordered = sorted(spent)
+    return {
+        "p50_ms": statistics.median(ordered),
+        "p99_ms": ordered[max(0, -(-99 * len(ordered) // 100) - 1)],
+        "probes": probes,
+        "listers": listers,
+        "searches": searches[0],
+    }
+
+
+def measure(clients: int = 16, seconds: float = 8, rounds: int = 3, memories: int = 10_000) -> dict[str, Any]:
+    """One `serve` started as users start it (its own DynamoDB Local): `memories` creates (the last 500 timed one
+    by one), the resident memory of serve and its engine, ops/s of `clients` concurrent clients, and /healthz
+    while whole-namespace searches run."""
+    timed = min(500, memories // 2)
+    with tempfile.TemporaryDirectory(prefix="bench-serve-") as scratch:
         port = free_port()
         log_path = Path(scratch) / "serve.log"
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])),
         }
-        command = [sys.executable, "-m", "local", "serve", "--port", str(port)]
-        command += ["--endpoint-url", endpoint_url, "--table", "bench-serve"]
+        command = [sys.executable, "-m", "local", "serve", "--port", str(port), "--ddb-port", str(free_port())]
         with log_path.open("wb") as log:
             process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
             try:
                 _wait_healthy(port, process, log_path)
                 (token,) = KEY.findall(log_path.read_text(errors="replace"))
-                _round(port, token, clients, 2)  # warm-up: first imports, connections, the key cache
+                began = time.perf_counter()
+                _load(port, token, memories - timed, threads=8)
+                creates = _timed_creates(port, token, timed)
+                load_s = time.perf_counter() - began
+                rss_mb = _tree_rss_mb(process.pid)
+                health = _health_under_slow_lists(port, token, listers=4, probes=100)
+                _round(port, token, clients, 2)  # warm-up: connections, the key cache
                 measured = [_round(port, token, clients, seconds) for _ in range(rounds)]
+                rss_after_mb = _tree_rss_mb(process.pid)
             finally:
                 process.terminate()
                 try:
@@ -128,6 +236,13 @@ def measure(clients: int = 16, seconds: float = 8, rounds: int = 3) -> dict[str,
         "rounds": measured,
         "median_ops_per_s": statistics.median(r["ops_per_s"] for r in measured),
         "failed": sum(int(r["failed"]) for r in measured),
+        "memories": memories,
+        "load_s": load_s,
+        "create_p50_ms": statistics.median(creates),
+        "create_timed": timed,
+        "rss_mb": rss_mb,
+        "rss_after_mb": rss_after_mb,
+        "health": health,
     }
 
 

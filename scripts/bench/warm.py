@@ -4,6 +4,7 @@ against a bare handler that returns the same response (µs per call and the rati
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import statistics
 import time
@@ -64,10 +65,14 @@ def _services() -> tuple[InMemoryMemoryRepository, MemoryService, KeyService]:
 
 
 def doors() -> dict[str, tuple[Handler, InMemoryMemoryRepository]]:
-    """Both Lambda handlers built as their modules build them, over the in-memory ports."""
+    """Both Lambda handlers built as their modules build them, over the in-memory ports; each door's handler again
+    with the metrics its entrypoint emits (`+metrics`), and the MCP handler as it was before performance round two
+    (`mcp@today`: an endpoint and its session manager started and stopped on every invocation)."""
+    from core.repository.dynamodb.usage import CapacityTally
     from handlers import http_api, mcp_server, mcp_tools
     from handlers.auth import key_authenticator
     from handlers.lambda_asgi import invoke
+    from handlers.metrics import RequestMetrics, event_body, http_operation, mcp_operation, request_line
 
     http_repo, http_service, http_keys = _services()
     authenticate = key_authenticator(lambda: http_keys)
@@ -82,10 +87,31 @@ def doors() -> dict[str, tuple[Handler, InMemoryMemoryRepository]]:
     server = mcp_tools.create_server(
         provide_service=lambda: mcp_service, authenticate=mcp_authenticate, version="bench"
     )
-    mcp_handler = mcp_server.logger.inject_lambda_context(
-        correlation_id_path="requestContext.requestId", log_event=False
-    )(mcp_server.create_handler(server, authenticate=mcp_authenticate))
-    return {"http": (http_handler, http_repo), "mcp": (mcp_handler, mcp_repo)}
+    inject = mcp_server.logger.inject_lambda_context(correlation_id_path="requestContext.requestId", log_event=False)
+    mcp_handler = inject(mcp_server.create_handler(server, authenticate=mcp_authenticate))
+
+    def today(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        endpoint = mcp_server.create_mcp_asgi_app(server, authenticate=mcp_authenticate)
+        return invoke(endpoint, event, context, lifespan="on")
+
+    def measured(door: str, handler: Handler, operation: Callable[[dict[str, Any]], str]) -> Handler:
+        metrics = RequestMetrics(door, CapacityTally(), "bench")
+
+        def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            started = metrics.start()
+            response = handler(event, context)
+            metrics.finish(started, operation(event), response["statusCode"])
+            return response
+
+        return handle
+
+    return {
+        "http": (http_handler, http_repo),
+        "http+metrics": (measured("http", http_handler, lambda e: http_operation(*request_line(e))), http_repo),
+        "mcp": (mcp_handler, mcp_repo),
+        "mcp+metrics": (measured("mcp", mcp_handler, lambda e: mcp_operation(event_body(e))), mcp_repo),
+        "mcp@today": (inject(today), mcp_repo),
+    }
 
 
 def bare_for(response: dict[str, Any]) -> Handler:
@@ -111,40 +137,55 @@ def measure(rounds: int, calls: int) -> dict[str, Any]:
     context = LambdaContext()
     seed = _seed()
     result: dict[str, Any] = {}
-    for door, (handler, repo) in doors().items():
-        events = {path.stem: json.loads(path.read_text()) for path in sorted(EVENTS.glob(f"{door}_*.json"))}
-        bares: dict[str, Handler] = {}
-        statuses: dict[str, int] = {}
-        for name, event in events.items():
-            repo.restore(seed, {NAMESPACE: SEED + 1})
-            response = handler(event, context)
-            statuses[name] = int(response["statusCode"])
-            bares[name] = bare_for(response)
-        per_round: dict[str, list[float]] = {"handler": [], "bare": []}
-        per_event: dict[str, list[float]] = {name: [] for name in events}
-        for _ in range(rounds):
-            for kind in ("handler", "bare"):
-                total = 0.0
-                for name, event in events.items():
-                    call = handler if kind == "handler" else bares[name]
-                    spent = 0.0
-                    for _ in range(calls):
-                        repo.restore(seed, {NAMESPACE: SEED + 1})
-                        start = time.perf_counter()
-                        call(event, context)
-                        spent += time.perf_counter() - start
-                    total += spent / calls
-                    if kind == "handler":
-                        per_event[name].append(spent / calls * 1e6)
-                per_round[kind].append(total / len(events) * 1e6)
-        handler_us = statistics.median(per_round["handler"])
-        bare_us = statistics.median(per_round["bare"])
-        result[door] = {
-            "events": len(events),
-            "handler_us": handler_us,
-            "bare_us": bare_us,
-            "ratio": handler_us / bare_us,
-            "per_event_us": {name: statistics.median(values) for name, values in per_event.items()},
-            "statuses": statuses,
-        }
+    with contextlib.redirect_stdout(io.StringIO()):  # the metrics' EMF lines
+        built = doors()
+        for door, (handler, repo) in built.items():
+            result[door] = _measure_door(door, handler, repo, rounds, calls, context, seed)
     return result
+
+
+def _measure_door(
+    door: str,
+    handler: Handler,
+    repo: InMemoryMemoryRepository,
+    rounds: int,
+    calls: int,
+    context: Any,
+    seed: dict[tuple[str, int], Memory],
+) -> dict[str, Any]:
+    prefix = door.split("+")[0].split("@")[0]  # the events of its door
+    events = {path.stem: json.loads(path.read_text()) for path in sorted(EVENTS.glob(f"{prefix}_*.json"))}
+    bares: dict[str, Handler] = {}
+    statuses: dict[str, int] = {}
+    for name, event in events.items():
+        repo.restore(seed, {NAMESPACE: SEED + 1})
+        response = handler(event, context)
+        statuses[name] = int(response["statusCode"])
+        bares[name] = bare_for(response)
+    per_round: dict[str, list[float]] = {"handler": [], "bare": []}
+    per_event: dict[str, list[float]] = {name: [] for name in events}
+    for _ in range(rounds):
+        for kind in ("handler", "bare"):
+            total = 0.0
+            for name, event in events.items():
+                call = handler if kind == "handler" else bares[name]
+                spent = 0.0
+                for _ in range(calls):
+                    repo.restore(seed, {NAMESPACE: SEED + 1})
+                    start = time.perf_counter()
+                    call(event, context)
+                    spent += time.perf_counter() - start
+                total += spent / calls
+                if kind == "handler":
+                    per_event[name].append(spent / calls * 1e6)
+            per_round[kind].append(total / len(events) * 1e6)
+    handler_us = statistics.median(per_round["handler"])
+    bare_us = statistics.median(per_round["bare"])
+    return {
+        "events": len(events),
+        "handler_us": handler_us,
+        "bare_us": bare_us,
+        "ratio": handler_us / bare_us,
+        "per_event_us": {name: statistics.median(values) for name, values in per_event.items()},
+        "statuses": statuses,
+    }
