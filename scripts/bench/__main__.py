@@ -164,8 +164,10 @@ def main(argv: list[str] | None = None) -> int:
     if "serve" not in skip:
         from bench import serve
 
-        print("one serve, 16 concurrent clients ...", file=log, flush=True)
-        result["serve"] = serve.measure(clients=16, seconds=5 if args.quick else 8, rounds=3)
+        print("one serve: 10,000 memories, 16 concurrent clients ...", file=log, flush=True)
+        result["serve"] = serve.measure(
+            clients=16, seconds=5 if args.quick else 8, rounds=3, memories=1000 if args.quick else 10_000
+        )
     if "artifacts" not in skip:
         result["artifacts"] = run_artifacts(args.build)
     result["cost"] = report.costs(result)
