@@ -1,5 +1,6 @@
 """The `agent-memory` command line: `serve` (local.serve) runs the whole service locally in one process; `keys`
-(local.keys) manages API keys in any store (a running `serve`'s DynamoDB Local, DynamoDB Local, AWS)."""
+(local.keys) manages API keys and `migrate` brings stored memories up to this version's layout, in any store (a
+running `serve`'s DynamoDB Local, DynamoDB Local, AWS)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from core.errors import InvalidInputError
 from handlers import bootstrap
 from local.keys import manage_keys
 from local.serve import DEFAULT_DDB_PORT, DEFAULT_PORT, serve
+from local.store import migrate_store
 
 _DURATION = re.compile(r"([0-9]{1,6})([dhm])")
 _DURATION_UNITS = {"d": "days", "h": "hours", "m": "minutes"}
@@ -101,6 +103,11 @@ def _parser() -> argparse.ArgumentParser:
     revoke = keys_commands.add_parser("revoke", help="revoke an API key: servers refuse it within 30 seconds")
     revoke.add_argument("key_id", help="the key id, as `keys list` shows it (the 12 characters after `am_`)")
     _store_options(revoke, env, reach)
+    migrate = commands.add_parser(
+        "migrate",
+        help="bring the stored memories up to this version's layout (tag copies); run once after a deploy",
+    )
+    _store_options(migrate, env, reach)
     return parser
 
 
@@ -110,6 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve(args)
     if args.command == "keys":
         return manage_keys(args)
+    if args.command == "migrate":
+        return migrate_store(args)
     return 2
 
 

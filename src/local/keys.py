@@ -5,50 +5,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from core.errors import DomainError, StorageUnavailableError
 from core.keys import CACHE_TTL, KeyService
-from core.repository.dynamodb import make_client, table_exists
 from handlers import bootstrap
-from local.store import settings_for
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+from local.store import on_store
 
 
 def manage_keys(args: argparse.Namespace) -> int:
-    endpoint_url = args.endpoint_url
-    if endpoint_url is None and not args.aws:
-        bootstrap.use_placeholder_credentials()
-        endpoint_url = f"http://127.0.0.1:{args.ddb_port}"
-    settings = settings_for(args, endpoint_url)
-    where = endpoint_url or "AWS DynamoDB"
-    client: DynamoDBClient = make_client(settings.endpoint_url, settings.region)
     action: Callable[[KeyService, argparse.Namespace], None] = {
         "create": _create_key,
         "list": _list_keys,
         "revoke": _revoke_key,
     }[args.keys_command]
-    try:
-        if not table_exists(client, settings.table_name):
-            print(
-                f"agent-memory: no table {settings.table_name!r} at {where}; `agent-memory serve` creates it, or "
-                "name another with --table",
-                file=sys.stderr,
-            )
-            return 1
-        action(bootstrap.build_services(settings, client).keys, args)
-    except StorageUnavailableError as exc:
-        hint = " (is `agent-memory serve` running?)" if args.endpoint_url is None and not args.aws else ""
-        print(f"agent-memory: cannot use DynamoDB at {where}{hint}: {exc}", file=sys.stderr)
-        return 1
-    except DomainError as exc:
-        print(f"agent-memory: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    return on_store(args, lambda settings, client: action(bootstrap.build_services(settings, client).keys, args))
 
 
 def _create_key(keys: KeyService, args: argparse.Namespace) -> None:

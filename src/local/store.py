@@ -1,13 +1,67 @@
-"""The store a local command uses: its settings from the command line over the environment's."""
+"""The store a local command uses: its settings from the command line over the environment's, and the commands
+that work on an existing store (`keys`, `migrate`) run against it with their failures told plainly."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+from core.errors import DomainError, StorageUnavailableError
+from core.repository.dynamodb import make_client, migrate, table_exists
 from handlers import bootstrap
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 
 def settings_for(args: argparse.Namespace, endpoint_url: str | None) -> bootstrap.Settings:
     return bootstrap.Settings(
         table_name=args.table, region=bootstrap.settings_from_env().region, endpoint_url=endpoint_url
     )
+
+
+def on_store(args: argparse.Namespace, action: Callable[[bootstrap.Settings, DynamoDBClient], None]) -> int:
+    """Run `action` on the store the options name (by default a running `serve`'s DynamoDB Local): 0, or 1 with
+    the reason on stderr when the table is missing, the store unreachable, or the action refused."""
+    endpoint_url = args.endpoint_url
+    if endpoint_url is None and not args.aws:
+        bootstrap.use_placeholder_credentials()
+        endpoint_url = f"http://127.0.0.1:{args.ddb_port}"
+    settings = settings_for(args, endpoint_url)
+    where = endpoint_url or "AWS DynamoDB"
+    client: DynamoDBClient = make_client(settings.endpoint_url, settings.region)
+    try:
+        if not table_exists(client, settings.table_name):
+            print(
+                f"agent-memory: no table {settings.table_name!r} at {where}; `agent-memory serve` creates it, or "
+                "name another with --table",
+                file=sys.stderr,
+            )
+            return 1
+        action(settings, client)
+    except StorageUnavailableError as exc:
+        hint = " (is `agent-memory serve` running?)" if args.endpoint_url is None and not args.aws else ""
+        print(f"agent-memory: cannot use DynamoDB at {where}{hint}: {exc}", file=sys.stderr)
+        return 1
+    except DomainError as exc:
+        print(f"agent-memory: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def migrate_store(args: argparse.Namespace) -> int:
+    """`agent-memory migrate`."""
+
+    def run(settings: bootstrap.Settings, client: DynamoDBClient) -> None:
+        done = migrate(client, settings.table_name)
+        print(f"Copied the tags of {done.copied} memories; {done.namespaces} namespaces search tags by their copies.")
+        if done.skipped:
+            print(
+                f"{done.skipped} memories kept changing meanwhile; their namespaces search tags the slow way until "
+                "`agent-memory migrate` runs again.",
+                file=sys.stderr,
+            )
+
+    return on_store(args, run)

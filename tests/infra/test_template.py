@@ -376,10 +376,12 @@ def test_every_function_reads_the_stacks_own_table(template: dict[str, Any]):
 
 
 def test_the_repository_calls_only_item_query_and_partiql_update_actions():
-    # Guards the parse above: a new call (a Scan, a batch write, a delete) must be granted on purpose.
+    # Guards the parse above: a new call (a Scan, a batch write) must be granted on purpose.
     assert _dynamodb_actions_the_repository_calls() == {
         "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
         "dynamodb:PutItem",
+        "dynamodb:DeleteItem",
         "dynamodb:UpdateItem",
         "dynamodb:Query",
         "dynamodb:PartiQLUpdate",

@@ -1,6 +1,8 @@
 """How the adapter reads a listing, on Amazon DynamoDB Local, with the in-memory store as the oracle for what it
-returns: a search reads the namespace in id segments at once (the last one open-ended), a filtered listing sizes
-its Queries from the stored totals, and a deep offset skips rows by their keys only."""
+returns: a search reads the namespace (or a tag's copies) in id segments at once (the last one open-ended), a tag
+listing reads only the tag's copies, a filtered listing sizes its Queries from the stored totals, and a deep
+offset skips rows by their keys only. Also: the copies and their counts mirror the memories through every write,
+and `migrate` copies memories stored before copies existed."""
 
 from __future__ import annotations
 
@@ -15,13 +17,24 @@ from core.contract import RetrievalQuery
 from core.limits import MAX_MEMORY_ID
 from core.memories import MemoryService
 from core.model import MEMORY_TYPES, MemoryChanges, NewMemory
-from core.repository.dynamodb import DynamoDBMemoryRepository, listing
-from core.repository.dynamodb.codec import INDEXES, memory_sort_key
+from core.repository.dynamodb import DynamoDBMemoryRepository, listing, migrate
+from core.repository.dynamodb.codec import (
+    INDEXES,
+    LISTED_ATTRIBUTES,
+    STATS_SK,
+    TAG_COPIES,
+    TAG_PARTITION,
+    from_item,
+    memory_sort_key,
+    tag_partition,
+    totals_attribute,
+)
 from tests.conftest import Engine, FakeClock
 from tests.inmemory import InMemoryMemoryRepository
 
 NS = "alice"
 SORTS = ["id", "created_at", "updated_at", "last_accessed_at"]
+TAGS = ["travel", "food", "work"]
 
 
 class Queries:
@@ -48,22 +61,36 @@ def twins(ddb_local_engine: Engine, clock: FakeClock) -> tuple[MemoryService, Me
 
 
 def stock(services: tuple[MemoryService, ...], count: int, seed: int = 7) -> None:
-    """`count` memories: a tag and a word on some, every type, some invalid, some deleted, some read."""
+    """`count` memories: tags and a word on some, every type, some invalid, some deleted, some read, some patched
+    (content, tags, type or status)."""
     rng = random.Random(seed)
     bodies = []
     for n in range(count):
-        tags = ["travel"] if rng.random() < 0.3 else []
+        tags = [tag for tag in TAGS if rng.random() < 0.3]
         content = f"memory {n}" + (" about Espresso" if rng.random() < 0.25 else "")
         status = "invalid" if rng.random() < 0.1 else "active"
         bodies.append({"content": content, "tags": tags, "memory_type": rng.choice(MEMORY_TYPES), "status": status})
     deleted = set(rng.sample(range(1, count + 1), count // 10))
     read = rng.sample(range(1, count + 1), count // 5)
-    patched = rng.sample(range(1, count + 1), count // 5)
+    patches = [
+        (
+            memory_id,
+            rng.choice(
+                [
+                    {"content": f"patched {memory_id}"},
+                    {"tags": [tag for tag in TAGS if rng.random() < 0.5]},
+                    {"memory_type": rng.choice(MEMORY_TYPES), "content": f"retyped {memory_id}"},
+                    {"status": rng.choice(["active", "invalid"])},
+                ]
+            ),
+        )
+        for memory_id in rng.sample(range(1, count + 1), count // 3)
+    ]
     for service in services:
         for body in bodies:
             service.create(NS, NewMemory.parse(body))
-        for memory_id in patched:
-            service.update(NS, memory_id, MemoryChanges.parse({"content": f"patched {memory_id}"}))
+        for memory_id, patch in patches:
+            service.update(NS, memory_id, MemoryChanges.parse(patch))
         for memory_id in read:
             if memory_id not in deleted:
                 service.get(NS, memory_id)
@@ -84,7 +111,11 @@ def test_a_search_reads_every_segment_at_once_and_returns_what_the_core_defines(
     monkeypatch.setattr(listing, "SEGMENT_IDS", 7)
     stock(twins, 60)
     queries = Queries(ddb_local_engine)
-    for sort, fields in itertools.product(SORTS, [{"q": "espresso"}, {"tag": "travel"}, {"q": "memory"}]):
+    searches = [{"q": "espresso"}, {"q": "memory"}, {"q": "memory", "tag": "travel"}]
+    cases = [*itertools.product(SORTS, searches), ("last_accessed_at", {"tag": "travel"})]
+    for sort, fields in cases:
+        # A tag search reads the tag's copies (but by last_accessed_at, which copies do not carry).
+        partition = (tag_partition if "tag" in fields and sort != "last_accessed_at" else _namespace)(NS, "travel")
         for offset, limit in [(0, 5), (3, 10), (40, 100), (1000, 1)]:
             queries.sent.clear()
             same_page(twins, RetrievalQuery.parse({**fields, "sort": sort, "offset": offset, "limit": limit}))
@@ -97,6 +128,142 @@ def test_a_search_reads_every_segment_at_once_and_returns_what_the_core_defines(
             assert ranges[0][0] == memory_sort_key(1)["S"]
             assert ranges[-1] == (memory_sort_key(57)["S"], memory_sort_key(MAX_MEMORY_ID)["S"])
             assert all(q["KeyConditionExpression"] == "pk = :pk AND sk BETWEEN :first AND :last" for q in queries.sent)
+            assert all(q["ExpressionAttributeValues"][":pk"] == partition for q in queries.sent)
+
+
+def _namespace(namespace: str, _tag: str) -> dict[str, str]:
+    return {"S": f"NS#{namespace}"}
+
+
+@pytest.mark.parametrize("sort", ["id", "created_at", "updated_at"])
+def test_a_tag_listing_reads_only_the_tags_copies(
+    twins: tuple[MemoryService, MemoryService], ddb_local_engine: Engine, sort: str
+) -> None:
+    stock(twins, 150)
+    queries = Queries(ddb_local_engine)
+    for tag, fields, (offset, limit) in itertools.product(
+        TAGS,
+        [{}, {"status": "invalid"}, {"memory_type": "event"}, {"status": "deleted"}],
+        [(0, 5), (0, 20), (7, 5), (60, 100)],
+    ):
+        queries.sent.clear()
+        total = same_page(
+            twins, RetrievalQuery.parse({**fields, "tag": tag, "sort": sort, "offset": offset, "limit": limit})
+        )
+        assert all(q["ExpressionAttributeValues"][":pk"] == tag_partition(NS, tag) for q in queries.sent)
+        assert all("contains(tags" not in q["FilterExpression"] for q in queries.sent)
+        # Sized from the tag's own counts: a first page in at most 3 Queries, and none past the last match.
+        if offset < total:
+            assert 1 <= len(queries.sent) <= 3, (tag, fields, offset, [q["Limit"] for q in queries.sent])
+
+
+def test_tag_copies_and_their_counts_mirror_the_memories_through_every_write(
+    twins: tuple[MemoryService, MemoryService], ddb_local_engine: Engine
+) -> None:
+    stock(twins, 120)
+    dynamodb, _ = twins
+
+    assert_copies_mirror(ddb_local_engine, dynamodb)
+
+
+def assert_copies_mirror(engine: Engine, service: MemoryService) -> None:
+    """Every memory has exactly one copy per tag, equal to it in every listed attribute, and each tag's counts are
+    its copies' statuses and types."""
+    items = scan(engine, service)
+    memories = {
+        item["sk"]["S"]: item for item in items if item["pk"]["S"] == f"NS#{NS}" and item["sk"]["S"].startswith("MEM#")
+    }
+    copies = {
+        (item["pk"]["S"], item["sk"]["S"]): item
+        for item in items
+        if TAG_PARTITION in item["pk"]["S"] and item["sk"]["S"] != STATS_SK
+    }
+    expected = {}
+    counts: dict[str, dict[str, int]] = {}
+    for sort_key, item in memories.items():
+        assert TAG_COPIES in item
+        memory = from_item(item)
+        for tag in memory.tags:
+            expected[(tag_partition(NS, tag)["S"], sort_key)] = item
+            tally = counts.setdefault(tag, {})
+            attribute = totals_attribute(memory.status, memory.memory_type)
+            tally[attribute] = tally.get(attribute, 0) + 1
+    assert copies.keys() == expected.keys()
+    for key, copy in copies.items():
+        assert {name: copy.get(name) for name in [*LISTED_ATTRIBUTES, "folded"] if name != "pk"} == {
+            name: expected[key].get(name) for name in [*LISTED_ATTRIBUTES, "folded"] if name != "pk"
+        }
+        assert "accessed_key" not in copy
+    for tag in TAGS:
+        stats = next((i for i in items if i["pk"] == tag_partition(NS, tag) and i["sk"]["S"] == STATS_SK), {})
+        stored = {name: int(value["N"]) for name, value in stats.items() if name.startswith("n_") and value["N"] != "0"}
+        assert stored == counts.get(tag, {}), tag
+
+
+def scan(engine: Engine, service: MemoryService) -> list[dict[str, Any]]:
+    assert engine.client is not None
+    table = service._repository._table  # type: ignore[attr-defined]
+    items: list[dict[str, Any]] = []
+    request: dict[str, Any] = {"TableName": table, "ConsistentRead": True}
+    while True:
+        response = engine.client.scan(**request)
+        items += response["Items"]
+        if "LastEvaluatedKey" not in response:
+            return items
+        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+def test_migrate_copies_the_memories_stored_before_copies_existed(
+    twins: tuple[MemoryService, MemoryService], ddb_local_engine: Engine
+) -> None:
+    stock(twins, 90)
+    dynamodb, _ = twins
+    client, table = ddb_local_engine.client, dynamodb._repository._table  # type: ignore[attr-defined]
+    assert client is not None
+    # As a previous version stored them: no copies, no tag counts, no marks.
+    for item in scan(ddb_local_engine, dynamodb):
+        key = {"pk": item["pk"], "sk": item["sk"]}
+        if TAG_PARTITION in item["pk"]["S"]:
+            client.delete_item(TableName=table, Key=key)
+        elif TAG_COPIES in item:
+            client.update_item(TableName=table, Key=key, UpdateExpression=f"REMOVE {TAG_COPIES}")
+    queries = Queries(ddb_local_engine)
+    searches = [RetrievalQuery.parse({"tag": tag, "sort": sort, "limit": 50}) for tag in TAGS for sort in SORTS]
+    searches.append(RetrievalQuery.parse({"tag": "food", "q": "memory", "offset": 3}))
+
+    def all_same(*, copies: bool) -> None:
+        for query in searches:
+            queries.sent.clear()
+            same_page(twins, query)
+            assert query.tag is not None
+            on_copies = [
+                q for q in queries.sent if q["ExpressionAttributeValues"][":pk"] == tag_partition(NS, query.tag)
+            ]
+            if copies and query.sort != "last_accessed_at":
+                assert len(on_copies) == len(queries.sent), query
+            else:  # the copies are read at most once, by the first page's Query sent with the totals
+                assert len(on_copies) <= 1, query
+                assert len(queries.sent) > len(on_copies), query
+
+    # Until migrated, a tag search reads the namespace itself, and still finds what the core defines.
+    all_same(copies=False)
+    # Writes meanwhile copy the memories they change (a retagged one, a deleted one, a retyped one).
+    repository: Any = dynamodb._repository
+    retagged, retyped, deleted = [i for i in range(1, 91) if repository.get(NS, i).status != "deleted"][:3]
+    for service in twins:
+        service.update(NS, retagged, MemoryChanges.parse({"tags": ["travel", "work"]}))
+        service.update(NS, retyped, MemoryChanges.parse({"memory_type": "event", "content": "retyped"}))
+        service.delete(NS, deleted)
+        service.create(NS, NewMemory.parse({"content": "new", "tags": ["food"]}))
+    all_same(copies=False)
+
+    done = migrate(client, table)
+
+    assert (done.namespaces, done.skipped) == (1, 0)
+    assert done.copied == 90 - 3  # the three written meanwhile were copied by their writes; the new one was born so
+    assert_copies_mirror(ddb_local_engine, dynamodb)
+    all_same(copies=True)
+    assert migrate(client, table).copied == 0  # a second run has nothing left to do
 
 
 def test_a_search_finds_a_memory_whose_id_is_beyond_the_counter_read(

@@ -2,7 +2,8 @@
 
 One module per job: `client` (the client, its pool and error translation), `provisioning` (creating the table),
 `codec` (keys, items and the table layout), `expressions` (update expressions and shared conditions), `listing`
-(query planning for `find`), `memories` (the memory repository) and `keys` (the API key repository).
+(query planning for `find`), `stamps` (access stamps), `memories` (the memory repository), `keys` (the API key
+repository), `migration` (bringing stored memories up to this version's layout) and `usage` (consumed capacity).
 Only the composition root (handlers.bootstrap) and local tooling import it; the core never does.
 """
 
@@ -10,6 +11,7 @@ from core.repository.dynamodb.client import POOL_CONNECTIONS, STAMP_CONCURRENCY,
 from core.repository.dynamodb.codec import INDEXES, LISTED_ATTRIBUTES
 from core.repository.dynamodb.keys import DynamoDBKeyRepository
 from core.repository.dynamodb.memories import TRANSACTION_ATTEMPTS, UPDATE_ATTEMPTS, DynamoDBMemoryRepository
+from core.repository.dynamodb.migration import Migrated, migrate
 from core.repository.dynamodb.provisioning import ensure_table, table_exists
 
 __all__ = [
@@ -21,7 +23,9 @@ __all__ = [
     "UPDATE_ATTEMPTS",
     "DynamoDBKeyRepository",
     "DynamoDBMemoryRepository",
+    "Migrated",
     "ensure_table",
     "make_client",
+    "migrate",
     "table_exists",
 ]

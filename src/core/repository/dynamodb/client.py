@@ -125,6 +125,8 @@ def call(operation: Callable[..., Any], **kwargs: Any) -> Any:
 def _table_of(request: Mapping[str, Any]) -> str:
     if "TableName" in request:
         return str(request["TableName"])
+    if "RequestItems" in request:
+        return str(next(iter(request["RequestItems"]), "?"))
     actions: Sequence[Mapping[str, Mapping[str, Any]]] = request.get("TransactItems") or [{}]
     action: Mapping[str, Any] = next(iter(actions[0].values()), {})
     return str(action.get("TableName", "?"))

@@ -12,6 +12,13 @@ zero-padded id, so DynamoDB's own order is total and ties fall by id. The timest
 those keys. Each timestamp sort has a GSI on `pk` and its sort value; the GSIs project what a listing returns but
 not `accessed_key`, so an access stamp rewrites only the table item and the last-accessed index entry.
 
+Tag copies: for each of its tags, a memory has a copy in the partition `pk = "NS#<namespace>#TAG#<tag>"` (no
+namespace or tag holds `#`), same `sk`, holding what a listing returns and filters on (no `accessed_key`), so the
+created_at and updated_at GSIs order a tag's memories too and a tag search reads only them; the partition's `STATS`
+item counts them per status and type. Copies and their counts change in the same transaction as the memory. A
+memory whose copies exist carries `tag_copies`; a namespace whose every memory does has `tag_copies` on its STATS
+item (set by its first create, or by `agent-memory migrate` for memories stored before copies existed).
+
 API keys share the table in one small partition (see keys.py).
 """
 
@@ -38,6 +45,9 @@ IDEMPOTENCY_PREFIX: Final = "IDEM#"
 COUNTER_SK: Final = "COUNTER"
 STATS_SK: Final = "STATS"
 DELETED: Final = {"S": "deleted"}
+# On a memory item: its tag copies exist and are counted; on a namespace's STATS item: every memory's do.
+TAG_COPIES: Final = "tag_copies"
+TAG_PARTITION: Final = "#TAG#"
 # A listing returns every row stamped, so it never reads `last_accessed_at`: the indexes leave it out and a stamp
 # rewrites only the table item and the last_accessed_at index entry (template.yaml projects exactly these).
 LISTED_ATTRIBUTES: Final = (
@@ -55,6 +65,10 @@ LISTED_ATTRIBUTES: Final = (
 
 def memory_partition(namespace: str) -> dict[str, Any]:
     return {"S": f"NS#{namespace}"}
+
+
+def tag_partition(namespace: str, tag: str) -> dict[str, Any]:
+    return {"S": f"NS#{namespace}{TAG_PARTITION}{tag}"}
 
 
 def memory_sort_key(memory_id: int) -> dict[str, Any]:
@@ -101,12 +115,20 @@ def to_item(namespace: str, memory: Memory) -> dict[str, Any]:
         "created_key": sort_value(memory.created_at, memory.id),
         "updated_key": sort_value(memory.updated_at, memory.id),
         "accessed_key": sort_value(memory.last_accessed_at, memory.id),
+        TAG_COPIES: {"BOOL": True},
     }
     if memory.tags:
         item["tags"] = {"S": tags_value(memory.tags)}
     if (folded := folded_content(memory.content)) is not None:
         item["folded"] = {"S": folded}
     return item
+
+
+def to_copy(namespace: str, tag: str, memory: Memory) -> dict[str, Any]:
+    """The copy of `memory` in its tag `tag`'s partition: the stored item but its access stamp and mark."""
+    item = to_item(namespace, memory)
+    del item["accessed_key"], item[TAG_COPIES]
+    return {**item, "pk": tag_partition(namespace, tag)}
 
 
 def from_item(item: Mapping[str, Any]) -> Memory:

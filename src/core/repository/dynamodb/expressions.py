@@ -15,7 +15,11 @@ from core.repository.dynamodb.codec import (
     epoch_seconds,
     folded_content,
     memory_partition,
+    memory_sort_key,
+    tag_partition,
     tags_value,
+    to_copy,
+    totals_attribute,
 )
 
 ABSENT: Final = "attribute_not_exists(pk)"
@@ -56,19 +60,44 @@ class Write:
         }
 
 
-def totals_update(table: str, namespace: str, deltas: Mapping[str, int]) -> dict[str, Any]:
-    """The transaction action moving a namespace's totals by `deltas` (STATS attribute -> change)."""
+def totals_update(table: str, partition: Mapping[str, Any], deltas: Mapping[str, int]) -> dict[str, Any]:
+    """The transaction action moving the totals of a namespace's (or a tag's) partition by `deltas` (STATS
+    attribute -> change)."""
     names = {f"#c{i}": attribute for i, attribute in enumerate(deltas)}
     values = {f":d{i}": {"N": str(delta)} for i, delta in enumerate(deltas.values())}
     return {
         "Update": {
             "TableName": table,
-            "Key": {"pk": memory_partition(namespace), "sk": {"S": STATS_SK}},
+            "Key": {"pk": partition, "sk": {"S": STATS_SK}},
             "UpdateExpression": "ADD " + ", ".join(f"#c{i} :d{i}" for i in range(len(deltas))),
             "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": values,
         }
     }
+
+
+def tag_copy_actions(table: str, namespace: str, before: Memory | None, after: Memory) -> list[dict[str, Any]]:
+    """The transaction actions taking a memory's tag copies and their counts from `before` (None: it has none yet)
+    to `after`: a Put per tag it has, a Delete per tag it lost, and each tag's counts moved."""
+    old = {} if before is None else dict.fromkeys(before.tags, totals_attribute(before.status, before.memory_type))
+    new = dict.fromkeys(after.tags, totals_attribute(after.status, after.memory_type))
+    actions: list[dict[str, Any]] = [
+        {"Put": {"TableName": table, "Item": to_copy(namespace, tag, after)}} for tag in new
+    ]
+    lost = [tag for tag in old if tag not in new]
+    actions += [
+        {"Delete": {"TableName": table, "Key": {"pk": tag_partition(namespace, tag), "sk": memory_sort_key(after.id)}}}
+        for tag in lost
+    ]
+    for tag in [*new, *lost]:
+        deltas = {attribute: 0 for attribute in (old.get(tag), new.get(tag)) if attribute}
+        if tag in old:
+            deltas[old[tag]] -= 1
+        if tag in new:
+            deltas[new[tag]] += 1
+        if moved := {attribute: delta for attribute, delta in deltas.items() if delta}:
+            actions.append(totals_update(table, tag_partition(namespace, tag), moved))
+    return actions
 
 
 def idempotency_put(table: str, namespace: str, memory: Memory, idempotency: IdempotentCreate) -> dict[str, Any]:

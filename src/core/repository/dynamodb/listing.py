@@ -1,22 +1,28 @@
-"""Query planning for a listing: every filter evaluated by DynamoDB, the exact total from the namespace's counters
+"""Query planning for a listing: every filter evaluated by DynamoDB, the exact total from the stored counters
 whenever the filters allow it, and a bounded number of sequential round trips whatever the namespace's size.
 
-- Without `q` or `tag`, a listing reads its sort order's index from the start: the skipped rows with their keys
-  only, then the page, each Query's `Limit` sized from the share of the index the filters match (the stored
-  totals say it), so a selective filter does not creep through the index a few rows at a time.
-- With `q` or `tag` (matched in content no index orders), a search reads the whole namespace, split by id into
-  segments read at once, each small enough to be one page (a Query reads at most 1 MB), so it takes two
-  sequential round trips (the id counter, then every segment) instead of one per megabyte.
+- Without `q`, a listing reads its sort order's index from the start: the skipped rows with their keys only, then
+  the page, each Query's `Limit` sized from the share of the index the filters match (the stored totals say it),
+  so a selective filter does not creep through the index a few rows at a time. With `tag`, the index is the tag's
+  partition of copies (see codec.py): it holds that tag's memories only, so the page costs what it returns.
+- With `q` (matched in content no index orders), a search reads the whole namespace, or the whole tag partition
+  when a tag is given, split by id into segments read at once, each small enough to be one page (a Query reads at
+  most 1 MB), so it takes two sequential round trips (the id counter, then every segment) instead of one per
+  megabyte. So does a tag search by `last_accessed_at`, which the copies do not carry (an access stamp writes one
+  item), and any tag search in a namespace whose older memories have no copies yet (until `agent-memory migrate`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import random
+import time
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Final
 
 from core.contract import RetrievalQuery
+from core.errors import StorageUnavailableError
 from core.limits import MAX_MEMORY_ID
 from core.model import MEMORY_TYPES
 from core.repository import Matches
@@ -28,9 +34,12 @@ from core.repository.dynamodb.codec import (
     LISTED_ATTRIBUTES,
     MEMORY_PREFIX,
     STATS_SK,
+    TAG_COPIES,
+    TAG_PARTITION,
     from_item,
     memory_partition,
     memory_sort_key,
+    tag_partition,
     tags_value,
     totals_attribute,
 )
@@ -52,6 +61,8 @@ SLACK_ROWS: Final = 2
 # From this offset on, skipped rows are read with their keys only (one more round trip, but far less to parse);
 # below it, one Query reads the skipped rows whole with the page.
 SKIP_KEYS_FROM: Final = 500
+# BatchGetItem keys it did not read are asked for again after a short, growing pause.
+UNPROCESSED_BACKOFF_SECONDS: Final = 0.02
 _TAG_CHARACTERS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.:")
 _STATUSES: Final = ("active", "invalid", "deleted")
 
@@ -66,22 +77,31 @@ class Listing:
         self._table = table_name
 
     def find(self, namespace: str, query: RetrievalQuery) -> Matches:
+        if query.tag is not None and query.sort != "last_accessed_at":
+            copies = tag_partition(namespace, query.tag)
+            try:
+                if query.q is None:
+                    return self._in_order(copies, query, lambda: self._totals(namespace, query.tag))
+                return self._searched(namespace, query, copies)
+            except CopiesIncompleteError:
+                pass  # older memories have no copies yet: search the namespace itself
         if query.q is None and query.tag is None:
-            return self._in_order(namespace, query)
-        return self._searched(namespace, query)
+            return self._in_order(memory_partition(namespace), query, lambda: self._totals(namespace))
+        return self._searched(namespace, query, memory_partition(namespace))
 
     # Listings in an index's order.
 
-    def _in_order(self, namespace: str, query: RetrievalQuery) -> Matches:
-        request = self._request(namespace, query)
+    def _in_order(self, partition: Mapping[str, Any], query: RetrievalQuery, totals: Callable[[], Totals]) -> Matches:
+        """A page from `partition` in the query's index order (CopiesIncompleteError: see Totals.checked)."""
+        request = self._request(partition, query)
         counts: Future[Totals] | Totals
         skip = query.offset
         if query.offset == 0:
             # A first page reads the totals while its first Query runs; a later one reads them first, so a page past
             # the end reads no row and the Queries know how many rows to read.
-            counts = READERS.submit(self._totals, namespace)
+            counts = READERS.submit(totals)
         else:
-            counts = self._totals(namespace)
+            counts = totals().checked()
             if query.offset >= counts.matching(query):
                 return Matches(items=[], total=counts.matching(query))
         scanned = 0
@@ -91,8 +111,8 @@ class Listing:
                 return Matches(items=[], total=counts.matching(query))
             request["ExclusiveStartKey"], skip = start, 0
         rows = self._first(request, skip + query.limit, counts, query, scanned)
-        totals = counts.result() if isinstance(counts, Future) else counts
-        return Matches(items=[from_item(row) for row in rows[skip:]], total=totals.matching(query))
+        known = counts.result().checked() if isinstance(counts, Future) else counts
+        return Matches(items=[from_item(row) for row in rows[skip:]], total=known.matching(query))
 
     def _skip(self, request: Mapping[str, Any], query: RetrievalQuery, counts: Totals) -> tuple[Item | None, int]:
         """The key of the `query.offset`-th match (the page starts after it; None when fewer match), reading the
@@ -147,21 +167,49 @@ class Listing:
             request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
         return rows[:wanted]
 
-    def _totals(self, namespace: str) -> Totals:
-        response = call(
-            self._client.get_item,
-            TableName=self._table,
-            Key={"pk": memory_partition(namespace), "sk": {"S": STATS_SK}},
-            # As consistent as the index pages it is read with (GSI reads are eventually consistent).
-            ConsistentRead=False,
-        )
-        return Totals({name: int(value["N"]) for name, value in response.get("Item", {}).items() if "N" in value})
+    def _totals(self, namespace: str, tag: str | None = None) -> Totals:
+        """The namespace's totals, or with `tag` the tag's (complete only if the namespace's STATS say that every
+        memory has its copies), read in one round trip."""
+        stats = {"pk": memory_partition(namespace), "sk": {"S": STATS_SK}}
+        if tag is None:
+            return Totals(_numbers(self._items([stats])[0]))
+        namespace_stats, tag_stats = self._items([stats, {"pk": tag_partition(namespace, tag), "sk": {"S": STATS_SK}}])
+        return Totals(_numbers(tag_stats), complete=TAG_COPIES in (namespace_stats or {}))
 
-    # Searches: the whole namespace, in segments read at once.
+    def _items(self, keys: list[Item]) -> list[Item | None]:
+        """The items at `keys` (None where there is none), eventually consistent (as the index pages they are read
+        with), in one round trip: a GetItem, or a BatchGetItem asked again for what it leaves unprocessed."""
+        if len(keys) == 1:
+            response = call(self._client.get_item, TableName=self._table, Key=keys[0], ConsistentRead=False)
+            return [response.get("Item")]
+        found: dict[tuple[str, str], Item] = {}
+        wanted: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": False}}
+        for attempt in range(8):
+            response = call(self._client.batch_get_item, RequestItems=wanted)
+            found.update({(item["pk"]["S"], item["sk"]["S"]): item for item in response["Responses"][self._table]})
+            wanted = response.get("UnprocessedKeys") or {}
+            if not wanted:
+                break
+            time.sleep(random.uniform(0, UNPROCESSED_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
+        else:
+            raise StorageUnavailableError("storage kept leaving reads unprocessed; retry shortly")
+        return [found.get((key["pk"]["S"], key["sk"]["S"])) for key in keys]
 
-    def _searched(self, namespace: str, query: RetrievalQuery) -> Matches:
-        request = self._request(namespace, query, by_id=True)
-        bounds = _segments(self._highest_id(namespace))
+    # Searches: the whole namespace (or tag partition), in segments read at once.
+
+    def _searched(self, namespace: str, query: RetrievalQuery, partition: Mapping[str, Any]) -> Matches:
+        """A search through `partition`: the namespace's, or a tag's (CopiesIncompleteError while its copies are
+        incomplete)."""
+        counter = {"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}
+        if partition == memory_partition(namespace):
+            highest = self._items([counter])[0]
+        else:
+            highest, stats = self._items([counter, {"pk": memory_partition(namespace), "sk": {"S": STATS_SK}}])
+            if TAG_COPIES not in (stats or {}):
+                raise CopiesIncompleteError
+        # Eventually consistent: the last segment is open-ended, so a stale counter misses no memory.
+        request = self._request(partition, query, by_id=True)
+        bounds = _segments(int((highest or {}).get("next_id", {}).get("N", "0")))
         parts = READERS.map(lambda bound: self._segment(request, *bound), bounds)
         rows = [row for part in parts for row in part]  # in id order: the segments are
         if query.sort != "id":
@@ -188,21 +236,12 @@ class Listing:
                 return rows
             segment["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
-    def _highest_id(self, namespace: str) -> int:
-        response = call(
-            self._client.get_item,
-            TableName=self._table,
-            Key={"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}},
-            ConsistentRead=False,  # the last segment is open-ended: a stale counter misses no memory
-        )
-        return int(response.get("Item", {}).get("next_id", {}).get("N", "0"))
-
     # The request both kinds share.
 
-    def _request(self, namespace: str, query: RetrievalQuery, *, by_id: bool = False) -> dict[str, Any]:
-        """The Query for `query` (on the table by id when `by_id`, else on its sort's index), with every filter
-        evaluated by DynamoDB, exactly as query.matches does."""
-        values: dict[str, Any] = {":pk": memory_partition(namespace)}
+    def _request(self, partition: Mapping[str, Any], query: RetrievalQuery, *, by_id: bool = False) -> dict[str, Any]:
+        """The Query for `query` in `partition` (on the table by id when `by_id`, else on its sort's index), with
+        every filter evaluated by DynamoDB, exactly as query.matches does (a tag's partition holds its tag only)."""
+        values: dict[str, Any] = {":pk": partition}
         if query.status is None:
             filters = ["#status <> :deleted"]
             values[":deleted"] = DELETED
@@ -212,7 +251,7 @@ class Listing:
         if query.memory_type is not None:
             filters.append("memory_type = :type")
             values[":type"] = {"S": query.memory_type}
-        if query.tag is not None:
+        if query.tag is not None and TAG_PARTITION not in partition["S"]:
             filters.append("contains(tags, :tag)")
             values[":tag"] = {"S": tags_value([query.tag])}
         if query.q is not None:
@@ -244,11 +283,22 @@ class Listing:
         return request
 
 
-class Totals:
-    """A namespace's stored counts per status and type (its STATS item)."""
+class CopiesIncompleteError(Exception):
+    """A tag's partition does not hold every memory with the tag: some were stored before copies existed."""
 
-    def __init__(self, counters: Mapping[str, int]) -> None:
+
+class Totals:
+    """A namespace's (or a tag's) stored counts per status and type (its STATS item); a tag's are `complete` only
+    when every memory of the namespace has its copies."""
+
+    def __init__(self, counters: Mapping[str, int], *, complete: bool = True) -> None:
         self._counters = counters
+        self._complete = complete
+
+    def checked(self) -> Totals:
+        if not self._complete:
+            raise CopiesIncompleteError
+        return self
 
     def _sum(self, statuses: tuple[str, ...], memory_type: str | None) -> int:
         types = [memory_type] if memory_type else MEMORY_TYPES
@@ -265,6 +315,10 @@ class Totals:
         unread = self._sum(_STATUSES, None) - scanned
         remaining = self.matching(query) - found
         return min(1.0, remaining / unread) if remaining > 0 and unread > 0 else 1.0
+
+
+def _numbers(item: Item | None) -> dict[str, int]:
+    return {name: int(value["N"]) for name, value in (item or {}).items() if "N" in value}
 
 
 def _sized(matches: int, share: float, sigmas: float) -> int:

@@ -21,6 +21,7 @@ from core.repository.dynamodb.codec import (
     COUNTER_SK,
     DELETED,
     IDEMPOTENCY_PREFIX,
+    TAG_COPIES,
     from_item,
     memory_key,
     memory_partition,
@@ -28,7 +29,14 @@ from core.repository.dynamodb.codec import (
     to_item,
     totals_attribute,
 )
-from core.repository.dynamodb.expressions import ABSENT, VISIBLE, Write, idempotency_put, totals_update
+from core.repository.dynamodb.expressions import (
+    ABSENT,
+    VISIBLE,
+    Write,
+    idempotency_put,
+    tag_copy_actions,
+    totals_update,
+)
 from core.repository.dynamodb.listing import Listing
 from core.repository.dynamodb.stamps import Stamps
 
@@ -38,6 +46,8 @@ if TYPE_CHECKING:
 # Transactions touching a namespace's STATS item at the same moment cancel each other; each retries this often.
 TRANSACTION_ATTEMPTS: Final = 4
 TRANSACTION_BACKOFF_SECONDS: Final = 0.02
+# A write computed from a memory without tag copies (stored before they existed) holds only while it still has none.
+_COPIED: Final = {True: "", False: f" AND attribute_not_exists({TAG_COPIES})"}
 # A PATCH that reads first re-reads and re-applies when a concurrent writer got in between; this bounds it.
 UPDATE_ATTEMPTS: Final = 3
 
@@ -63,12 +73,16 @@ class DynamoDBMemoryRepository:
         return int(response["Attributes"]["next_id"]["N"])
 
     def add(self, namespace: str, memory: Memory, idempotency: IdempotentCreate | None = None) -> None:
+        counted = {totals_attribute(memory.status, memory.memory_type): 1}
+        if memory.id == 1:
+            counted[TAG_COPIES] = 1  # a new namespace: every memory it will hold has its tag copies
         actions: list[dict[str, Any]] = [
             {"Put": {"TableName": self._table, "Item": to_item(namespace, memory), "ConditionExpression": ABSENT}},
-            totals_update(self._table, namespace, {totals_attribute(memory.status, memory.memory_type): 1}),
+            totals_update(self._table, memory_partition(namespace), counted),
         ]
         if idempotency is not None:
             actions.append({"Put": idempotency_put(self._table, namespace, memory, idempotency)})
+        actions += tag_copy_actions(self._table, namespace, None, memory)
         try:
             self._transact(actions)
         except TransactionCancelledError as cancelled:
@@ -113,12 +127,17 @@ class DynamoDBMemoryRepository:
 
     def get(self, namespace: str, memory_id: int) -> Memory | None:
         """The stored memory (deleted ones included) by a strongly consistent read, without stamping it; not part
-        of the port: the PATCH and delete read with it, and tests and the bench look at stored memories with it."""
+        of the port: tests and the bench look at stored memories with it."""
+        stored = self._stored(namespace, memory_id)
+        return stored[0] if stored else None
+
+    def _stored(self, namespace: str, memory_id: int) -> tuple[Memory, bool] | None:
+        """The stored memory and whether its tag copies exist, by a strongly consistent read."""
         response = call(
             self._client.get_item, TableName=self._table, Key=memory_key(namespace, memory_id), ConsistentRead=True
         )
         item = response.get("Item")
-        return from_item(item) if item else None
+        return (from_item(item), TAG_COPIES in item) if item else None
 
     def read(self, namespace: str, memory_id: int, accessed_at: str) -> Memory:
         return self._stamps.read(namespace, memory_id, accessed_at)
@@ -131,34 +150,39 @@ class DynamoDBMemoryRepository:
         expected_versions: frozenset[int] | None,
         now: str,
     ) -> Memory:
-        given = changes.model_fields_set
         if (
-            given
-            and not {"status", "memory_type"} & given
+            changes.model_fields_set == {"content"}
+            and changes.content is not None
             and (expected_versions is None or len(expected_versions) == 1)
         ):
-            # Content and tags only, against at most one version: one conditional write, no read, no totals.
+            # Content only, of a memory without tags (so without tag copies), against at most one version: one
+            # conditional write, no read, no totals.
             expected = None if expected_versions is None else next(iter(expected_versions))
-            return self._edit(namespace, memory_id, changes, expected, now)
-        # It may move the memory between totals, or admits several versions: read it, then write conditionally.
+            edited = self._edit(namespace, memory_id, changes.content, expected, now)
+            if edited is not None:
+                return edited
+        # It may move the memory between totals or change its tag copies, or admits several versions: read it,
+        # then write conditionally.
         for _ in range(UPDATE_ATTEMPTS):
-            current = self.get(namespace, memory_id)
-            if current is None or current.status == "deleted":
+            stored = self._stored(namespace, memory_id)
+            if stored is None or stored[0].status == "deleted":
                 raise MemoryNotFoundError(memory_id)
+            current, copied = stored
             if expected_versions is not None and current.version not in expected_versions:
                 raise VersionMismatchError(memory_id, current.version)
             updated = changes.apply_to(current, now)
             if updated is current:
                 return current
-            stored = self._replace(namespace, updated, current)
-            if stored is not None:
-                return stored
+            written = self._replace(namespace, updated, current, copied=copied)
+            if written is not None:
+                return written
         raise WriteConflictError(f"memory {memory_id} kept changing under this update; retry it")
 
-    def _replace(self, namespace: str, memory: Memory, current: Memory) -> Memory | None:
+    def _replace(self, namespace: str, memory: Memory, current: Memory, *, copied: bool) -> Memory | None:
         """Write `memory`'s editable fields, `updated_at` and `version` if the stored memory is still at
-        `current.version` and not deleted, moving it between totals when its status or type changed; the stored
-        result, or None when that condition failed."""
+        `current.version` and not deleted (and its tag copies still as `copied` says), moving it between totals
+        when its status or type changed and its tag copies with it; the stored result, or None when that condition
+        failed."""
         write = Write()
         write.content(memory.content)
         write.tags(memory.tags)
@@ -166,25 +190,29 @@ class DynamoDBMemoryRepository:
         write.set("#status = :status", status={"S": memory.status})
         write.set("updated_key = :updated_key", updated_key=sort_value(memory.updated_at, memory.id))
         write.set("version = :version", version={"N": str(memory.version)})
+        write.set(f"{TAG_COPIES} = :copies", copies={"BOOL": True})
         write.values.update({":expected": {"N": str(current.version)}, ":deleted": DELETED})
         update = {
             "TableName": self._table,
             "Key": memory_key(namespace, memory.id),
-            "ConditionExpression": "version = :expected AND #status <> :deleted",
+            "ConditionExpression": "version = :expected AND #status <> :deleted" + _COPIED[copied],
             **write.request(),
         }
         before, after = (
             totals_attribute(current.status, current.memory_type),
             totals_attribute(memory.status, memory.memory_type),
         )
-        if before == after:
+        actions = tag_copy_actions(self._table, namespace, current if copied else None, memory)
+        if before != after:
+            actions.append(totals_update(self._table, memory_partition(namespace), {before: -1, after: 1}))
+        if not actions:
             try:
                 response = call(self._client.update_item, **update, ReturnValues="ALL_NEW")
             except ConditionFailedError:
                 return None
             return from_item(response["Attributes"])
         try:
-            self._transact([{"Update": update}, totals_update(self._table, namespace, {before: -1, after: 1})])
+            self._transact([{"Update": update}, *actions])
         except TransactionCancelledError as cancelled:
             if cancelled.failed(0):
                 return None
@@ -193,26 +221,21 @@ class DynamoDBMemoryRepository:
         return memory.model_copy(update={"last_accessed_at": current.last_accessed_at})
 
     def _edit(
-        self, namespace: str, memory_id: int, changes: MemoryChanges, expected_version: int | None, updated_at: str
-    ) -> Memory:
-        """A PATCH of `content` and/or `tags` only, in one round trip: a new version when a field changes, the
-        stored memory unchanged when none does."""
+        self, namespace: str, memory_id: int, content: str, expected_version: int | None, updated_at: str
+    ) -> Memory | None:
+        """A PATCH of `content` only, in one round trip: a new version when it changes, the stored memory unchanged
+        when it does not; None when the memory has tags, whose copies a transaction must change with it."""
         write = Write()
-        # Only a change of some given field makes a new version; otherwise the condition fails and the stored
-        # memory comes back unchanged, in the same round trip.
-        differs = []
-        if changes.content is not None:
-            write.content(changes.content)
-            differs.append("content <> :content")
-        if changes.tags is not None:
-            write.tags(changes.tags)
-            differs += ["attribute_not_exists(tags)", "tags <> :tags"] if changes.tags else ["attribute_exists(tags)"]
+        # Only a change makes a new version; otherwise the condition fails and the stored memory comes back
+        # unchanged, in the same round trip.
+        write.content(content)
+        differs = ["content <> :content"]
         write.set("updated_key = :updated_key", updated_key=sort_value(updated_at, memory_id))
         write.set("version = version + :one", one={"N": "1"})
         write.values[":deleted"] = DELETED
         # DynamoDB refuses redundant parentheses, so a lone term goes bare.
         changed = differs[0] if len(differs) == 1 else f"({' OR '.join(differs)})"
-        condition = f"{VISIBLE} AND {changed}"
+        condition = f"{VISIBLE} AND attribute_not_exists(tags) AND {changed}"
         if expected_version is not None:
             condition += " AND version = :expected"
             write.values[":expected"] = {"N": str(expected_version)}
@@ -233,24 +256,26 @@ class DynamoDBMemoryRepository:
             current = from_item(old)
             if expected_version is not None and current.version != expected_version:
                 raise VersionMismatchError(memory_id, current.version) from None
-            return current
+            return None if current.tags else current
         return from_item(response["Attributes"])
 
     def delete(self, namespace: str, memory_id: int) -> None:
         # The totals move from the memory's status to `deleted`, so the delete reads which status that is first,
         # and writes only if the memory is still at that version and status.
         for _ in range(TRANSACTION_ATTEMPTS):
-            current = self.get(namespace, memory_id)
-            if current is None or current.status == "deleted":
+            stored = self._stored(namespace, memory_id)
+            if stored is None or stored[0].status == "deleted":
                 raise MemoryNotFoundError(memory_id)
+            current, copied = stored
             delete = {
                 "TableName": self._table,
                 "Key": memory_key(namespace, memory_id),
-                "UpdateExpression": "SET #status = :deleted",
-                "ConditionExpression": "version = :version AND #status = :status",
+                "UpdateExpression": f"SET #status = :deleted, {TAG_COPIES} = :copies",
+                "ConditionExpression": "version = :version AND #status = :status" + _COPIED[copied],
                 "ExpressionAttributeNames": {"#status": "status"},
                 "ExpressionAttributeValues": {
                     ":deleted": DELETED,
+                    ":copies": {"BOOL": True},
                     ":version": {"N": str(current.version)},
                     ":status": {"S": current.status},
                 },
@@ -259,8 +284,15 @@ class DynamoDBMemoryRepository:
                 totals_attribute(current.status, current.memory_type): -1,
                 totals_attribute("deleted", current.memory_type): 1,
             }
+            deleted = current.model_copy(update={"status": "deleted"})
             try:
-                self._transact([{"Update": delete}, totals_update(self._table, namespace, moved)])
+                self._transact(
+                    [
+                        {"Update": delete},
+                        totals_update(self._table, memory_partition(namespace), moved),
+                        *tag_copy_actions(self._table, namespace, current if copied else None, deleted),
+                    ]
+                )
             except TransactionCancelledError as cancelled:
                 if cancelled.failed(0):
                     continue  # changed since the read: read it again
