@@ -75,6 +75,9 @@ class Listing:
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self._client = client
         self._table = table_name
+        # Namespaces whose every memory has its tag copies: a namespace once marked stays so, so after one read of
+        # its STATS a tag search reads only the tag's.
+        self._copied: set[str] = set()
 
     def find(self, namespace: str, query: RetrievalQuery) -> Matches:
         if query.tag is not None and query.sort != "last_accessed_at":
@@ -173,8 +176,18 @@ class Listing:
         stats = {"pk": memory_partition(namespace), "sk": {"S": STATS_SK}}
         if tag is None:
             return Totals(_numbers(self._items([stats])[0]))
-        namespace_stats, tag_stats = self._items([stats, {"pk": tag_partition(namespace, tag), "sk": {"S": STATS_SK}}])
-        return Totals(_numbers(tag_stats), complete=TAG_COPIES in (namespace_stats or {}))
+        tag_stats = {"pk": tag_partition(namespace, tag), "sk": {"S": STATS_SK}}
+        if namespace in self._copied:
+            return Totals(_numbers(self._items([tag_stats])[0]))
+        namespace_stats, counts = self._items([stats, tag_stats])
+        return Totals(_numbers(counts), complete=self._mark(namespace, namespace_stats))
+
+    def _mark(self, namespace: str, stats: Item | None) -> bool:
+        """Whether the namespace's STATS item says every memory has its tag copies (remembered when it does)."""
+        if TAG_COPIES in (stats or {}):
+            self._copied.add(namespace)
+            return True
+        return False
 
     def _items(self, keys: list[Item]) -> list[Item | None]:
         """The items at `keys` (None where there is none), eventually consistent (as the index pages they are read
@@ -201,11 +214,11 @@ class Listing:
         """A search through `partition`: the namespace's, or a tag's (CopiesIncompleteError while its copies are
         incomplete)."""
         counter = {"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}
-        if partition == memory_partition(namespace):
+        if partition == memory_partition(namespace) or namespace in self._copied:
             highest = self._items([counter])[0]
         else:
             highest, stats = self._items([counter, {"pk": memory_partition(namespace), "sk": {"S": STATS_SK}}])
-            if TAG_COPIES not in (stats or {}):
+            if not self._mark(namespace, stats):
                 raise CopiesIncompleteError
         # Eventually consistent: the last segment is open-ended, so a stale counter misses no memory.
         request = self._request(partition, query, by_id=True)

@@ -150,6 +150,7 @@ class DynamoDBMemoryRepository:
         expected_versions: frozenset[int] | None,
         now: str,
     ) -> Memory:
+        known: tuple[Memory, bool] | None = None  # the stored memory, when a refused edit returned it
         if (
             changes.model_fields_set == {"content"}
             and changes.content is not None
@@ -159,12 +160,13 @@ class DynamoDBMemoryRepository:
             # conditional write, no read, no totals.
             expected = None if expected_versions is None else next(iter(expected_versions))
             edited = self._edit(namespace, memory_id, changes.content, expected, now)
-            if edited is not None:
+            if isinstance(edited, Memory):
                 return edited
+            known = edited  # it has tags, so copies to change with it
         # It may move the memory between totals or change its tag copies, or admits several versions: read it,
         # then write conditionally.
         for _ in range(UPDATE_ATTEMPTS):
-            stored = self._stored(namespace, memory_id)
+            stored, known = known or self._stored(namespace, memory_id), None
             if stored is None or stored[0].status == "deleted":
                 raise MemoryNotFoundError(memory_id)
             current, copied = stored
@@ -222,9 +224,10 @@ class DynamoDBMemoryRepository:
 
     def _edit(
         self, namespace: str, memory_id: int, content: str, expected_version: int | None, updated_at: str
-    ) -> Memory | None:
+    ) -> Memory | tuple[Memory, bool]:
         """A PATCH of `content` only, in one round trip: a new version when it changes, the stored memory unchanged
-        when it does not; None when the memory has tags, whose copies a transaction must change with it."""
+        when it does not; when the memory has tags, whose copies a transaction must change with it, the stored
+        memory and whether its copies exist, to write from."""
         write = Write()
         # Only a change makes a new version; otherwise the condition fails and the stored memory comes back
         # unchanged, in the same round trip.
@@ -256,7 +259,7 @@ class DynamoDBMemoryRepository:
             current = from_item(old)
             if expected_version is not None and current.version != expected_version:
                 raise VersionMismatchError(memory_id, current.version) from None
-            return None if current.tags else current
+            return (current, TAG_COPIES in old) if current.tags else current
         return from_item(response["Attributes"])
 
     def delete(self, namespace: str, memory_id: int) -> None:
