@@ -155,6 +155,14 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
                 f"{hundred['p50_ms']:.1f} vs {today['p50_ms']:.1f} ms ({ratio:.2f}x)",
                 ratio <= STAMP_LATENCY_RATIO,
             )
+            # DynamoDB Local runs a batch's statements one after another (about 1 ms each, warm), where AWS spreads
+            # them over partitions; the function's own time is what the batching saves everywhere.
+            add(
+                "stamps in batches: list_100 client CPU",
+                "reported (the function's own time)",
+                f"{hundred['cpu_ms']:.1f} vs {today['cpu_ms']:.1f} ms ({hundred['cpu_ms'] / today['cpu_ms']:.2f}x)",
+                None,
+            )
         invalid = large.get("list_invalid")
         if invalid:
             share = ops["sizes"][sizes[-1]]["selectivity"].get("invalid", 0)

@@ -14,7 +14,8 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 from core.contract import RetrievalQuery
 from core.errors import StorageUnavailableError, TableMissingError, VersionMismatchError, WriteConflictError
 from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory
-from core.repository.dynamodb import TRANSACTION_ATTEMPTS, UPDATE_ATTEMPTS, DynamoDBMemoryRepository
+from core.repository.dynamodb import TRANSACTION_ATTEMPTS, UPDATE_ATTEMPTS, DynamoDBMemoryRepository, migrate
+from core.repository.dynamodb.migration import COPY_ATTEMPTS
 from core.repository.dynamodb.stamps import BATCH_ATTEMPTS, Stamps
 from tests.conftest import NAMESPACE, Engine
 
@@ -406,3 +407,65 @@ def test_a_patch_admitting_several_versions_writes_only_while_one_of_them_is_cur
         repository.apply(NAMESPACE, 1, MemoryChanges.parse({"status": "invalid"}), frozenset({1, 5}), LATER)
 
     assert raised.value.current_version == 2
+
+
+class Unprocessed:
+    """Answers the first `times` BatchGetItem calls with every key unprocessed, before moto sees them."""
+
+    def __init__(self, client: Any, times: int) -> None:
+        self.attempts = 0
+        self.left = times
+        client.meta.events.register_first("before-send.dynamodb.BatchGetItem", self._send)
+
+    def _send(self, request: Any, **_: Any) -> AWSResponse | None:
+        self.attempts += 1
+        if self.left <= 0:
+            return None
+        self.left -= 1
+        asked = json.loads(request.body)["RequestItems"]
+        body = json.dumps({"Responses": {table: [] for table in asked}, "UnprocessedKeys": asked}).encode()
+        return AWSResponse(request.url, 200, {}, _Body(body))  # type: ignore[arg-type]
+
+
+def tagged(memory_id: int) -> Memory:
+    return memory(memory_id).model_copy(update={"tags": ["travel"]})
+
+
+def test_counts_left_unprocessed_are_asked_for_again(moto_engine: Engine, repository: DynamoDBMemoryRepository) -> None:
+    repository.add(NAMESPACE, tagged(1))
+    unprocessed = Unprocessed(moto_engine.client, times=2)
+
+    found = repository.find(NAMESPACE, RetrievalQuery.parse({"tag": "travel"}))
+
+    assert unprocessed.attempts == 3
+    assert (found.total, [m.id for m in found.items]) == (1, [1])
+
+
+def test_counts_left_unprocessed_every_time_are_reported_unavailable(
+    moto_engine: Engine, repository: DynamoDBMemoryRepository
+) -> None:
+    repository.add(NAMESPACE, tagged(1))
+    unprocessed = Unprocessed(moto_engine.client, times=100)
+
+    with pytest.raises(StorageUnavailableError):
+        repository.find(NAMESPACE, RetrievalQuery.parse({"tag": "travel"}))
+
+    assert unprocessed.attempts == 8
+
+
+def test_migrate_leaves_a_namespace_unmarked_while_a_memory_keeps_changing_under_its_copy(
+    moto_engine: Engine, repository: DynamoDBMemoryRepository
+) -> None:
+    client, table = moto_engine.client, repository._table
+    repository.add(NAMESPACE, tagged(1))
+    for sort_key in ("MEM#0000000001", "STATS"):  # as a previous version stored them
+        key = {"pk": {"S": f"NS#{NAMESPACE}"}, "sk": {"S": sort_key}}
+        client.update_item(TableName=table, Key=key, UpdateExpression="REMOVE tag_copies")
+    conflicts = CancelledTransactions(client, times=COPY_ATTEMPTS, reasons=failed_at(0))
+
+    done = migrate(conflicts, table)  # type: ignore[arg-type]
+
+    assert (done.copied, done.skipped, done.namespaces, conflicts.attempts) == (0, 1, 0, COPY_ATTEMPTS)
+    stats = client.get_item(TableName=table, Key={"pk": {"S": f"NS#{NAMESPACE}"}, "sk": {"S": "STATS"}})["Item"]
+    assert "tag_copies" not in stats
+    assert migrate(conflicts, table).copied == 1  # type: ignore[arg-type]  # once it holds still, it is copied
