@@ -27,11 +27,12 @@ REGION = "us-east-1"
 def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log: Any) -> dict[str, Any]:
     """`reps`: per namespace size, (timed repeats, repeats with units computed)."""
     from bench.baseline import TodayRepository
-    from bench.capacity import PAGE_BYTES, Recorder, TableShape
+    from bench.capacity import PAGE_BYTES, Recorder, TableShape, requested_at_submit
     from bench.dataset import load
     from bench.ops import OperationBench
     from core.memories import MemoryService
     from core.repository.dynamodb import ensure_table, make_client
+    from core.repository.dynamodb.client import READERS, STAMPERS
     from handlers.bootstrap import Settings, build_services, use_placeholder_credentials
     from local.template import table_definition
 
@@ -63,6 +64,8 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
         largest = _largest_item(shadow, table)
         page_items = PAGE_BYTES // largest
         recorder = Recorder(client, shape, page_items=page_items)
+        for pool in (READERS, STAMPERS):  # the service's concurrent calls: sequential by task, not by thread start
+            requested_at_submit(pool)
         service = build_services(settings, client).memories
         today = MemoryService(TodayRepository(client, table))
         bench = OperationBench(service, recorder, shadow, shape, seed=42, today=today, page_items=page_items)

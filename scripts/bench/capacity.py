@@ -175,12 +175,37 @@ class Recording:
 
     def sequential(self, *operations: str) -> int:
         """Round trips one after another: the most calls of `operations` of which each started after the one before
-        it ended (calls in flight together count once)."""
+        it ended (calls in flight together count once). A call sent from a pool task starts when the task was
+        submitted (see `requested_at_submit`): tasks submitted together wait on no one, even when, with the GIL
+        shared by 20 threads serialising their requests, the last one reaches the network after the first returned."""
         chain, ended = 0, float("-inf")
         for call in sorted((c for c in self.calls if not operations or c.operation in operations), key=_end):
             if call.started >= ended:
                 chain, ended = chain + 1, call.ended
         return chain
+
+
+_requested = threading.local()
+
+
+def requested_at_submit(pool: Any) -> None:
+    """Make the first call each task of `pool` (a ThreadPoolExecutor the service submits its concurrent calls to)
+    sends start, for `Recording.sequential`, when the task was submitted."""
+    submit = pool.submit
+
+    def submitted(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        at = time.perf_counter()
+
+        def task() -> Any:
+            _requested.at = at
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _requested.at = None
+
+        return submit(task)
+
+    pool.submit = submitted
 
 
 def _end(call: Call) -> float:
@@ -245,7 +270,8 @@ class Recorder:
             params["Limit"] = min(params.get("Limit", self._page_items), self._page_items)
         if self._active is None:
             return
-        context["bench_started"] = time.perf_counter()
+        at, _requested.at = getattr(_requested, "at", None), None  # only a task's first call was requested then
+        context["bench_started"] = at if at is not None else time.perf_counter()
         context["bench_params"] = dict(params)
         if self._shadow is not None and model.name in WRITES:
             context["bench_old"] = [self._image(key) for key, _, _ in self._write_targets(model.name, params)]

@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
-from bench.capacity import TableShape, index_write_units, item_size, read_units, shadow_read_params, write_units
+from bench.capacity import (
+    Recorder,
+    TableShape,
+    index_write_units,
+    item_size,
+    read_units,
+    requested_at_submit,
+    shadow_read_params,
+    write_units,
+)
+from local.template import table_definition
+from tests.conftest import Engine
 
 
 @pytest.mark.parametrize(
@@ -82,3 +96,27 @@ def test_shadow_read_keeps_the_key_condition_and_drops_the_filter() -> None:
         "ExpressionAttributeValues": {":pk": {"S": "p"}},
         "Limit": 5,
     }
+
+
+def test_calls_submitted_together_count_as_one_round_trip_however_late_their_threads_send_them(
+    moto_engine: Engine,
+) -> None:
+    client = moto_engine.client
+    table = moto_engine.new_table()
+    recorder = Recorder(client, TableShape.from_definition(table_definition()))
+    pool = ThreadPoolExecutor(max_workers=2)
+    requested_at_submit(pool)
+    key = {"pk": {"S": "NS#a"}, "sk": {"S": "MEM#1"}}
+
+    def late_get(delay: float) -> None:
+        time.sleep(delay)  # a thread that reaches botocore only after the other call returned
+        client.get_item(TableName=table, Key=key)
+
+    with recorder.recording() as together:
+        list(pool.map(late_get, [0.0, 0.3]))
+    with recorder.recording() as chained:
+        client.get_item(TableName=table, Key=key)
+        pool.submit(late_get, 0.0).result()
+
+    assert together.sequential() == 1
+    assert chained.sequential() == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import botocore.session
 from botocore.config import Config
 from botocore.exceptions import ClientError, ConnectionError, HTTPClientError
+from botocore.loaders import Loader
 
 from core.errors import StorageUnavailableError, TableMissingError
 
@@ -61,6 +63,7 @@ def make_client(
     )
     # botocore's own session: boto3 would add only its resource layer and s3transfer, ~90 ms of cold import.
     session = botocore.session.get_session()
+    session.register_component("data_loader", _DynamoDBModels.for_session(session))
     placeholder = "local" if endpoint_url is not None and session.get_credentials() is None else None
     client = session.create_client(
         "dynamodb",
@@ -70,6 +73,24 @@ def make_client(
         aws_secret_access_key=placeholder,
     )
     return cast("DynamoDBClient", client)
+
+
+class _DynamoDBModels(Loader):
+    """botocore's model loader (same search path), told that DynamoDB is the one service this session loads: before
+    loading a model it would otherwise list every service's model directory, some 400, twice per client (about
+    25 ms of a cold start)."""
+
+    @classmethod
+    def for_session(cls, session: botocore.session.Session) -> _DynamoDBModels:
+        # As botocore.loaders.create_loader reads the session's `data_path` (AWS_DATA_PATH).
+        data_path = session.get_config_variable("data_path")
+        extra = (
+            [os.path.expanduser(os.path.expandvars(path)) for path in data_path.split(os.pathsep)] if data_path else []
+        )
+        return cls(extra_search_paths=extra)
+
+    def list_available_services(self, type_name: str) -> list[str]:
+        return ["dynamodb"]
 
 
 class ConditionFailedError(Exception):
