@@ -294,26 +294,34 @@ def test_a_filtered_listing_sizes_its_queries_from_the_stored_totals(
 
 
 @pytest.mark.parametrize("sort", SORTS)
-def test_a_deep_offset_skips_rows_by_their_keys_only(
+@pytest.mark.parametrize("sigmas", [3.0, -5.0], ids=["counts-short", "counts-past"])
+def test_a_deep_offset_counts_then_skips_rows_by_their_keys_only(
     twins: tuple[MemoryService, MemoryService],
     ddb_local_engine: Engine,
     monkeypatch: pytest.MonkeyPatch,
     sort: str,
+    sigmas: float,
 ) -> None:
     monkeypatch.setattr(listing, "SKIP_KEYS_FROM", 10)
+    monkeypatch.setattr(listing, "COUNT_SHORT_OF_ROWS", 5)
+    # -5: each count aims past the offset, so the rows it counted are read again with their keys.
+    monkeypatch.setattr(listing, "COUNT_SIGMAS", sigmas)
     stock(twins, 80)
     queries = Queries(ddb_local_engine)
     for fields, offset in itertools.product([{}, {"status": "invalid"}, {"memory_type": "fact"}], [10, 23, 60, 500]):
         queries.sent.clear()
         query = RetrievalQuery.parse({**fields, "sort": sort, "offset": offset, "limit": 7})
         total = same_page(twins, query)
-        skipping = [q for q in queries.sent if q["ProjectionExpression"].count(",") <= 2]
-        if offset < total:
+        counting = [q for q in queries.sent if q.get("Select") == "COUNT"]
+        skipping = [q for q in queries.sent if q not in counting and q["ProjectionExpression"].count(",") <= 2]
+        if offset < total:  # past the total, no row is read at all
+            assert counting, (fields, offset)  # every offset here is more than 5 matches deep
             assert skipping, (fields, offset)
+        assert all("ProjectionExpression" not in q for q in counting)
         index_key = None if sort == "id" else INDEXES[sort][1]
         for q in skipping:
             assert q["ProjectionExpression"] == ", ".join(filter(None, ("pk", "sk", index_key)))
-        page_reads = [q for q in queries.sent if q not in skipping]
+        page_reads = [q for q in queries.sent if q not in skipping and q not in counting]
         assert all("content" in q["ProjectionExpression"] for q in page_reads)
 
 

@@ -58,6 +58,11 @@ SEGMENT_IDS: Final = 512
 PAGE_SIGMAS: Final = 2.0
 SKIP_SIGMAS: Final = 0.0
 SLACK_ROWS: Final = 2
+# Matches a deep offset counts without reading them (Select=COUNT) stop this many standard deviations, and at
+# least COUNT_SHORT_OF_ROWS matches, short of the offset: the rest are read with their keys, to land on the
+# offset-th exactly.
+COUNT_SIGMAS: Final = 3.0
+COUNT_SHORT_OF_ROWS: Final = 50
 # From this offset on, skipped rows are read with their keys only (one more round trip, but far less to parse);
 # below it, one Query reads the skipped rows whole with the page.
 SKIP_KEYS_FROM: Final = 500
@@ -118,11 +123,17 @@ class Listing:
         return Matches(items=[from_item(row) for row in rows[skip:]], total=known.matching(query))
 
     def _skip(self, request: Mapping[str, Any], query: RetrievalQuery, counts: Totals) -> tuple[Item | None, int]:
-        """The key of the `query.offset`-th match (the page starts after it; None when fewer match), reading the
-        skipped rows' keys only, and the number of rows read."""
+        """The key of the `query.offset`-th match (the page starts after it; None when fewer match), and the number
+        of rows read: counted (`Select=COUNT`, nothing sent back) to within a few standard deviations of it, then
+        read with their keys only to land on it exactly."""
+        counted = self._count_past(request, query, counts)
+        if isinstance(counted, int):
+            return None, counted  # fewer match
+        start, skipped, scanned = counted
         index_key = None if query.sort == "id" else INDEXES[query.sort][1]
         keys_only = {**request, "ProjectionExpression": ", ".join(filter(None, ("pk", "sk", index_key)))}
-        skipped = scanned = 0
+        if start is not None:
+            keys_only["ExclusiveStartKey"] = start
         while True:
             missing = query.offset - skipped
             share = counts.share_after(query, skipped, scanned)
@@ -136,6 +147,30 @@ class Listing:
             if "LastEvaluatedKey" not in response:
                 return None, scanned
             keys_only["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def _count_past(
+        self, request: Mapping[str, Any], query: RetrievalQuery, counts: Totals
+    ) -> tuple[Item | None, int, int] | int:
+        """Count matches from the index's start, in Queries sized to stop COUNT_SIGMAS standard deviations short of
+        the offset-th: the key to read on from (None: the start), the matches counted before it, and the rows read;
+        only the rows read when fewer match. A count that reached the offset anyway is read again with keys."""
+        counting = {key: value for key, value in request.items() if key != "ProjectionExpression"}
+        counting["Select"] = "COUNT"
+        start: Item | None = None
+        skipped = scanned = 0
+        while (missing := query.offset - skipped) > COUNT_SHORT_OF_ROWS:
+            share = counts.share_after(query, skipped, scanned)
+            short = max(1, math.floor((missing - COUNT_SIGMAS * math.sqrt(missing * (1 - share))) / share))
+            response = call(self._client.query, **counting, Limit=min(short, QUERY_LIMIT_MAX), **_from(start))
+            counted = int(response.get("Count", 0))
+            if skipped + counted >= query.offset:
+                return start, skipped, scanned  # past it: read those rows again, with their keys
+            skipped += counted
+            scanned += int(response.get("ScannedCount", 0))
+            if "LastEvaluatedKey" not in response:
+                return scanned
+            start = response["LastEvaluatedKey"]
+        return start, skipped, scanned
 
     def _first(
         self,
@@ -328,6 +363,10 @@ class Totals:
         unread = self._sum(_STATUSES, None) - scanned
         remaining = self.matching(query) - found
         return min(1.0, remaining / unread) if remaining > 0 and unread > 0 else 1.0
+
+
+def _from(start: Item | None) -> dict[str, Any]:
+    return {} if start is None else {"ExclusiveStartKey": start}
 
 
 def _numbers(item: Item | None) -> dict[str, int]:
