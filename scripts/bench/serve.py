@@ -92,8 +92,8 @@ def _round(port: int, token: str, clients: int, seconds: float) -> dict[str, flo
     return {"ops_per_s": ok / elapsed, "failed": failed, "ok": ok}
 
 
-def _tree_rss_mb(pid: int) -> float:
-    """Resident memory of a process and all its descendants (MB, from /proc)."""
+def _tree_rss_mb(pid: int) -> dict[str, float]:
+    """Resident memory of a process and all its descendants (MB, from /proc), by process name."""
     parents: dict[int, int] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -107,14 +107,16 @@ def _tree_rss_mb(pid: int) -> float:
         children = [child for child, ppid in parents.items() if ppid == parent and child not in tree]
         tree.update(children)
         frontier.extend(children)
-    total_kb = 0
+    by_name: dict[str, float] = {}
     for member in tree:
         try:
             status = Path(f"/proc/{member}/status").read_text()
         except OSError:
             continue
-        total_kb += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
-    return total_kb / 1024
+        lines = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        name = lines.get("Name", "?").strip()
+        by_name[name] = by_name.get(name, 0.0) + int(lines.get("VmRSS", "0 kB").split()[0]) / 1024
+    return by_name
 
 
 def _load(port: int, token: str, count: int, threads: int) -> None:
@@ -219,11 +221,11 @@ def measure(clients: int = 16, seconds: float = 8, rounds: int = 3, memories: in
                 _load(port, token, memories - timed, threads=8)
                 creates = _timed_creates(port, token, timed)
                 load_s = time.perf_counter() - began
-                rss_mb = _tree_rss_mb(process.pid)
+                rss = _tree_rss_mb(process.pid)
                 health = _health_under_slow_lists(port, token, listers=4, probes=100)
                 _round(port, token, clients, 2)  # warm-up: connections, the key cache
                 measured = [_round(port, token, clients, seconds) for _ in range(rounds)]
-                rss_after_mb = _tree_rss_mb(process.pid)
+                rss_after = _tree_rss_mb(process.pid)
             finally:
                 process.terminate()
                 try:
@@ -240,8 +242,10 @@ def measure(clients: int = 16, seconds: float = 8, rounds: int = 3, memories: in
         "load_s": load_s,
         "create_p50_ms": statistics.median(creates),
         "create_timed": timed,
-        "rss_mb": rss_mb,
-        "rss_after_mb": rss_after_mb,
+        "rss_mb": sum(rss.values()),
+        "rss_after_mb": sum(rss_after.values()),
+        "rss_parts": rss,
+        "rss_after_parts": rss_after,
         "health": health,
     }
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -22,7 +22,14 @@ class DynamoDBLocalUnavailableError(Exception):
 class DynamoDBLocal:
     """Amazon DynamoDB Local (Java) in memory on a loopback port, as a child process."""
 
-    def __init__(self, port: int, log: IO[bytes], lib: Path = DYNAMODB_LOCAL_LIB, heap: str = "512m") -> None:
+    def __init__(
+        self,
+        port: int,
+        log: IO[bytes],
+        lib: Path = DYNAMODB_LOCAL_LIB,
+        heap: str = "512m",
+        jvm_options: Sequence[str] = (),
+    ) -> None:
         java = shutil.which("java")
         jars = sorted(lib.glob("dynamodb_local_*/DynamoDBLocal.jar"))
         if java is None:
@@ -39,6 +46,7 @@ class DynamoDBLocal:
             *([setpriv, "--pdeathsig", "TERM", "--"] if setpriv else []),
             java,
             f"-Xmx{heap}",
+            *jvm_options,
             f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}",
             "-jar",
             str(jar),

@@ -36,6 +36,9 @@ DEFAULT_PORT = 8787
 DEFAULT_DDB_PORT = 8788
 # DynamoDB Local keeps its in-memory tables in native memory (SQLite); its Java heap holds requests in flight.
 ENGINE_HEAP = "256m"
+# A small footprint for the engine's JVM: the serial collector (no G1 region bookkeeping; one process, few cores),
+# a smaller code cache and thread stacks. Its data lives outside the heap (SQLite in memory).
+ENGINE_JVM_OPTIONS = ("-XX:+UseSerialGC", "-XX:ReservedCodeCacheSize=64m", "-Xss512k")
 
 
 def is_loopback(host: str) -> bool:
@@ -240,7 +243,7 @@ def _start_engine(port: int, log: IO[bytes]) -> DynamoDBLocal:
 
     probe = make_client(f"http://127.0.0.1:{port}", bootstrap.DEFAULT_REGION, connect_timeout=0.5, read_timeout=2)
     try:
-        engine = DynamoDBLocal(port, log, heap=ENGINE_HEAP)
+        engine = DynamoDBLocal(port, log, heap=ENGINE_HEAP, jvm_options=ENGINE_JVM_OPTIONS)
         engine.start(lambda: probe.list_tables(Limit=1))
     except DynamoDBLocalUnavailableError as exc:
         log.seek(0)

@@ -251,7 +251,7 @@ def test_serve_without_java_or_the_engine_jar_says_what_to_install_and_serves_no
         real_which = shutil.which
         monkeypatch.setattr(shutil, "which", lambda name: None if name == "java" else real_which(name))
     else:
-        monkeypatch.setattr(engines.DynamoDBLocal.__init__, "__defaults__", (Path("/nowhere"), "512m"))
+        monkeypatch.setattr(engines.DynamoDBLocal.__init__, "__defaults__", (Path("/nowhere"), "512m", ()))
 
     code = cli.main(["serve", "--port", str(free_port()), "--ddb-port", str(free_port())])
 

@@ -14,6 +14,7 @@ whenever the filters allow it, and a bounded number of sequential round trips wh
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
 import time
@@ -258,15 +259,18 @@ class Listing:
         # Eventually consistent: the last segment is open-ended, so a stale counter misses no memory.
         request = self._request(partition, query, by_id=True)
         bounds = _segments(int((highest or {}).get("next_id", {}).get("N", "0")))
-        parts = READERS.map(lambda bound: self._segment(request, *bound), bounds)
-        rows = [row for part in parts for row in part]  # in id order: the segments are
-        if query.sort != "id":
-            attribute = INDEXES[query.sort][1]
-            rows.sort(key=lambda row: str(row[attribute]["S"]), reverse=True)  # "<timestamp>#<id>": ties by id
+        # Each segment keeps only the matches that can reach the page, so a search holds a few pages of rows, not
+        # every match of the namespace.
+        leading = _leading(query.sort, query.offset + query.limit)
+        parts = list(READERS.map(lambda bound: self._segment(request, leading, *bound), bounds))
+        rows = leading([row for _, part in parts for row in part])
         window = rows[query.offset : query.offset + query.limit]
-        return Matches(items=[from_item(row) for row in window], total=len(rows))
+        return Matches(items=[from_item(row) for row in window], total=sum(count for count, _ in parts))
 
-    def _segment(self, request: Mapping[str, Any], first: int, last: int) -> list[Item]:
+    def _segment(
+        self, request: Mapping[str, Any], leading: Callable[[list[Item]], list[Item]], first: int, last: int
+    ) -> tuple[int, list[Item]]:
+        """The number of matches in ids first..last, and the leading ones of them."""
         segment = {
             **request,
             "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
@@ -277,11 +281,14 @@ class Listing:
             },
         }
         rows: list[Item] = []
+        count = 0
         while True:
             response = call(self._client.query, **segment)
-            rows.extend(response.get("Items", []))
+            found = response.get("Items", [])
+            count += len(found)
+            rows = leading(rows + found)
             if "LastEvaluatedKey" not in response:
-                return rows
+                return count, rows
             segment["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
     # The request both kinds share.
@@ -367,6 +374,15 @@ class Totals:
 
 def _from(start: Item | None) -> dict[str, Any]:
     return {} if start is None else {"ExclusiveStartKey": start}
+
+
+def _leading(sort: str, wanted: int) -> Callable[[list[Item]], list[Item]]:
+    """The first `wanted` of some rows in the `sort` order: by id ascending, else by the sort value descending
+    ("<timestamp>#<id>", so ties fall by id)."""
+    if sort == "id":
+        return lambda rows: heapq.nsmallest(wanted, rows, key=lambda row: str(row["sk"]["S"]))
+    attribute = INDEXES[sort][1]
+    return lambda rows: heapq.nlargest(wanted, rows, key=lambda row: str(row[attribute]["S"]))
 
 
 def _numbers(item: Item | None) -> dict[str, int]:
