@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -10,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import botocore.session
 from botocore.config import Config
 from botocore.exceptions import ClientError, ConnectionError, HTTPClientError
-from botocore.loaders import Loader
+from botocore.loaders import Loader, create_loader
 
 from core.errors import StorageUnavailableError, TableMissingError
 
@@ -82,12 +81,9 @@ class _DynamoDBModels(Loader):
 
     @classmethod
     def for_session(cls, session: botocore.session.Session) -> _DynamoDBModels:
-        # As botocore.loaders.create_loader reads the session's `data_path` (AWS_DATA_PATH).
-        data_path = session.get_config_variable("data_path")
-        extra = (
-            [os.path.expanduser(os.path.expandvars(path)) for path in data_path.split(os.pathsep)] if data_path else []
-        )
-        return cls(extra_search_paths=extra)
+        # The search path botocore's own loader would have (AWS_DATA_PATH first, then its own models).
+        default = create_loader(session.get_config_variable("data_path"))
+        return cls(extra_search_paths=default.search_paths, include_default_search_paths=False)
 
     def list_available_services(self, type_name: str) -> list[str]:
         return ["dynamodb"]
