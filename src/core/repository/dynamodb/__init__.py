@@ -2,8 +2,9 @@
 
 One module per job: `client` (the client, its pool and error translation), `provisioning` (creating the table),
 `codec` (keys, items and the table layout), `expressions` (update expressions and shared conditions), `listing`
-(query planning for `find`), `stamps` (access stamps), `memories` (the memory repository), `keys` (the API key
-repository), `migration` (bringing stored memories up to this version's layout) and `usage` (consumed capacity).
+(query planning for `find`, with `queries` and `totals`), `stamps` (access stamps), `memories` (the memory
+repository), `keys` (the API key repository), `migration` (bringing stored memories up to this version's layout)
+and `usage` (consumed capacity).
 Only the composition root (handlers.bootstrap) and local tooling import it; the core never does.
 """
 

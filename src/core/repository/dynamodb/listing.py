@@ -1,10 +1,11 @@
 """Query planning for a listing: every filter evaluated by DynamoDB, the exact total from the stored counters
 whenever the filters allow it, and a bounded number of sequential round trips whatever the namespace's size.
 
-- Without `q`, a listing reads its sort order's index from the start: the skipped rows with their keys only, then
-  the page, each Query's `Limit` sized from the share of the index the filters match (the stored totals say it),
-  so a selective filter does not creep through the index a few rows at a time. With `tag`, the index is the tag's
-  partition of copies (see codec.py): it holds that tag's memories only, so the page costs what it returns.
+- Without `q`, a listing reads its sort order's index from the start: the skipped rows counted, then with their
+  keys only, then the page, each Query's `Limit` sized from the share of the index the filters match (the stored
+  totals say it), so a selective filter does not creep through the index a few rows at a time. With `tag`, the
+  index is the tag's partition of copies (see codec.py): it holds that tag's memories only, so the page costs what
+  it returns.
 - With `q` (matched in content no index orders), a search reads the whole namespace, or the whole tag partition
   when a tag is given, split by id into segments read at once, each small enough to be one page (a Query reads at
   most 1 MB), so it takes two sequential round trips (the id counter, then every segment) instead of one per
@@ -14,7 +15,6 @@ whenever the filters allow it, and a bounded number of sequential round trips wh
 
 from __future__ import annotations
 
-import heapq
 import math
 import random
 import time
@@ -24,32 +24,24 @@ from typing import TYPE_CHECKING, Any, Final
 
 from core.contract import RetrievalQuery
 from core.errors import StorageUnavailableError
-from core.limits import MAX_MEMORY_ID
-from core.model import MEMORY_TYPES
 from core.repository import Matches
 from core.repository.dynamodb.client import READERS, call
 from core.repository.dynamodb.codec import (
     COUNTER_SK,
-    DELETED,
     INDEXES,
-    LISTED_ATTRIBUTES,
-    MEMORY_PREFIX,
     STATS_SK,
     TAG_COPIES,
-    TAG_PARTITION,
     from_item,
     memory_partition,
     memory_sort_key,
     tag_partition,
-    tags_value,
-    totals_attribute,
 )
+from core.repository.dynamodb.queries import leading_rows, query_request, segments
+from core.repository.dynamodb.totals import QUERY_LIMIT_MAX, CopiesIncompleteError, Totals, numbers, sized
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-# Query's Limit must fit 32 bits; DynamoDB ends a page at 1 MB read anyway, so a larger one would read no more.
-QUERY_LIMIT_MAX: Final = 100_000
 # Ids per search segment: 512 items of up to 2 KB (a memory of a few hundred characters takes about 1 KB) are one
 # 1 MB page. Larger items only make a segment take more than one page; the result is the same.
 SEGMENT_IDS: Final = 512
@@ -58,19 +50,16 @@ SEGMENT_IDS: Final = 512
 # re-reads from the last skipped match and a row read past it is read twice.
 PAGE_SIGMAS: Final = 2.0
 SKIP_SIGMAS: Final = 0.0
-SLACK_ROWS: Final = 2
 # Matches a deep offset counts without reading them (Select=COUNT) stop this many standard deviations, and at
 # least COUNT_SHORT_OF_ROWS matches, short of the offset: the rest are read with their keys, to land on the
 # offset-th exactly.
 COUNT_SIGMAS: Final = 3.0
 COUNT_SHORT_OF_ROWS: Final = 50
-# From this offset on, skipped rows are read with their keys only (one more round trip, but far less to parse);
-# below it, one Query reads the skipped rows whole with the page.
+# From this offset on, skipped rows are counted, then read with their keys only (more round trips, but nothing or
+# far less to parse); below it, one Query reads the skipped rows whole with the page.
 SKIP_KEYS_FROM: Final = 500
 # BatchGetItem keys it did not read are asked for again after a short, growing pause.
 UNPROCESSED_BACKOFF_SECONDS: Final = 0.02
-_TAG_CHARACTERS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.:")
-_STATUSES: Final = ("active", "invalid", "deleted")
 
 Item = dict[str, Any]
 
@@ -102,7 +91,7 @@ class Listing:
 
     def _in_order(self, partition: Mapping[str, Any], query: RetrievalQuery, totals: Callable[[], Totals]) -> Matches:
         """A page from `partition` in the query's index order (CopiesIncompleteError: see Totals.checked)."""
-        request = self._request(partition, query)
+        request = query_request(self._table, partition, query)
         counts: Future[Totals] | Totals
         skip = query.offset
         if query.offset == 0:
@@ -138,7 +127,7 @@ class Listing:
         while True:
             missing = query.offset - skipped
             share = counts.share_after(query, skipped, scanned)
-            response = call(self._client.query, **keys_only, Limit=_sized(missing, share, SKIP_SIGMAS))
+            response = call(self._client.query, **keys_only, Limit=sized(missing, share, SKIP_SIGMAS))
             items = response.get("Items", [])
             scanned += response.get("ScannedCount", 0)
             if skipped + len(items) >= query.offset:
@@ -195,7 +184,7 @@ class Listing:
                 remaining = counts.matching(query) - found
                 if remaining <= 0:
                     break  # every match counted is read
-                limit = _sized(min(missing, remaining), counts.share_after(query, found, scanned), PAGE_SIGMAS)
+                limit = sized(min(missing, remaining), counts.share_after(query, found, scanned), PAGE_SIGMAS)
             else:
                 limit = missing + missing // 4 + 2  # deleted rows are few: a little slack saves a round trip
             response = call(self._client.query, **request, Limit=limit)
@@ -211,12 +200,12 @@ class Listing:
         memory has its copies), read in one round trip."""
         stats = {"pk": memory_partition(namespace), "sk": {"S": STATS_SK}}
         if tag is None:
-            return Totals(_numbers(self._items([stats])[0]))
+            return Totals(numbers(self._items([stats])[0]))
         tag_stats = {"pk": tag_partition(namespace, tag), "sk": {"S": STATS_SK}}
         if namespace in self._copied:
-            return Totals(_numbers(self._items([tag_stats])[0]))
+            return Totals(numbers(self._items([tag_stats])[0]))
         namespace_stats, counts = self._items([stats, tag_stats])
-        return Totals(_numbers(counts), complete=self._mark(namespace, namespace_stats))
+        return Totals(numbers(counts), complete=self._mark(namespace, namespace_stats))
 
     def _mark(self, namespace: str, stats: Item | None) -> bool:
         """Whether the namespace's STATS item says every memory has its tag copies (remembered when it does)."""
@@ -257,11 +246,11 @@ class Listing:
             if not self._mark(namespace, stats):
                 raise CopiesIncompleteError
         # Eventually consistent: the last segment is open-ended, so a stale counter misses no memory.
-        request = self._request(partition, query, by_id=True)
-        bounds = _segments(int((highest or {}).get("next_id", {}).get("N", "0")))
+        request = query_request(self._table, partition, query, by_id=True)
+        bounds = segments(int((highest or {}).get("next_id", {}).get("N", "0")), SEGMENT_IDS)
         # Each segment keeps only the matches that can reach the page, so a search holds a few pages of rows, not
         # every match of the namespace.
-        leading = _leading(query.sort, query.offset + query.limit)
+        leading = leading_rows(query.sort, query.offset + query.limit)
         parts = list(READERS.map(lambda bound: self._segment(request, leading, *bound), bounds))
         rows = leading([row for _, part in parts for row in part])
         window = rows[query.offset : query.offset + query.limit]
@@ -291,115 +280,6 @@ class Listing:
                 return count, rows
             segment["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
-    # The request both kinds share.
-
-    def _request(self, partition: Mapping[str, Any], query: RetrievalQuery, *, by_id: bool = False) -> dict[str, Any]:
-        """The Query for `query` in `partition` (on the table by id when `by_id`, else on its sort's index), with
-        every filter evaluated by DynamoDB, exactly as query.matches does (a tag's partition holds its tag only)."""
-        values: dict[str, Any] = {":pk": partition}
-        if query.status is None:
-            filters = ["#status <> :deleted"]
-            values[":deleted"] = DELETED
-        else:
-            filters = ["#status = :status"]
-            values[":status"] = {"S": query.status}
-        if query.memory_type is not None:
-            filters.append("memory_type = :type")
-            values[":type"] = {"S": query.memory_type}
-        if query.tag is not None and TAG_PARTITION not in partition["S"]:
-            filters.append("contains(tags, :tag)")
-            values[":tag"] = {"S": tags_value([query.tag])}
-        if query.q is not None:
-            needle = query.q.casefold()
-            found_in = ["contains(folded, :q)", "(attribute_not_exists(folded) AND contains(content, :q))"]
-            if set(needle) <= _TAG_CHARACTERS:  # any other character can be in no tag, and cannot span two
-                found_in.append("contains(tags, :q)")
-            filters.append(f"({' OR '.join(found_in)})")
-            values[":q"] = {"S": needle}
-        projected = [*LISTED_ATTRIBUTES]
-        if by_id and query.sort == "last_accessed_at":
-            projected.append(INDEXES[query.sort][1])  # to order by it here
-        request: dict[str, Any] = {
-            "TableName": self._table,
-            "FilterExpression": " AND ".join(filters),
-            "ProjectionExpression": ", ".join(f"#{name}" if name == "status" else name for name in projected),
-            "ExpressionAttributeNames": {"#status": "status"},
-            "ExpressionAttributeValues": values,
-        }
-        if by_id:
-            return request  # each segment adds its own range of ids
-        if query.sort == "id":
-            request["KeyConditionExpression"] = "pk = :pk AND begins_with(sk, :memory)"
-            values[":memory"] = {"S": MEMORY_PREFIX}
-        else:
-            request["IndexName"] = INDEXES[query.sort][0]
-            request["KeyConditionExpression"] = "pk = :pk"
-            request["ScanIndexForward"] = False
-        return request
-
-
-class CopiesIncompleteError(Exception):
-    """A tag's partition does not hold every memory with the tag: some were stored before copies existed."""
-
-
-class Totals:
-    """A namespace's (or a tag's) stored counts per status and type (its STATS item); a tag's are `complete` only
-    when every memory of the namespace has its copies."""
-
-    def __init__(self, counters: Mapping[str, int], *, complete: bool = True) -> None:
-        self._counters = counters
-        self._complete = complete
-
-    def checked(self) -> Totals:
-        if not self._complete:
-            raise CopiesIncompleteError
-        return self
-
-    def _sum(self, statuses: tuple[str, ...], memory_type: str | None) -> int:
-        types = [memory_type] if memory_type else MEMORY_TYPES
-        return sum(self._counters.get(totals_attribute(s, t), 0) for s in statuses for t in types)
-
-    def matching(self, query: RetrievalQuery) -> int:
-        """The memories the query's status and type filters match (without q or tag, the exact total)."""
-        statuses = (query.status,) if query.status else ("active", "invalid")
-        return self._sum(statuses, query.memory_type)
-
-    def share_after(self, query: RetrievalQuery, found: int, scanned: int) -> float:
-        """The share of an index's rows (every memory, deleted ones too) not yet read that the filters match, once
-        `scanned` rows from its start held `found` matches."""
-        unread = self._sum(_STATUSES, None) - scanned
-        remaining = self.matching(query) - found
-        return min(1.0, remaining / unread) if remaining > 0 and unread > 0 else 1.0
-
 
 def _from(start: Item | None) -> dict[str, Any]:
     return {} if start is None else {"ExclusiveStartKey": start}
-
-
-def _leading(sort: str, wanted: int) -> Callable[[list[Item]], list[Item]]:
-    """The first `wanted` of some rows in the `sort` order: by id ascending, else by the sort value descending
-    ("<timestamp>#<id>", so ties fall by id)."""
-    if sort == "id":
-        return lambda rows: heapq.nsmallest(wanted, rows, key=lambda row: str(row["sk"]["S"]))
-    attribute = INDEXES[sort][1]
-    return lambda rows: heapq.nlargest(wanted, rows, key=lambda row: str(row[attribute]["S"]))
-
-
-def _numbers(item: Item | None) -> dict[str, int]:
-    return {name: int(value["N"]) for name, value in (item or {}).items() if "N" in value}
-
-
-def _sized(matches: int, share: float, sigmas: float) -> int:
-    """A Query Limit (rows read) expected to reach `matches` matches where `share` of the rows match: the mean of
-    that number of rows (negative binomial) plus `sigmas` of its standard deviations, plus SLACK_ROWS."""
-    matches, share = max(matches, 1), max(share, 1 / QUERY_LIMIT_MAX)
-    rows = (matches + sigmas * math.sqrt(matches * (1 - share))) / share
-    return min(math.ceil(rows) + SLACK_ROWS, QUERY_LIMIT_MAX)
-
-
-def _segments(highest_id: int) -> list[tuple[int, int]]:
-    """Id ranges covering every id, SEGMENT_IDS each up to the highest id drawn, the last one open-ended."""
-    count = max(1, math.ceil(highest_id / SEGMENT_IDS))
-    bounds = [(1 + i * SEGMENT_IDS, (i + 1) * SEGMENT_IDS) for i in range(count)]
-    bounds[-1] = (bounds[-1][0], MAX_MEMORY_ID)
-    return bounds

@@ -1,0 +1,88 @@
+"""The Queries a listing sends: the request for a query in a partition (its index, filters and projection), the id
+segments a search reads at once, and the leading rows of some in a sort order."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from core.contract import RetrievalQuery
+from core.limits import MAX_MEMORY_ID
+from core.repository.dynamodb.codec import (
+    DELETED,
+    INDEXES,
+    LISTED_ATTRIBUTES,
+    MEMORY_PREFIX,
+    TAG_PARTITION,
+    tags_value,
+)
+
+_TAG_CHARACTERS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.:")
+
+Item = dict[str, Any]
+
+
+def query_request(
+    table: str, partition: Mapping[str, Any], query: RetrievalQuery, *, by_id: bool = False
+) -> dict[str, Any]:
+    """The Query for `query` in `partition` (on the table by id when `by_id`, else on its sort's index), with
+    every filter evaluated by DynamoDB, exactly as query.matches does (a tag's partition holds its tag only)."""
+    values: dict[str, Any] = {":pk": partition}
+    if query.status is None:
+        filters = ["#status <> :deleted"]
+        values[":deleted"] = DELETED
+    else:
+        filters = ["#status = :status"]
+        values[":status"] = {"S": query.status}
+    if query.memory_type is not None:
+        filters.append("memory_type = :type")
+        values[":type"] = {"S": query.memory_type}
+    if query.tag is not None and TAG_PARTITION not in partition["S"]:
+        filters.append("contains(tags, :tag)")
+        values[":tag"] = {"S": tags_value([query.tag])}
+    if query.q is not None:
+        needle = query.q.casefold()
+        found_in = ["contains(folded, :q)", "(attribute_not_exists(folded) AND contains(content, :q))"]
+        if set(needle) <= _TAG_CHARACTERS:  # any other character can be in no tag, and cannot span two
+            found_in.append("contains(tags, :q)")
+        filters.append(f"({' OR '.join(found_in)})")
+        values[":q"] = {"S": needle}
+    projected = [*LISTED_ATTRIBUTES]
+    if by_id and query.sort == "last_accessed_at":
+        projected.append(INDEXES[query.sort][1])  # to order by it here
+    request: dict[str, Any] = {
+        "TableName": table,
+        "FilterExpression": " AND ".join(filters),
+        "ProjectionExpression": ", ".join(f"#{name}" if name == "status" else name for name in projected),
+        "ExpressionAttributeNames": {"#status": "status"},
+        "ExpressionAttributeValues": values,
+    }
+    if by_id:
+        return request  # each segment adds its own range of ids
+    if query.sort == "id":
+        request["KeyConditionExpression"] = "pk = :pk AND begins_with(sk, :memory)"
+        values[":memory"] = {"S": MEMORY_PREFIX}
+    else:
+        request["IndexName"] = INDEXES[query.sort][0]
+        request["KeyConditionExpression"] = "pk = :pk"
+        request["ScanIndexForward"] = False
+    return request
+
+
+def leading_rows(sort: str, wanted: int) -> Callable[[list[Item]], list[Item]]:
+    """The first `wanted` of some rows in the `sort` order: by id ascending, else by the sort value descending
+    ("<timestamp>#<id>", so ties fall by id)."""
+    if sort == "id":
+        return lambda rows: heapq.nsmallest(wanted, rows, key=lambda row: str(row["sk"]["S"]))
+    attribute = INDEXES[sort][1]
+    return lambda rows: heapq.nlargest(wanted, rows, key=lambda row: str(row[attribute]["S"]))
+
+
+def segments(highest_id: int, size: int) -> list[tuple[int, int]]:
+    """Id ranges covering every id, `size` each up to the highest id drawn, the last one open-ended."""
+    count = max(1, math.ceil(highest_id / size))
+    bounds = [(1 + i * size, (i + 1) * size) for i in range(count)]
+    bounds[-1] = (bounds[-1][0], MAX_MEMORY_ID)
+    return bounds
