@@ -18,13 +18,14 @@ from fastapi.testclient import TestClient
 
 from core.access import DEFAULT_NAMESPACE
 from core.contract import RetrievalQuery
-from core.errors import VersionMismatchError
+from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
 from core.memories import MemoryService
 from core.model import Memory, MemoryChanges, NewMemory
 from core.repository.dynamodb import UPDATE_ATTEMPTS, DynamoDBMemoryRepository
 from handlers.auth import open_access
 from handlers.http_api import create_app
 from tests.conftest import Engine, FakeClock
+from tests.copies import assert_copies_mirror
 
 T = TypeVar("T")
 THREADS = 8
@@ -212,3 +213,43 @@ def test_concurrent_reads_never_make_a_patch_fail_and_leave_the_latest_stamp(sto
     final = store.stored(memory.id)
     assert final.last_accessed_at == max(r.json()["last_accessed_at"] for history in reads for r in history)
     assert (final.version, final.content) == (1 + patches, f"edit {patches - 1}")
+
+
+def test_concurrent_retags_retypes_and_deletes_leave_every_tag_copy_and_count_exact(
+    ddb_local_engine: Engine, ddb_local_service: MemoryService
+) -> None:
+    tags = ["travel", "food", "work"]
+    created = [
+        ddb_local_service.create(DEFAULT_NAMESPACE, NewMemory.parse({"content": f"note {n}", "tags": tags[: n % 4]}))
+        for n in range(4)
+    ]
+    ids = [memory.id for memory in created]
+    patches: list[dict[str, Any]] = [
+        {"tags": ["travel", "work"]},
+        {"tags": []},
+        {"tags": ["food"], "memory_type": "event"},
+        {"status": "invalid"},
+        {"content": "rewritten", "status": "active"},
+        {"tags": tags, "content": "all of them"},
+    ]
+
+    def work(index: int) -> None:
+        for round_ in range(6):
+            memory_id = ids[(index + round_) % len(ids)]
+            try:
+                if index == THREADS - 1 and round_ == 5:
+                    ddb_local_service.delete(DEFAULT_NAMESPACE, memory_id)
+                else:
+                    patch = MemoryChanges.parse(patches[(index * 7 + round_) % len(patches)])
+                    ddb_local_service.update(DEFAULT_NAMESPACE, memory_id, patch)
+            except (WriteConflictError, MemoryNotFoundError):
+                pass  # lost every retry to the others, or deleted meanwhile: either way nothing half-written
+
+    run_together(THREADS, work)
+
+    assert_copies_mirror(ddb_local_engine, ddb_local_service, DEFAULT_NAMESPACE)
+    for tag in tags:
+        found = ddb_local_service.search(DEFAULT_NAMESPACE, RetrievalQuery.parse({"tag": tag, "status": "active"}))
+        stored = [ddb_local_service._repository.get(DEFAULT_NAMESPACE, i) for i in ids]  # type: ignore[attr-defined]
+        expected = [m.id for m in stored if m and tag in m.tags and m.status == "active"]
+        assert ([m.id for m in found.items], found.total) == (expected, len(expected))

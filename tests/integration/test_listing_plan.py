@@ -20,16 +20,13 @@ from core.model import MEMORY_TYPES, MemoryChanges, NewMemory
 from core.repository.dynamodb import DynamoDBMemoryRepository, listing, migrate
 from core.repository.dynamodb.codec import (
     INDEXES,
-    LISTED_ATTRIBUTES,
-    STATS_SK,
     TAG_COPIES,
     TAG_PARTITION,
-    from_item,
     memory_sort_key,
     tag_partition,
-    totals_attribute,
 )
 from tests.conftest import Engine, FakeClock
+from tests.copies import assert_copies_mirror, scan
 from tests.inmemory import InMemoryMemoryRepository
 
 NS = "alice"
@@ -163,54 +160,7 @@ def test_tag_copies_and_their_counts_mirror_the_memories_through_every_write(
     stock(twins, 120)
     dynamodb, _ = twins
 
-    assert_copies_mirror(ddb_local_engine, dynamodb)
-
-
-def assert_copies_mirror(engine: Engine, service: MemoryService) -> None:
-    """Every memory has exactly one copy per tag, equal to it in every listed attribute, and each tag's counts are
-    its copies' statuses and types."""
-    items = scan(engine, service)
-    memories = {
-        item["sk"]["S"]: item for item in items if item["pk"]["S"] == f"NS#{NS}" and item["sk"]["S"].startswith("MEM#")
-    }
-    copies = {
-        (item["pk"]["S"], item["sk"]["S"]): item
-        for item in items
-        if TAG_PARTITION in item["pk"]["S"] and item["sk"]["S"] != STATS_SK
-    }
-    expected = {}
-    counts: dict[str, dict[str, int]] = {}
-    for sort_key, item in memories.items():
-        assert TAG_COPIES in item
-        memory = from_item(item)
-        for tag in memory.tags:
-            expected[(tag_partition(NS, tag)["S"], sort_key)] = item
-            tally = counts.setdefault(tag, {})
-            attribute = totals_attribute(memory.status, memory.memory_type)
-            tally[attribute] = tally.get(attribute, 0) + 1
-    assert copies.keys() == expected.keys()
-    for key, copy in copies.items():
-        assert {name: copy.get(name) for name in [*LISTED_ATTRIBUTES, "folded"] if name != "pk"} == {
-            name: expected[key].get(name) for name in [*LISTED_ATTRIBUTES, "folded"] if name != "pk"
-        }
-        assert "accessed_key" not in copy
-    for tag in TAGS:
-        stats = next((i for i in items if i["pk"] == tag_partition(NS, tag) and i["sk"]["S"] == STATS_SK), {})
-        stored = {name: int(value["N"]) for name, value in stats.items() if name.startswith("n_") and value["N"] != "0"}
-        assert stored == counts.get(tag, {}), tag
-
-
-def scan(engine: Engine, service: MemoryService) -> list[dict[str, Any]]:
-    assert engine.client is not None
-    table = service._repository._table  # type: ignore[attr-defined]
-    items: list[dict[str, Any]] = []
-    request: dict[str, Any] = {"TableName": table, "ConsistentRead": True}
-    while True:
-        response = engine.client.scan(**request)
-        items += response["Items"]
-        if "LastEvaluatedKey" not in response:
-            return items
-        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+    assert_copies_mirror(ddb_local_engine, dynamodb, NS)
 
 
 def test_migrate_copies_the_memories_stored_before_copies_existed(
@@ -261,7 +211,7 @@ def test_migrate_copies_the_memories_stored_before_copies_existed(
 
     assert (done.namespaces, done.skipped) == (1, 0)
     assert done.copied == 90 - 3  # the three written meanwhile were copied by their writes; the new one was born so
-    assert_copies_mirror(ddb_local_engine, dynamodb)
+    assert_copies_mirror(ddb_local_engine, dynamodb, NS)
     all_same(copies=True)
     assert migrate(client, table).copied == 0  # a second run has nothing left to do
 

@@ -1,0 +1,54 @@
+"""What a DynamoDB table must hold for a namespace's tag copies (see codec.py): checked by scanning it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.memories import MemoryService
+from core.repository.dynamodb import LISTED_ATTRIBUTES
+from core.repository.dynamodb.codec import STATS_SK, TAG_COPIES, from_item, tag_partition, totals_attribute
+from tests.conftest import Engine
+
+COMPARED = [name for name in (*LISTED_ATTRIBUTES, "folded") if name != "pk"]
+
+
+def scan(engine: Engine, service: MemoryService) -> list[dict[str, Any]]:
+    """Every item of the service's table, read consistently."""
+    assert engine.client is not None
+    table = service._repository._table  # type: ignore[attr-defined]
+    items: list[dict[str, Any]] = []
+    request: dict[str, Any] = {"TableName": table, "ConsistentRead": True}
+    while True:
+        response = engine.client.scan(**request)
+        items += response["Items"]
+        if "LastEvaluatedKey" not in response:
+            return items
+        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+def assert_copies_mirror(engine: Engine, service: MemoryService, namespace: str) -> None:
+    """Every memory of `namespace` has exactly one copy per tag, equal to it in every listed attribute and without
+    its access stamp, and each tag's counts are its copies' statuses and types."""
+    items = scan(engine, service)
+    home, tags_prefix = f"NS#{namespace}", f"NS#{namespace}#TAG#"
+    memories = {i["sk"]["S"]: i for i in items if i["pk"]["S"] == home and i["sk"]["S"].startswith("MEM#")}
+    in_tags = [i for i in items if i["pk"]["S"].startswith(tags_prefix)]
+    copies = {(i["pk"]["S"], i["sk"]["S"]): i for i in in_tags if i["sk"]["S"] != STATS_SK}
+    stats = {i["pk"]["S"][len(tags_prefix) :]: i for i in in_tags if i["sk"]["S"] == STATS_SK}
+    expected: dict[tuple[str, str], dict[str, Any]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for sort_key, item in memories.items():
+        assert TAG_COPIES in item, sort_key
+        memory = from_item(item)
+        for tag in memory.tags:
+            expected[(tag_partition(namespace, tag)["S"], sort_key)] = item
+            tally = counts.setdefault(tag, {})
+            attribute = totals_attribute(memory.status, memory.memory_type)
+            tally[attribute] = tally.get(attribute, 0) + 1
+    assert copies.keys() == expected.keys()
+    for key, copy in copies.items():
+        assert {name: copy.get(name) for name in COMPARED} == {name: expected[key].get(name) for name in COMPARED}
+        assert "accessed_key" not in copy
+    for tag in stats.keys() | counts.keys():
+        stored = {name: int(value["N"]) for name, value in stats.get(tag, {}).items() if name.startswith("n_")}
+        assert {name: n for name, n in stored.items() if n} == counts.get(tag, {}), tag
