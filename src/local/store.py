@@ -56,7 +56,9 @@ def migrate_store(args: argparse.Namespace) -> int:
 
     def run(settings: bootstrap.Settings, client: DynamoDBClient) -> None:
         done = migrate(client, settings.table_name)
-        print(f"Copied the tags of {done.copied} memories; {done.namespaces} namespaces search tags by their copies.")
+        memories = "memory" if done.copied == 1 else "memories"
+        namespaces = "namespace searches" if done.namespaces == 1 else "namespaces search"
+        print(f"Copied the tags of {done.copied} {memories}; {done.namespaces} {namespaces} tags by their copies.")
         if done.skipped:
             print(
                 f"{done.skipped} memories kept changing meanwhile; their namespaces search tags the slow way until "

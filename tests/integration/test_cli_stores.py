@@ -95,7 +95,7 @@ def test_migrate_copies_older_memories_and_says_how_many(
     code = cli.main(["migrate", "--endpoint-url", dynamodb_local_endpoint, "--table", ddb_local_table])
 
     assert code == 0
-    assert capsys.readouterr().out == "Copied the tags of 1 memories; 1 namespaces search tags by their copies.\n"
+    assert capsys.readouterr().out == "Copied the tags of 1 memory; 1 namespace searches tags by their copies.\n"
     assert "tag_copies" in client.get_item(TableName=ddb_local_table, Key=key)["Item"]
     found = ddb_local_service.search("alice", RetrievalQuery.parse({"tag": "travel"}))
     assert (found.total, [m.id for m in found.items]) == (3, [1, 2, 3])
