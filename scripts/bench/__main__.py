@@ -167,10 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     if "serve" not in skip:
         from bench import serve
 
-        print("one serve: 10,000 memories, 16 concurrent clients ...", file=log, flush=True)
-        result["serve"] = serve.measure(
-            clients=16, seconds=5 if args.quick else 8, rounds=3, memories=1000 if args.quick else 10_000
-        )
+        memories = 1000 if args.quick else 10_000
+        print(f"one serve: {memories:,} memories, 16 concurrent clients ...", file=log, flush=True)
+        result["serve"] = serve.measure(clients=16, seconds=5 if args.quick else 8, rounds=3, memories=memories)
     if "artifacts" not in skip:
         result["artifacts"] = run_artifacts(args.build)
     result["cost"] = report.costs(result)

@@ -65,6 +65,7 @@ class Timing:
         }
 
 
+# Untimed runs of each listing before it is timed (both ways of it): see OperationBench.run.
 WARMUP = 3
 
 

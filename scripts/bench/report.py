@@ -256,17 +256,13 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
         add(
             "serve: resident memory",
             f"< {SERVE_RSS_MB:g} MB (serve + its DynamoDB Local, once loaded; {at})",
-            f"{served['rss_mb']:.0f} MB ("
-            + ", ".join(f"{name} {mb:.0f}" for name, mb in sorted(served.get("rss_parts", {}).items()))
-            + ")",
+            f"{served['rss_mb']:.0f} MB ({_by_process(served.get('rss_parts', {}))})",
             served["rss_mb"] < SERVE_RSS_MB,
         )
         add(
             "serve: resident memory after the client rounds",
             "reported (16 clients, whole-namespace searches)",
-            f"{served['rss_after_mb']:.0f} MB ("
-            + ", ".join(f"{name} {mb:.0f}" for name, mb in sorted(served.get("rss_after_parts", {}).items()))
-            + ")",
+            f"{served['rss_after_mb']:.0f} MB ({_by_process(served.get('rss_after_parts', {}))})",
             None,
         )
         health = served["health"]
@@ -308,6 +304,10 @@ def _table(headers: list[str], rows: list[list[str]], left: int = 1) -> str:
     ]
     lines.insert(1, "  ".join("-" * width for width in widths))
     return "\n".join(lines)
+
+
+def _by_process(parts: dict[str, float]) -> str:
+    return ", ".join(f"{name} {mb:.0f}" for name, mb in sorted(parts.items()))
 
 
 def render(result: dict[str, Any]) -> str:

@@ -92,7 +92,7 @@ def _round(port: int, token: str, clients: int, seconds: float) -> dict[str, flo
     return {"ops_per_s": ok / elapsed, "failed": failed, "ok": ok}
 
 
-def _tree_rss_mb(pid: int) -> dict[str, float]:
+def _rss_mb_by_process(pid: int) -> dict[str, float]:
     """Resident memory of a process and all its descendants (MB, from /proc), by process name."""
     parents: dict[int, int] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -221,11 +221,11 @@ def measure(clients: int = 16, seconds: float = 8, rounds: int = 3, memories: in
                 _load(port, token, memories - timed, threads=8)
                 creates = _timed_creates(port, token, timed)
                 load_s = time.perf_counter() - began
-                rss = _tree_rss_mb(process.pid)
+                rss = _rss_mb_by_process(process.pid)
                 health = _health_under_slow_lists(port, token, listers=4, probes=100)
                 _round(port, token, clients, 2)  # warm-up: connections, the key cache
                 measured = [_round(port, token, clients, seconds) for _ in range(rounds)]
-                rss_after = _tree_rss_mb(process.pid)
+                rss_after = _rss_mb_by_process(process.pid)
             finally:
                 process.terminate()
                 try:

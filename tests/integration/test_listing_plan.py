@@ -22,6 +22,7 @@ from core.repository.dynamodb.codec import (
     INDEXES,
     TAG_COPIES,
     TAG_PARTITION,
+    memory_partition,
     memory_sort_key,
     tag_partition,
 )
@@ -112,7 +113,8 @@ def test_a_search_reads_every_segment_at_once_and_returns_what_the_core_defines(
     cases = [*itertools.product(SORTS, searches), ("last_accessed_at", {"tag": "travel"})]
     for sort, fields in cases:
         # A tag search reads the tag's copies (but by last_accessed_at, which copies do not carry).
-        partition = (tag_partition if "tag" in fields and sort != "last_accessed_at" else _namespace)(NS, "travel")
+        by_copies = "tag" in fields and sort != "last_accessed_at"
+        partition = tag_partition(NS, "travel") if by_copies else memory_partition(NS)
         for offset, limit in [(0, 5), (3, 10), (40, 100), (1000, 1)]:
             queries.sent.clear()
             same_page(twins, RetrievalQuery.parse({**fields, "sort": sort, "offset": offset, "limit": limit}))
@@ -126,10 +128,6 @@ def test_a_search_reads_every_segment_at_once_and_returns_what_the_core_defines(
             assert ranges[-1] == (memory_sort_key(57)["S"], memory_sort_key(MAX_MEMORY_ID)["S"])
             assert all(q["KeyConditionExpression"] == "pk = :pk AND sk BETWEEN :first AND :last" for q in queries.sent)
             assert all(q["ExpressionAttributeValues"][":pk"] == partition for q in queries.sent)
-
-
-def _namespace(namespace: str, _tag: str) -> dict[str, str]:
-    return {"S": f"NS#{namespace}"}
 
 
 @pytest.mark.parametrize("sort", ["id", "created_at", "updated_at"])

@@ -14,7 +14,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 from core.contract import RetrievalQuery
 from core.errors import StorageUnavailableError, TableMissingError, VersionMismatchError, WriteConflictError
 from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory
-from core.repository.dynamodb import TRANSACTION_ATTEMPTS, UPDATE_ATTEMPTS, DynamoDBMemoryRepository, migrate
+from core.repository.dynamodb import TRANSACTION_ATTEMPTS, UPDATE_ATTEMPTS, DynamoDBMemoryRepository, listing, migrate
 from core.repository.dynamodb.migration import COPY_ATTEMPTS
 from core.repository.dynamodb.stamps import BATCH_ATTEMPTS, Stamps
 from tests.conftest import NAMESPACE, Engine
@@ -450,7 +450,7 @@ def test_counts_left_unprocessed_every_time_are_reported_unavailable(
     with pytest.raises(StorageUnavailableError):
         repository.find(NAMESPACE, RetrievalQuery.parse({"tag": "travel"}))
 
-    assert unprocessed.attempts == 8
+    assert unprocessed.attempts == listing.BATCH_GET_ATTEMPTS
 
 
 def test_migrate_leaves_a_namespace_unmarked_while_a_memory_keeps_changing_under_its_copy(

@@ -40,6 +40,7 @@ INDEXES: Final[Mapping[str, tuple[str, str]]] = {
 # Below every real timestamp, so never-accessed memories sort after accessed ones (descending) and stay indexed.
 NEVER_ACCESSED: Final = "0000-00-00T00:00:00.000000Z"
 TIMESTAMP_CHARS: Final = len(NEVER_ACCESSED)
+NAMESPACE_PREFIX: Final = "NS#"
 MEMORY_PREFIX: Final = "MEM#"
 IDEMPOTENCY_PREFIX: Final = "IDEM#"
 COUNTER_SK: Final = "COUNTER"
@@ -64,11 +65,11 @@ LISTED_ATTRIBUTES: Final = (
 
 
 def memory_partition(namespace: str) -> dict[str, Any]:
-    return {"S": f"NS#{namespace}"}
+    return {"S": f"{NAMESPACE_PREFIX}{namespace}"}
 
 
 def tag_partition(namespace: str, tag: str) -> dict[str, Any]:
-    return {"S": f"NS#{namespace}{TAG_PARTITION}{tag}"}
+    return {"S": f"{NAMESPACE_PREFIX}{namespace}{TAG_PARTITION}{tag}"}
 
 
 def memory_sort_key(memory_id: int) -> dict[str, Any]:

@@ -58,8 +58,9 @@ COUNT_SHORT_OF_ROWS: Final = 50
 # From this offset on, skipped rows are counted, then read with their keys only (more round trips, but nothing or
 # far less to parse); below it, one Query reads the skipped rows whole with the page.
 SKIP_KEYS_FROM: Final = 500
-# BatchGetItem keys it did not read are asked for again after a short, growing pause.
+# BatchGetItem keys it did not read are asked for again after a short, growing pause, this many calls in all.
 UNPROCESSED_BACKOFF_SECONDS: Final = 0.02
+BATCH_GET_ATTEMPTS: Final = 8
 
 Item = dict[str, Any]
 
@@ -198,10 +199,10 @@ class Listing:
     def _totals(self, namespace: str, tag: str | None = None) -> Totals:
         """The namespace's totals, or with `tag` the tag's (complete only if the namespace's STATS say that every
         memory has its copies), read in one round trip."""
-        stats = {"pk": memory_partition(namespace), "sk": {"S": STATS_SK}}
+        stats = _stats_key(memory_partition(namespace))
         if tag is None:
             return Totals(numbers(self._items([stats])[0]))
-        tag_stats = {"pk": tag_partition(namespace, tag), "sk": {"S": STATS_SK}}
+        tag_stats = _stats_key(tag_partition(namespace, tag))
         if namespace in self._copied:
             return Totals(numbers(self._items([tag_stats])[0]))
         namespace_stats, counts = self._items([stats, tag_stats])
@@ -222,7 +223,7 @@ class Listing:
             return [response.get("Item")]
         found: dict[tuple[str, str], Item] = {}
         wanted: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": False}}
-        for attempt in range(8):
+        for attempt in range(BATCH_GET_ATTEMPTS):
             response = call(self._client.batch_get_item, RequestItems=wanted)
             found.update({(item["pk"]["S"], item["sk"]["S"]): item for item in response["Responses"][self._table]})
             wanted = response.get("UnprocessedKeys") or {}
@@ -242,7 +243,7 @@ class Listing:
         if partition == memory_partition(namespace) or namespace in self._copied:
             highest = self._items([counter])[0]
         else:
-            highest, stats = self._items([counter, {"pk": memory_partition(namespace), "sk": {"S": STATS_SK}}])
+            highest, stats = self._items([counter, _stats_key(memory_partition(namespace))])
             if not self._mark(namespace, stats):
                 raise CopiesIncompleteError
         # Eventually consistent: the last segment is open-ended, so a stale counter misses no memory.
@@ -279,6 +280,10 @@ class Listing:
             if "LastEvaluatedKey" not in response:
                 return count, rows
             segment["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+def _stats_key(partition: Mapping[str, Any]) -> Item:
+    return {"pk": partition, "sk": {"S": STATS_SK}}
 
 
 def _from(start: Item | None) -> dict[str, Any]:

@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any, Final
 from core.repository.dynamodb.client import TransactionCancelledError, call, storage_refused
 from core.repository.dynamodb.codec import (
     MEMORY_PREFIX,
+    NAMESPACE_PREFIX,
     STATS_SK,
     TAG_COPIES,
     TAG_PARTITION,
     from_item,
+    memory_partition,
 )
 from core.repository.dynamodb.expressions import tag_copy_actions
 
@@ -28,7 +30,6 @@ if TYPE_CHECKING:
 
 # A memory that keeps changing under its copy is read again this many times before the run gives up on it.
 COPY_ATTEMPTS: Final = 5
-_NAMESPACE_PREFIX: Final = "NS#"
 
 
 @dataclass
@@ -44,7 +45,7 @@ def migrate(client: DynamoDBClient, table: str) -> Migrated:
     unfinished: set[str] = set()
     namespaces: set[str] = set()
     for item in _memories_and_stats(client, table):
-        namespace = item["pk"]["S"][len(_NAMESPACE_PREFIX) :]
+        namespace = item["pk"]["S"][len(NAMESPACE_PREFIX) :]
         namespaces.add(namespace)
         if not item["sk"]["S"].startswith(MEMORY_PREFIX) or TAG_COPIES in item:
             continue
@@ -57,7 +58,7 @@ def migrate(client: DynamoDBClient, table: str) -> Migrated:
         call(
             client.update_item,
             TableName=table,
-            Key={"pk": {"S": _NAMESPACE_PREFIX + namespace}, "sk": {"S": STATS_SK}},
+            Key={"pk": memory_partition(namespace), "sk": {"S": STATS_SK}},
             UpdateExpression=f"SET {TAG_COPIES} = :one",
             ExpressionAttributeValues={":one": {"N": "1"}},
         )
@@ -74,7 +75,7 @@ def _memories_and_stats(client: DynamoDBClient, table: str) -> Iterator[dict[str
             "begins_with(pk, :ns) AND NOT contains(pk, :tag) AND (begins_with(sk, :mem) OR sk = :stats)"
         ),
         "ExpressionAttributeValues": {
-            ":ns": {"S": _NAMESPACE_PREFIX},
+            ":ns": {"S": NAMESPACE_PREFIX},
             ":tag": {"S": TAG_PARTITION},
             ":mem": {"S": MEMORY_PREFIX},
             ":stats": {"S": STATS_SK},
@@ -91,7 +92,7 @@ def _memories_and_stats(client: DynamoDBClient, table: str) -> Iterator[dict[str
 
 def _copy(client: DynamoDBClient, table: str, namespace: str, sort_key: dict[str, Any]) -> bool:
     """Write one memory's copies and count them; False when it kept changing under the attempts."""
-    key = {"pk": {"S": _NAMESPACE_PREFIX + namespace}, "sk": sort_key}
+    key = {"pk": memory_partition(namespace), "sk": sort_key}
     for _ in range(COPY_ATTEMPTS):
         item = call(client.get_item, TableName=table, Key=key, ConsistentRead=True).get("Item")
         if item is None:
