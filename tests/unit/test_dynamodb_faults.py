@@ -453,14 +453,19 @@ def test_counts_left_unprocessed_every_time_are_reported_unavailable(
     assert unprocessed.attempts == listing.BATCH_GET_ATTEMPTS
 
 
+def stored_before_copies(client: Any, table: str) -> None:
+    """Memory 1 of NAMESPACE and its namespace as a previous version stored them: no copies mark on either."""
+    for sort_key in ("MEM#0000000001", "STATS"):
+        key = {"pk": {"S": f"NS#{NAMESPACE}"}, "sk": {"S": sort_key}}
+        client.update_item(TableName=table, Key=key, UpdateExpression="REMOVE tag_copies")
+
+
 def test_migrate_leaves_a_namespace_unmarked_while_a_memory_keeps_changing_under_its_copy(
     moto_engine: Engine, repository: DynamoDBMemoryRepository
 ) -> None:
     client, table = moto_engine.client, repository._table
     repository.add(NAMESPACE, tagged(1))
-    for sort_key in ("MEM#0000000001", "STATS"):  # as a previous version stored them
-        key = {"pk": {"S": f"NS#{NAMESPACE}"}, "sk": {"S": sort_key}}
-        client.update_item(TableName=table, Key=key, UpdateExpression="REMOVE tag_copies")
+    stored_before_copies(client, table)
     conflicts = CancelledTransactions(client, times=COPY_ATTEMPTS, reasons=failed_at(0))
 
     done = migrate(conflicts, table)  # type: ignore[arg-type]
@@ -469,3 +474,19 @@ def test_migrate_leaves_a_namespace_unmarked_while_a_memory_keeps_changing_under
     stats = client.get_item(TableName=table, Key={"pk": {"S": f"NS#{NAMESPACE}"}, "sk": {"S": "STATS"}})["Item"]
     assert "tag_copies" not in stats
     assert migrate(conflicts, table).copied == 1  # type: ignore[arg-type]  # once it holds still, it is copied
+
+
+def test_migrate_reports_storage_unavailable_when_a_copy_is_refused_for_another_reason(
+    moto_engine: Engine, repository: DynamoDBMemoryRepository
+) -> None:
+    client, table = moto_engine.client, repository._table
+    repository.add(NAMESPACE, tagged(1))
+    stored_before_copies(client, table)
+    throttled = CancelledTransactions(
+        client, times=1, reasons=lambda actions: {"CancellationReasons": [{"Code": "ThrottlingError"}] * actions}
+    )
+
+    with pytest.raises(StorageUnavailableError):
+        migrate(throttled, table)  # type: ignore[arg-type]
+
+    assert throttled.attempts == 1  # not retried as if the memory had changed
