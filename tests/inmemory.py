@@ -14,9 +14,10 @@ from datetime import UTC, datetime
 from core.access import ApiKey
 from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
+from core.history import Change, Revision
 from core.limits import IDEMPOTENCY_WINDOW_SECONDS
 from core.model import IdempotentCreate, Memory, MemoryChanges
-from core.repository import IdempotencyKeyTakenError, Matches, PriorCreate
+from core.repository import IdempotencyKeyTakenError, Matches, PriorCreate, Revisions
 
 _TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
@@ -50,20 +51,36 @@ class InMemoryMemoryRepository:
         self._rows: dict[tuple[str, int], Memory] = {}
         self._next_ids: dict[str, int] = {}
         self._idempotency: dict[tuple[str, str], tuple[PriorCreate, float]] = {}
+        self._revisions: dict[tuple[str, int], list[Revision]] = {}
+        # A deleted memory's status before the delete, and when it was deleted.
+        self._deleted: dict[tuple[str, int], tuple[str, str]] = {}
 
-    def restore(self, rows: Mapping[tuple[str, int], Memory], next_ids: Mapping[str, int]) -> None:
-        """Replace everything stored by `rows`; each namespace's next id is `next_ids`' (the bench resets with it)."""
+    def reset(self, rows: Mapping[tuple[str, int], Memory], next_ids: Mapping[str, int]) -> None:
+        """Replace everything stored by `rows` (without history); each namespace's next id is `next_ids`' (the bench
+        resets with it)."""
         with self._lock:
             self._rows = {key: _copy(memory) for key, memory in rows.items()}
             self._next_ids = {namespace: start - 1 for namespace, start in next_ids.items()}
             self._idempotency = {}
+            self._revisions = {}
+            self._deleted = {}
+
+    def _record(self, namespace: str, memory: Memory, change: Change, now: str, key_id: str | None) -> None:
+        revisions = self._revisions.setdefault((namespace, memory.id), [])
+        revisions.append(Revision.of(memory, len(revisions) + 1, change, now, key_id))
 
     def next_id(self, namespace: str) -> int:
         with self._lock:
             self._next_ids[namespace] = self._next_ids.get(namespace, 0) + 1
             return self._next_ids[namespace]
 
-    def add(self, namespace: str, memory: Memory, idempotency: IdempotentCreate | None = None) -> None:
+    def add(
+        self,
+        namespace: str,
+        memory: Memory,
+        idempotency: IdempotentCreate | None = None,
+        key_id: str | None = None,
+    ) -> None:
         with self._lock:
             now = _epoch_seconds(memory.created_at)
             if idempotency is not None:
@@ -73,6 +90,7 @@ class InMemoryMemoryRepository:
             if (namespace, memory.id) in self._rows:
                 raise WriteConflictError(f"id {memory.id} collided with another write; retry the create")
             self._rows[namespace, memory.id] = _copy(memory)
+            self._record(namespace, memory, "created", memory.created_at, key_id)
             if idempotency is not None:
                 prior = PriorCreate(memory.id, memory.created_at, idempotency.fingerprint)
                 self._idempotency[namespace, idempotency.key_hash] = (prior, now + IDEMPOTENCY_WINDOW_SECONDS)
@@ -105,6 +123,7 @@ class InMemoryMemoryRepository:
         changes: MemoryChanges,
         expected_versions: frozenset[int] | None,
         now: str,
+        key_id: str | None = None,
     ) -> Memory:
         with self._lock:
             current = self._visible(namespace, memory_id)
@@ -113,12 +132,57 @@ class InMemoryMemoryRepository:
             updated = changes.apply_to(current, now)
             if updated is not current:
                 self._rows[namespace, memory_id] = _copy(updated)
+                self._record(namespace, updated, "updated", now, key_id)
             return _copy(updated)
 
-    def delete(self, namespace: str, memory_id: int) -> None:
+    def delete(self, namespace: str, memory_id: int, now: str, key_id: str | None = None) -> None:
         with self._lock:
             current = self._visible(namespace, memory_id)
-            self._rows[namespace, memory_id] = current.model_copy(update={"status": "deleted"})
+            self._rows[namespace, memory_id] = deleted = current.model_copy(update={"status": "deleted"})
+            self._deleted[namespace, memory_id] = (current.status, now)
+            self._record(namespace, deleted, "deleted", now, key_id)
+
+    def _stored_deleted(self, namespace: str, memory_id: int) -> Memory:
+        stored = self._rows.get((namespace, memory_id))
+        if stored is None:
+            raise MemoryNotFoundError(memory_id)
+        if stored.status != "deleted":
+            raise MemoryNotFoundError(memory_id, "is not deleted")
+        return stored
+
+    def restore(self, namespace: str, memory_id: int, now: str, key_id: str | None = None) -> Memory:
+        with self._lock:
+            stored = self._stored_deleted(namespace, memory_id)
+            prior, _ = self._deleted.pop((namespace, memory_id))
+            self._rows[namespace, memory_id] = restored = stored.model_copy(update={"status": prior})
+            self._record(namespace, restored, "restored", now, key_id)
+            return _copy(restored)
+
+    def history(self, namespace: str, memory_id: int, limit: int, offset: int) -> Revisions:
+        with self._lock:
+            if (namespace, memory_id) not in self._rows:
+                raise MemoryNotFoundError(memory_id)
+            newest_first = self._revisions.get((namespace, memory_id), [])[::-1]
+            return Revisions(items=newest_first[offset : offset + limit], total=len(newest_first))
+
+    def purge(self, namespace: str, memory_id: int) -> None:
+        with self._lock:
+            self._stored_deleted(namespace, memory_id)
+            self._forget(namespace, memory_id)
+
+    def _forget(self, namespace: str, memory_id: int) -> None:
+        del self._rows[namespace, memory_id], self._deleted[namespace, memory_id]
+        self._revisions.pop((namespace, memory_id), None)
+        for key, (prior, _) in list(self._idempotency.items()):
+            if key[0] == namespace and prior.memory_id == memory_id:
+                del self._idempotency[key]
+
+    def purge_deleted(self, deleted_before: str) -> int:
+        with self._lock:
+            due = [key for key, (_, deleted_at) in self._deleted.items() if deleted_at < deleted_before]
+            for namespace, memory_id in due:
+                self._forget(namespace, memory_id)
+            return len(due)
 
     def find(self, namespace: str, query: RetrievalQuery) -> Matches:
         with self._lock:

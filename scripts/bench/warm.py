@@ -158,7 +158,7 @@ def _measure_door(
     bares: dict[str, Handler] = {}
     statuses: dict[str, int] = {}
     for name, event in events.items():
-        repo.restore(seed, {NAMESPACE: SEED + 1})
+        repo.reset(seed, {NAMESPACE: SEED + 1})
         response = handler(event, context)
         statuses[name] = int(response["statusCode"])
         bares[name] = bare_for(response)
@@ -171,7 +171,7 @@ def _measure_door(
                 call = handler if kind == "handler" else bares[name]
                 spent = 0.0
                 for _ in range(calls):
-                    repo.restore(seed, {NAMESPACE: SEED + 1})
+                    repo.reset(seed, {NAMESPACE: SEED + 1})
                     start = time.perf_counter()
                     call(event, context)
                     spent += time.perf_counter() - start

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
 
 from core.limits import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, Q_MAX_CHARS
 from core.model import InputModel, Memory, MemoryType, Status
@@ -22,7 +22,7 @@ Offset = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 0, "maximu
 _INTEGER = re.compile(r"-?[0-9]+")
 
 
-def _integer(value: object) -> object:
+def integer(value: object) -> object:
     # Query strings arrive as text and tool arguments as numbers; both mean the same integer.
     if isinstance(value, bool):
         raise ValueError("must be an integer")
@@ -33,6 +33,26 @@ def _integer(value: object) -> object:
             raise ValueError("must be an integer")
         return int(text)
     return value
+
+
+def cap_limit(value: int) -> int:
+    """A page size as served: 1 or more, capped at MAX_LIMIT."""
+    if value < 1:
+        raise ValueError("must be 1 or more")
+    return min(value, MAX_LIMIT)
+
+
+def check_offset(value: int) -> int:
+    if value < 0:
+        raise ValueError("must be 0 or more")
+    if value > MAX_OFFSET:
+        raise ValueError(f"must be at most {MAX_OFFSET} (2^63-1)")
+    return value
+
+
+# Paging as the contract's retrieval defines it (a history pages the same way).
+PageLimit = Annotated[Limit, BeforeValidator(integer), AfterValidator(cap_limit)]
+PageOffset = Annotated[Offset, BeforeValidator(integer), AfterValidator(check_offset)]
 
 
 def _blank_is_absent(value: object) -> object:
@@ -70,12 +90,12 @@ class RetrievalQuery(InputModel):
         description="Order: id (oldest first), or newest first by created_at, updated_at or last_accessed_at "
         "(ties broken by id, newest first; never-read memories come last under last_accessed_at).",
     )
-    limit: Annotated[Limit, BeforeValidator(_integer)] = Field(
+    limit: PageLimit = Field(
         default=DEFAULT_LIMIT,
         description=f"Page size, 1 or more; values over {MAX_LIMIT} are served as {MAX_LIMIT}. "
         "The envelope's limit says what was served.",
     )
-    offset: Annotated[Offset, BeforeValidator(_integer)] = Field(
+    offset: PageOffset = Field(
         default=0,
         description="Matches to skip, 0 or more: for the next page pass offset + limit while has_more is true. "
         "Past the last match the page is empty.",
@@ -91,22 +111,6 @@ class RetrievalQuery(InputModel):
     def _bound_q(cls, value: str | None) -> str | None:
         if value is not None and len(value) > Q_MAX_CHARS:
             raise ValueError(f"must be 1 to {Q_MAX_CHARS} characters")
-        return value
-
-    @field_validator("limit")
-    @classmethod
-    def _cap_limit(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError("must be 1 or more")
-        return min(value, MAX_LIMIT)
-
-    @field_validator("offset")
-    @classmethod
-    def _check_offset(cls, value: int) -> int:
-        if value < 0:
-            raise ValueError("must be 0 or more")
-        if value > MAX_OFFSET:
-            raise ValueError(f"must be at most {MAX_OFFSET} (2^63-1)")
         return value
 
     def matches(self, memory: Memory) -> bool:

@@ -31,11 +31,11 @@ class InvalidInputError(DomainError):
 class MemoryNotFoundError(DomainError):
     """No memory with this id is visible: it never existed, is deleted, or belongs to another namespace."""
 
-    def __init__(self, memory_id: int | str) -> None:
+    def __init__(self, memory_id: int | str, reason: str = "does not exist") -> None:
         self.memory_id = memory_id
         # An id as sent that would vanish or blur in the sentence (empty, spaces) is quoted.
         plain = isinstance(memory_id, int) or (memory_id.isprintable() and memory_id and " " not in memory_id)
-        super().__init__(f"memory {memory_id if plain else repr(memory_id)} does not exist")
+        super().__init__(f"memory {memory_id if plain else repr(memory_id)} {reason}")
 
 
 class VersionMismatchError(DomainError):

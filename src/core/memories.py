@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Set
+from datetime import timedelta
 
 from core.contract import Page, RetrievalQuery
 from core.errors import FieldError, InvalidInputError
+from core.history import HistoryPage, HistoryQuery
 from core.limits import IDEMPOTENCY_WINDOW_HOURS
 from core.model import Clock, IdempotentCreate, Memory, MemoryChanges, NewMemory, format_timestamp, utc_now
 from core.repository import IdempotencyKeyTakenError, MemoryRepository, PriorCreate
@@ -21,12 +23,20 @@ class MemoryService:
     def _now(self) -> str:
         return format_timestamp(self._clock())
 
-    def create(self, namespace: str, new: NewMemory, idempotency: IdempotentCreate | None = None) -> Memory:
+    def create(
+        self,
+        namespace: str,
+        new: NewMemory,
+        idempotency: IdempotentCreate | None = None,
+        key_id: str | None = None,
+    ) -> Memory:
         """Store a new memory; with `idempotency`, a retry of the same create within the window returns the
-        record the first one returned and stores nothing, and the same key with another body is refused."""
+        record the first one returned and stores nothing, and the same key with another body is refused.
+
+        `key_id` (here and in every change) names the API key the change is recorded against in the history."""
         memory = _created(self._repository.next_id(namespace), new, self._now())
         try:
-            self._repository.add(namespace, memory, idempotency)
+            self._repository.add(namespace, memory, idempotency, key_id)
         except IdempotencyKeyTakenError as taken:
             return _replayed(taken.prior, new, idempotency)
         return memory
@@ -40,6 +50,7 @@ class MemoryService:
         memory_id: int,
         changes: MemoryChanges,
         expected_version: int | Set[int] | None = ANY_VERSION,
+        key_id: str | None = None,
     ) -> Memory:
         """Apply a PATCH conditionally on the version it was computed from, so no concurrent update is lost.
 
@@ -51,10 +62,32 @@ class MemoryService:
             if expected_version is None
             else frozenset({expected_version} if isinstance(expected_version, int) else expected_version)
         )
-        return self._repository.apply(namespace, memory_id, changes, expected, self._now())
+        return self._repository.apply(namespace, memory_id, changes, expected, self._now(), key_id)
 
-    def delete(self, namespace: str, memory_id: int) -> None:
-        self._repository.delete(namespace, memory_id)
+    def delete(self, namespace: str, memory_id: int, key_id: str | None = None) -> None:
+        self._repository.delete(namespace, memory_id, self._now(), key_id)
+
+    def restore(self, namespace: str, memory_id: int, key_id: str | None = None) -> Memory:
+        return self._repository.restore(namespace, memory_id, self._now(), key_id)
+
+    def history(self, namespace: str, memory_id: int, query: HistoryQuery) -> HistoryPage:
+        """A memory's revisions, newest first, in the retrieval envelope; stamps nothing."""
+        revisions = self._repository.history(namespace, memory_id, query.limit, query.offset)
+        return HistoryPage(
+            items=revisions.items,
+            total=revisions.total,
+            limit=query.limit,
+            offset=query.offset,
+            has_more=query.offset + len(revisions.items) < revisions.total,
+        )
+
+    def purge(self, namespace: str, memory_id: int) -> None:
+        """Remove a deleted memory for good, at once (an active one must be deleted first)."""
+        self._repository.purge(namespace, memory_id)
+
+    def purge_expired(self, retention: timedelta) -> int:
+        """Purge every memory deleted longer than `retention` ago; how many were purged."""
+        return self._repository.purge_deleted(format_timestamp(self._clock() - retention))
 
     def search(self, namespace: str, query: RetrievalQuery) -> Page:
         """Filter, order and page as the contract says, then stamp exactly the returned rows with one timestamp."""

@@ -1,10 +1,10 @@
 """The HTTP door: FastAPI routes over the core's service (handlers.lambda_http serves it on Lambda)."""
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated
+from typing import Annotated, Literal
 
 from aws_lambda_powertools import Logger
-from fastapi import Depends, FastAPI, Header, Request, Response, Security
+from fastapi import Depends, FastAPI, Header, Query, Request, Response, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
@@ -15,6 +15,7 @@ from starlette.types import Scope as AsgiScope
 from core.access import Principal, Scope, sees_records
 from core.contract import Page
 from core.errors import DomainError, FieldError, InvalidInputError
+from core.history import HistoryPage, HistoryQuery
 from core.limits import IDEMPOTENCY_KEY_MAX_CHARS, IDEMPOTENCY_WINDOW_HOURS
 from core.memories import MemoryService
 from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory, parse_memory_id
@@ -24,6 +25,7 @@ from handlers.http_input import (
     HttpProblemError,
     etag,
     parse_if_match,
+    query_string,
     read_json_body,
     retrieval_query,
 )
@@ -169,7 +171,7 @@ def create_app(
     ) -> Memory:
         new = NewMemory.parse(await read_json_body(request))
         idempotent = None if idempotency_key is None else IdempotentCreate.of(idempotency_key, new, "Idempotency-Key")
-        memory = await blocking(service.create, caller.namespace, new, idempotent)
+        memory = await blocking(service.create, caller.namespace, new, idempotent, caller.key_id)
         response.headers["Location"] = f"/memories/{memory.id}"
         return _with_etag(memory, response)
 
@@ -206,15 +208,72 @@ def create_app(
     ) -> Memory | Response:
         mid = parse_memory_id(memory_id)
         changes = MemoryChanges.parse(await read_json_body(request))
-        memory = await blocking(service.update, caller.namespace, mid, changes, parse_if_match(if_match))
+        memory = await blocking(service.update, caller.namespace, mid, changes, parse_if_match(if_match), caller.key_id)
         if not sees_records(caller):
             return Response(status_code=204, headers={"ETag": etag(memory)})
         return _with_etag(memory, response)
 
-    @app.delete("/memories/{memory_id}", status_code=204, responses=NOT_FOUND_RESPONSES, summary="Soft-delete a memory")
-    async def delete_memory(memory_id: str, service: Service, caller: Writer) -> Response:
-        await blocking(service.delete, caller.namespace, parse_memory_id(memory_id))
+    @app.delete(
+        "/memories/{memory_id}",
+        status_code=204,
+        responses=NOT_FOUND_RESPONSES,
+        summary="Soft-delete a memory, or purge a deleted one",
+        description="Without `purge`, the memory is marked deleted: it stays restorable for the retention window, "
+        "then it is purged. With `purge=true`, a memory already deleted is purged at once: its record and its history "
+        "are gone for good (an active memory is a 404: delete it first).",
+    )
+    async def delete_memory(
+        memory_id: str,
+        service: Service,
+        caller: Writer,
+        purge: Annotated[
+            Literal["true", "false"], Query(description="true: purge a deleted memory now, for good.")
+        ] = "false",
+    ) -> Response:
+        mid = parse_memory_id(memory_id)
+        if purge == "true":
+            await blocking(service.purge, caller.namespace, mid)
+        else:
+            await blocking(service.delete, caller.namespace, mid, caller.key_id)
         return Response(status_code=204)
+
+    @app.post(
+        "/memories/{memory_id}/restore",
+        response_model=Memory,
+        responses={
+            **NOT_FOUND_RESPONSES,
+            204: {
+                "description": "Restored, for a key without the `read` scope: no body, only the `ETag`.",
+                "headers": {"ETag": {"description": 'The version, quoted: "3".', "schema": {"type": "string"}}},
+            },
+            409: problem_doc("Other writers kept colliding with this one; retry."),
+        },
+        summary="Restore a deleted memory",
+        description="The memory gets back the status it had before the delete; `version` and `updated_at` stay. "
+        "404 when it is missing, not deleted, or purged.",
+    )
+    async def restore_memory(memory_id: str, response: Response, service: Service, caller: Writer) -> Memory | Response:
+        memory = await blocking(service.restore, caller.namespace, parse_memory_id(memory_id), caller.key_id)
+        if not sees_records(caller):
+            return Response(status_code=204, headers={"ETag": etag(memory)})
+        return _with_etag(memory, response)
+
+    @app.get(
+        "/memories/{memory_id}/history",
+        response_model=HistoryPage,
+        responses={**NOT_FOUND_RESPONSES, **INVALID_INPUT_RESPONSES},
+        openapi_extra={"parameters": retrieval_parameters(HistoryQuery)},
+        summary="A memory's revisions, newest first",
+        description="Every change of the memory (created, updated, deleted, restored) as the record was right after "
+        "it, when, and the id of the API key that made it; deleted memories too. Does not stamp `last_accessed_at`. "
+        "404 when the memory never existed or is purged.",
+    )
+    async def memory_history(memory_id: str, request: Request, service: Service, caller: Reader) -> HistoryPage:
+        mid = parse_memory_id(memory_id)
+        params = {name: request.query_params.getlist(name) for name in request.query_params}
+        page = await blocking(service.history, caller.namespace, mid, query_string(HistoryQuery, params))
+        rows_served(len(page.items))
+        return page
 
     @app.get(
         "/memories",

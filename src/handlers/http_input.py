@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from typing import TypeVar
 
 from starlette.requests import Request
 
-from core.contract import RETRIEVAL_FIELDS, RetrievalQuery
+from core.contract import RetrievalQuery
 from core.errors import FieldError, InvalidInputError
 from core.limits import MAX_REQUEST_BYTES, VERSION_DIGITS
-from core.model import Memory
+from core.model import InputModel, Memory
+
+Query = TypeVar("Query", bound=InputModel)
 
 # RFC 9110 If-Match: `*` or a comma-separated list of entity tags, each `"..."` or weak `W/"..."`; a list may hold
 # empty elements (RFC 9110 5.6.1.2). The one parser is parse_if_match; handlers.openapi_doc documents the same syntax.
@@ -85,9 +88,16 @@ def etag(memory: Memory) -> str:
     return f'"{memory.version}"'
 
 
-def retrieval_query(params: Mapping[str, list[str]]) -> RetrievalQuery:
-    """The retrieval a query string asks for; a retrieval parameter given twice is ambiguous and refused."""
-    repeated = [name for name in RETRIEVAL_FIELDS if len(params.get(name, [])) > 1]
+def query_string(model: type[Query], params: Mapping[str, list[str]]) -> Query:
+    """The query (`model`: a retrieval, a history page) a query string asks for; other parameters are ignored, and
+    one of its parameters given twice is ambiguous and refused."""
+    fields = tuple(model.model_fields)
+    repeated = [name for name in fields if len(params.get(name, [])) > 1]
     if repeated:
         raise InvalidInputError([FieldError(name, "must be given at most once") for name in repeated])
-    return RetrievalQuery.parse({name: values[0] for name, values in params.items() if name in RETRIEVAL_FIELDS})
+    return model.parse({name: values[0] for name, values in params.items() if name in fields})
+
+
+def retrieval_query(params: Mapping[str, list[str]]) -> RetrievalQuery:
+    """The retrieval a query string asks for."""
+    return query_string(RetrievalQuery, params)

@@ -216,11 +216,11 @@ def create_server(
         memory already says this, update it instead. Each call creates a new memory, even with the same content,
         unless it repeats an earlier call's idempotency_key.
         """
-        namespace = caller(ctx, "write").namespace
+        principal = caller(ctx, "write")
         sent = sent_arguments(content=content, tags=tags, memory_type=memory_type, status=status)
         new = NewMemory.parse({**sent, **undeclared_arguments(ctx, create_memory)})
         idempotent = None if idempotency_key is None else IdempotentCreate.of(idempotency_key, new, "idempotency_key")
-        return await run_blocking(provide_service().create, namespace, new, idempotent)
+        return await run_blocking(provide_service().create, principal.namespace, new, idempotent, principal.key_id)
 
     @server.tool(title="Read a memory", annotations=_READ)
     @domain_errors_as_tool_errors
@@ -256,7 +256,7 @@ def create_server(
         Returns the memory as stored (with a key lacking the read scope, only its id and version). Its version goes
         up by one only when something actually changed; an update that changes nothing returns the memory
         untouched, so repeating a call is harmless. To retire a wrong memory, set status to invalid rather than
-        deleting it. The old content is not kept.
+        deleting it. Every earlier version stays in the memory's history.
         """
         principal = caller(ctx, "write")
         memory_id = parse_memory_id(id)
@@ -268,6 +268,7 @@ def create_server(
             memory_id,
             changes,
             parse_expected_version(expected_version, "expected_version"),
+            principal.key_id,
         )
         if not sees_records(principal):
             return structured({"id": memory.id, "version": memory.version})
@@ -286,9 +287,9 @@ def create_server(
         For a memory that is merely wrong or outdated, use update_memory with status invalid instead, which keeps
         the record. Deleting an unknown or already deleted id is an error and changes nothing.
         """
-        namespace = caller(ctx, "write").namespace
+        principal = caller(ctx, "write")
         memory_id = parse_memory_id(id)
-        await run_blocking(provide_service().delete, namespace, memory_id)
+        await run_blocking(provide_service().delete, principal.namespace, memory_id, principal.key_id)
         return DeletedMemory(id=memory_id)
 
     return server

@@ -174,8 +174,9 @@ def document_schemas(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to customise the schema
 
 
-def retrieval_parameters() -> list[dict[str, Any]]:
-    schema = RetrievalQuery.model_json_schema()
+def retrieval_parameters(model: type[BaseModel] = RetrievalQuery) -> list[dict[str, Any]]:
+    """The query parameters of `model` (a retrieval, by default), documented as its JSON Schema says."""
+    schema = model.model_json_schema()
     return [
         {
             "name": name,

@@ -137,7 +137,7 @@ def test_get_returns_none_for_a_missing_id(repository: StoredMemories) -> None:
 
 def test_get_returns_deleted_memories_without_stamping_them(repository: StoredMemories) -> None:
     repository.add(NS, memory(1))
-    repository.delete(NS, 1)
+    repository.delete(NS, 1, at(9))
 
     stored = repository.get(NS, 1)
 
@@ -174,7 +174,7 @@ def test_read_of_a_deleted_memory_is_not_found_and_does_not_stamp_it(
     repository: StoredMemories,
 ) -> None:
     repository.add(NS, memory(1))
-    repository.delete(NS, 1)
+    repository.delete(NS, 1, at(9))
 
     with pytest.raises(MemoryNotFoundError):
         repository.read(NS, 1, at(5))
@@ -229,7 +229,7 @@ def test_stamp_marks_listed_deleted_memories_without_reviving_them_and_never_cre
 ) -> None:
     raw_repository.add(NS, memory(1))
     raw_repository.add(NS, memory(2))
-    raw_repository.delete(NS, 2)
+    raw_repository.delete(NS, 2, at(9))
 
     raw_repository.stamp(NS, [1, 2, 3], at(9))
 
@@ -325,7 +325,7 @@ def test_apply_refuses_missing_and_deleted_memories_and_creates_nothing(
     expected: frozenset[int] | None,
 ) -> None:
     raw_repository.add(NS, memory(1))
-    raw_repository.delete(NS, 1)
+    raw_repository.delete(NS, 1, at(9))
 
     for memory_id in (1, 4):
         with pytest.raises(MemoryNotFoundError):
@@ -357,7 +357,7 @@ def test_delete_marks_deleted_leaves_version_and_updated_at_and_moves_the_totals
 ) -> None:
     repository.add(NS, memory(1, updated_at=at(4), version=6, memory_type="event"))
 
-    repository.delete(NS, 1)
+    repository.delete(NS, 1, at(9))
 
     stored = repository.get(NS, 1)
     assert stored is not None
@@ -369,12 +369,12 @@ def test_delete_refuses_missing_and_already_deleted_memories(
     engine: Engine, table: str, raw_repository: StoredMemories
 ) -> None:
     raw_repository.add(NS, memory(1))
-    raw_repository.delete(NS, 1)
+    raw_repository.delete(NS, 1, at(9))
 
     with pytest.raises(MemoryNotFoundError):
-        raw_repository.delete(NS, 1)
+        raw_repository.delete(NS, 1, at(9))
     with pytest.raises(MemoryNotFoundError):
-        raw_repository.delete(NS, 2)
+        raw_repository.delete(NS, 2, at(9))
     assert raw_item(engine, table, NS, 2) is None
 
 
@@ -464,8 +464,8 @@ def mixed(repository: StoredMemories) -> StoredMemories:
     ]
     for memory_id, status, memory_type in rows:
         repository.add(NS, memory(memory_id, memory_type=memory_type, status=status))
-    repository.delete(NS, 6)
-    repository.delete(NS, 7)
+    repository.delete(NS, 6, at(9))
+    repository.delete(NS, 7, at(9))
     return repository
 
 
@@ -522,7 +522,7 @@ def test_namespaces_keep_their_own_memories_under_the_same_id(two_namespaces: St
 def test_scan_never_returns_another_namespaces_memories(
     two_namespaces: StoredMemories, status: Any, alice: list[str], bob: list[str]
 ) -> None:
-    two_namespaces.delete(NS, 2)
+    two_namespaces.delete(NS, 2, at(9))
 
     for sort in SORTS:
         # Prefixes and extensions of a namespace are other namespaces, with nothing in them.
@@ -562,8 +562,8 @@ def test_delete_in_one_namespace_never_touches_another_namespaces_memory(
     two_namespaces: StoredMemories,
 ) -> None:
     with pytest.raises(MemoryNotFoundError):
-        two_namespaces.delete(OTHER_NS, 2)
-    two_namespaces.delete(OTHER_NS, 1)
+        two_namespaces.delete(OTHER_NS, 2, at(9))
+    two_namespaces.delete(OTHER_NS, 1, at(9))
 
     alice_one, alice_two = two_namespaces.get(NS, 1), two_namespaces.get(NS, 2)
     assert alice_one is not None

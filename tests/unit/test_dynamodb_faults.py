@@ -99,13 +99,16 @@ def test_a_server_error_is_reported_unavailable_not_raised_raw(
         repository.find(NAMESPACE, RetrievalQuery.parse({}))
 
 
-def test_a_failed_condition_is_never_retried(moto_engine: Engine, repository: DynamoDBMemoryRepository) -> None:
+def test_a_version_mismatch_is_answered_from_one_read_and_writes_nothing(
+    moto_engine: Engine, repository: DynamoDBMemoryRepository
+) -> None:
     repository.add(NAMESPACE, memory(1))
-    counter = Faults(moto_engine.client, "UpdateItem", "ThrottlingException", times=0)
+    reads = Faults(moto_engine.client, "GetItem", "ThrottlingException", times=0)
+    writes = Faults(moto_engine.client, "TransactWriteItems", "ThrottlingException", times=0)
 
     with pytest.raises(VersionMismatchError):
         repository.apply(NAMESPACE, 1, MemoryChanges.parse({"content": "late"}), frozenset({2}), LATER)
-    assert counter.attempts == 1
+    assert (reads.attempts, writes.attempts) == (1, 0)
 
 
 def test_a_throttled_create_reports_unavailable_and_its_id_is_never_reused(
@@ -309,11 +312,11 @@ def test_a_delete_rereads_when_the_memory_changed_under_it_and_gives_up_after_th
     repository.add(NAMESPACE, memory(2))
     client.left, client.attempts = 1, 0
 
-    repository.delete(NAMESPACE, 1)
+    repository.delete(NAMESPACE, 1, LATER)
     assert client.attempts == 2
     client.left = 10
     with pytest.raises(WriteConflictError):
-        repository.delete(NAMESPACE, 2)
+        repository.delete(NAMESPACE, 2, LATER)
     assert repository.get(NAMESPACE, 2) == memory(2)
 
 
@@ -328,7 +331,7 @@ def test_a_delete_or_move_that_keeps_colliding_on_the_totals_is_reported_unavail
 
     move = MemoryChanges.parse({"status": "invalid"})
     write = (
-        (lambda: repository.delete(NAMESPACE, 1))
+        (lambda: repository.delete(NAMESPACE, 1, LATER))
         if operation == "delete"
         else (lambda: repository.apply(NAMESPACE, 1, move, None, LATER))
     )

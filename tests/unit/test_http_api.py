@@ -694,10 +694,12 @@ class CollidingRepository:
     def next_id(self, namespace: str) -> int:
         return 1
 
-    def add(self, namespace: str, memory: Memory, idempotency: object = None) -> None:
+    def add(self, namespace: str, memory: Memory, idempotency: object = None, key_id: object = None) -> None:
         raise WriteConflictError("id 1 is already taken; retry the create")
 
-    def apply(self, namespace: str, memory_id: int, changes: MemoryChanges, expected: object, now: str) -> Memory:
+    def apply(
+        self, namespace: str, memory_id: int, changes: MemoryChanges, expected: object, now: str, key_id: object = None
+    ) -> Memory:
         # The adapter retries a lost conditional write a bounded number of times, then reports the conflict.
         if changes.apply_to(self.stored, now) is self.stored:
             return self.stored
@@ -751,7 +753,8 @@ def test_an_unknown_route_is_a_404_problem_naming_the_routes_that_exist(http: Te
     response = http.request(method, "/foo/bar")
     assert_problem(response, 404)
     assert response.json()["detail"] == (
-        f"no route {method} /foo/bar; the routes are /healthz, /memories, /memories/{{memory_id}}, /openapi.json"
+        f"no route {method} /foo/bar; the routes are /healthz, /memories, /memories/{{memory_id}}, "
+        "/memories/{memory_id}/history, /memories/{memory_id}/restore, /openapi.json"
     )
 
 

@@ -32,6 +32,8 @@ ROUTES: list[tuple[str, str, dict[str, Any] | None]] = [
     ("PATCH", "/memories/1", {"content": "The user keeps wasps"}),
     ("DELETE", "/memories/1", None),
     ("GET", "/memories", None),
+    ("POST", "/memories/1/restore", None),
+    ("GET", "/memories/1/history", None),
 ]
 READS = [route for route in ROUTES if route[0] == "GET"]
 WRITES = [route for route in ROUTES if route[0] != "GET"]
@@ -245,12 +247,16 @@ def test_a_write_only_key_may_not_read(door: TestClient, key_service: KeyService
     assert "'read' scope" in problem["detail"]
 
 
-def test_a_write_only_key_may_create_change_and_delete(door: TestClient, key_service: KeyService) -> None:
+def test_a_write_only_key_may_create_change_delete_and_restore_but_sees_no_record(
+    door: TestClient, key_service: KeyService
+) -> None:
     _, token = key_service.create("alice", ["write"])
 
-    statuses = [send(door, route, bearer(token)).status_code for route in WRITES]
+    responses = [send(door, route, bearer(token)) for route in WRITES]
 
-    assert statuses == [201, 204, 204]
+    assert [response.status_code for response in responses] == [201, 204, 204, 204]
+    assert responses[3].headers["ETag"] == '"2"'
+    assert responses[3].content == b""
 
 
 def test_a_missing_scope_is_403_even_for_an_id_that_does_not_exist(door: TestClient, key_service: KeyService) -> None:

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from core.access import ApiKey
 from core.contract import RetrievalQuery
+from core.history import Revision
 from core.model import IdempotentCreate, Memory, MemoryChanges
 
 
@@ -36,6 +37,14 @@ class Matches:
     total: int
 
 
+@dataclass(frozen=True)
+class Revisions:
+    """One page of a memory's revisions, newest first, and how many it has."""
+
+    items: list[Revision]
+    total: int
+
+
 class MemoryRepository(Protocol):
     """Memories of many namespaces; every method is confined to the namespace it is given.
 
@@ -43,13 +52,22 @@ class MemoryRepository(Protocol):
     memories they count, so a listing without `q` or `tag` never has to read the namespace to count it. Every
     method raises the domain's errors (core.errors); concurrent writers are retried here, a bounded number of
     times, never by the caller.
+
+    Every change of a memory (create, a PATCH that changes it, delete, restore) stores its revision in the same
+    atomic write (numbered 1, 2, ... in the memory's life), recording `key_id`, the API key that made it.
     """
 
     def next_id(self, namespace: str) -> int:
         """A fresh id from the namespace's atomic counter; ids may have gaps but never repeat."""
         ...
 
-    def add(self, namespace: str, memory: Memory, idempotency: IdempotentCreate | None = None) -> None:
+    def add(
+        self,
+        namespace: str,
+        memory: Memory,
+        idempotency: IdempotentCreate | None = None,
+        key_id: str | None = None,
+    ) -> None:
         """Store a new memory and count it, atomically; never overwrites an existing id.
 
         With `idempotency`, the key is recorded in the same write for IDEMPOTENCY_WINDOW_SECONDS; when the key is
@@ -71,6 +89,7 @@ class MemoryRepository(Protocol):
         changes: MemoryChanges,
         expected_versions: frozenset[int] | None,
         now: str,
+        key_id: str | None = None,
     ) -> Memory:
         """Apply one PATCH and return the stored memory.
 
@@ -84,11 +103,31 @@ class MemoryRepository(Protocol):
         """
         ...
 
-    def delete(self, namespace: str, memory_id: int) -> None:
-        """Mark a visible memory deleted, leaving `version` and `updated_at`, and move it between totals.
+    def delete(self, namespace: str, memory_id: int, now: str, key_id: str | None = None) -> None:
+        """Mark a visible memory deleted at `now`, leaving `version` and `updated_at` and keeping the status it had
+        for a restore, and move it between totals.
 
         MemoryNotFoundError when the memory is missing or already deleted.
         """
+        ...
+
+    def restore(self, namespace: str, memory_id: int, now: str, key_id: str | None = None) -> Memory:
+        """Give a deleted memory back the status it had before the delete (`version` and `updated_at` stay), move
+        it between totals, and return it. MemoryNotFoundError when it is missing, not deleted or being purged."""
+        ...
+
+    def history(self, namespace: str, memory_id: int, limit: int, offset: int) -> Revisions:
+        """The memory's revisions, newest first, `limit` of them after skipping `offset`, and how many there are;
+        deleted memories too. MemoryNotFoundError when it never existed or is purged (or being purged)."""
+        ...
+
+    def purge(self, namespace: str, memory_id: int) -> None:
+        """Remove a deleted memory for good: the record, its revisions, its tag copies and its idempotency record,
+        with the totals moved. MemoryNotFoundError when it is missing or not deleted."""
+        ...
+
+    def purge_deleted(self, deleted_before: str) -> int:
+        """Purge every memory deleted before `deleted_before` without reading any other (no scan); how many."""
         ...
 
     def find(self, namespace: str, query: RetrievalQuery) -> Matches:

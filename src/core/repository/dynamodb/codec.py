@@ -19,15 +19,24 @@ item counts them per status and type. Copies and their counts change in the same
 memory whose copies exist carries `tag_copies`; a namespace whose every memory does has `tag_copies` on its STATS
 item (set by its first create, or by `agent-memory migrate` for memories stored before copies existed).
 
+History: every change of a memory leaves a revision item in the namespace's partition, `sk =
+"REV#<id:010d>#<n:010d>"` (n = 1, 2, ... in the memory's life), written in the same transaction as the change; the
+memory counts them in `revisions`, so a history page is a key range. A deleted memory keeps the status it had in
+`prior_status` and, in the sparse `by_deleted_at` index (`purge_shard`, `deleted_at`, keys only), when it was
+deleted, so the purge sweep finds what is due without scanning; `purging` marks one whose purge has begun. A memory
+created with an idempotency key keeps its hash in `idempotency`, so a purge removes that record too.
+
 API keys share the table in one small partition (see keys.py).
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from core.history import Revision
 from core.limits import ID_DIGITS
 from core.model import TIMESTAMP_FORMAT, Memory
 
@@ -43,12 +52,16 @@ TIMESTAMP_CHARS: Final = len(NEVER_ACCESSED)
 NAMESPACE_PREFIX: Final = "NS#"
 MEMORY_PREFIX: Final = "MEM#"
 IDEMPOTENCY_PREFIX: Final = "IDEM#"
+REVISION_PREFIX: Final = "REV#"
 COUNTER_SK: Final = "COUNTER"
 STATS_SK: Final = "STATS"
 DELETED: Final = {"S": "deleted"}
 # On a memory item: its tag copies exist and are counted; on a namespace's STATS item: every memory's do.
 TAG_COPIES: Final = "tag_copies"
 TAG_PARTITION: Final = "#TAG#"
+# The sparse index of deleted memories by deletion time; its partitions spread the deletes' writes.
+DELETED_INDEX: Final = "by_deleted_at"
+PURGE_SHARDS: Final = 16
 # A listing returns every row stamped, so it never reads `last_accessed_at`: the indexes leave it out and a stamp
 # rewrites only the table item and the last_accessed_at index entry (template.yaml projects exactly these).
 LISTED_ATTRIBUTES: Final = (
@@ -78,6 +91,18 @@ def memory_sort_key(memory_id: int) -> dict[str, Any]:
 
 def memory_key(namespace: str, memory_id: int) -> dict[str, Any]:
     return {"pk": memory_partition(namespace), "sk": memory_sort_key(memory_id)}
+
+
+def revision_prefix(memory_id: int) -> str:
+    return f"{REVISION_PREFIX}{memory_id:0{ID_DIGITS}d}#"
+
+
+def revision_key(namespace: str, memory_id: int, number: int) -> dict[str, Any]:
+    return {"pk": memory_partition(namespace), "sk": {"S": f"{revision_prefix(memory_id)}{number:0{ID_DIGITS}d}"}}
+
+
+def purge_shard(namespace: str, memory_id: int) -> dict[str, Any]:
+    return {"S": f"{zlib.crc32(f'{namespace}#{memory_id}'.encode()) % PURGE_SHARDS:02d}"}
 
 
 def sort_value(timestamp: str | None, memory_id: int) -> dict[str, Any]:
@@ -130,6 +155,44 @@ def to_copy(namespace: str, tag: str, memory: Memory) -> dict[str, Any]:
     item = to_item(namespace, memory)
     del item["accessed_key"], item[TAG_COPIES]
     return {**item, "pk": tag_partition(namespace, tag)}
+
+
+def to_revision(namespace: str, revision: Revision) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        **revision_key(namespace, revision.id, revision.revision),
+        "change": {"S": revision.change},
+        "changed_at": {"S": revision.changed_at},
+        "content": {"S": revision.content},
+        "memory_type": {"S": revision.memory_type},
+        "status": {"S": revision.status},
+        "version": {"N": str(revision.version)},
+        "created_at": {"S": revision.created_at},
+        "updated_at": {"S": revision.updated_at},
+    }
+    if revision.tags:
+        item["tags"] = {"S": tags_value(revision.tags)}
+    if revision.key_id is not None:
+        item["key_id"] = {"S": revision.key_id}
+    return item
+
+
+def from_revision(item: Mapping[str, Any]) -> Revision:
+    memory_id, number = item["sk"]["S"][len(REVISION_PREFIX) :].split("#")
+    tags = item.get("tags")
+    return Revision.model_construct(
+        revision=int(number),
+        change=item["change"]["S"],
+        changed_at=item["changed_at"]["S"],
+        key_id=item["key_id"]["S"] if "key_id" in item else None,
+        id=int(memory_id),
+        content=item["content"]["S"],
+        tags=tags["S"][1:-1].split("\n") if tags else [],
+        created_at=item["created_at"]["S"],
+        updated_at=item["updated_at"]["S"],
+        memory_type=item["memory_type"]["S"],
+        status=item["status"]["S"],
+        version=int(item["version"]["N"]),
+    )
 
 
 def from_item(item: Mapping[str, Any]) -> Memory:

@@ -1,0 +1,84 @@
+"""A stored memory as the writes see it (the record and the bookkeeping beside it), its consistent read, the
+condition a write computed from that read holds on, and the all-or-nothing write they share."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from core.model import Memory
+from core.repository.dynamodb.client import TransactionCancelledError, call
+from core.repository.dynamodb.codec import TAG_COPIES, from_item, memory_key
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+# Transactions touching a namespace's STATS item at the same moment cancel each other; each retries this often.
+TRANSACTION_ATTEMPTS: Final = 4
+TRANSACTION_BACKOFF_SECONDS: Final = 0.02
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A memory item: the record, whether its tag copies exist, how many revisions it has (0 for a memory stored
+    before history existed), the status it had before a delete, when it was deleted, whether its purge has begun,
+    and the hash of the idempotency key it was created with."""
+
+    memory: Memory
+    copied: bool
+    revisions: int
+    prior_status: str | None
+    deleted_at: str | None
+    purging: bool
+    idempotency: str | None
+
+    @classmethod
+    def of(cls, item: Mapping[str, Any]) -> Stored:
+        def text(name: str) -> str | None:
+            return item[name]["S"] if name in item else None
+
+        return cls(
+            memory=from_item(item),
+            copied=TAG_COPIES in item,
+            revisions=int(item["revisions"]["N"]) if "revisions" in item else 0,
+            prior_status=text("prior_status"),
+            deleted_at=text("deleted_at"),
+            purging="purging" in item,
+            idempotency=text("idempotency"),
+        )
+
+    def unchanged(self) -> tuple[str, dict[str, Any]]:
+        """The condition (and its values) that holds while the item is still as read: same version, status,
+        revision count and tag copies, and no purge begun."""
+        values = {":was_version": {"N": str(self.memory.version)}, ":was_status": {"S": self.memory.status}}
+        terms = ["version = :was_version", "#status = :was_status", "attribute_not_exists(purging)"]
+        if self.revisions:
+            terms.append("revisions = :was_revisions")
+            values[":was_revisions"] = {"N": str(self.revisions)}
+        else:
+            terms.append("attribute_not_exists(revisions)")
+        if not self.copied:
+            terms.append(f"attribute_not_exists({TAG_COPIES})")
+        return " AND ".join(terms), values
+
+
+def read_stored(client: DynamoDBClient, table: str, namespace: str, memory_id: int) -> Stored | None:
+    """The memory item by a strongly consistent read; None when there is none."""
+    response = call(client.get_item, TableName=table, Key=memory_key(namespace, memory_id), ConsistentRead=True)
+    item = response.get("Item")
+    return Stored.of(item) if item else None
+
+
+def transact(client: DynamoDBClient, actions: list[dict[str, Any]]) -> None:
+    """One all-or-nothing write, retried (with jittered backoff) only while it collides with another one."""
+    for attempt in range(TRANSACTION_ATTEMPTS):
+        try:
+            call(client.transact_write_items, TransactItems=actions)
+            return
+        except TransactionCancelledError as cancelled:
+            if not cancelled.only_collided or attempt == TRANSACTION_ATTEMPTS - 1:
+                raise
+            time.sleep(random.uniform(0, TRANSACTION_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
