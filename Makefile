@@ -20,18 +20,20 @@ export SAM_CLI_TELEMETRY := 0
 # The repository root, also when `sam build` runs this Makefile from a scratch copy of src/ (see build-%Function).
 ROOT := $(dir $(abspath $(firstword $(MAKEFILE_LIST))))
 # Each Lambda function's dependencies: uv.lock's runtime set plus its door's extra (no dev group, no `local` extra),
-# exported at build time to build/lambda-requirements-<extra>.txt.
+# exported at build time to build/lambda-requirements-<extra>.txt (PurgeFunction's extra is empty: the core only).
 LAMBDA_EXTRA_HttpFunction := http
 LAMBDA_EXTRA_McpFunction := mcp
+LAMBDA_EXTRA_PurgeFunction := purge
 # Each function's entrypoint (template.yaml's Handler module): its artifact carries only what this module imports.
 LAMBDA_ENTRY_HttpFunction := handlers.lambda_http
 LAMBDA_ENTRY_McpFunction := handlers.lambda_mcp
+LAMBDA_ENTRY_PurgeFunction := handlers.lambda_purge
 # Wheels for the template's Runtime (python3.13) and Architectures (arm64) on Amazon Linux 2023 (glibc 2.34);
 # tests/infra checks these against template.yaml.
 LAMBDA_PYTHON_VERSION := 3.13
 LAMBDA_PLATFORM := aarch64-manylinux_2_34
 
-.PHONY: help install sam browser serve keys test check lint typecheck layers cfn-lint bench build build-HttpFunction build-McpFunction deploy clean
+.PHONY: help install sam browser serve keys test check lint typecheck layers cfn-lint bench build build-HttpFunction build-McpFunction build-PurgeFunction deploy clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -97,7 +99,7 @@ cfn-lint: $(BIN)/.synced
 
 check: lint typecheck layers cfn-lint ## static checks: ruff, mypy --strict, import-linter layering, cfn-lint
 
-# sam build runs build-HttpFunction and build-McpFunction below (template Metadata: BuildMethod makefile); then the
+# sam build runs build-HttpFunction, build-McpFunction and build-PurgeFunction below (template Metadata: BuildMethod makefile); then the
 # artifacts are compiled to bytecode and checked against their size budgets. No Docker: arm64 wheels only.
 build: install sam ## build both Lambda artifacts into .aws-sam/build and report their sizes
 	@$(ENSURE_UV)
@@ -107,7 +109,7 @@ build: install sam ## build both Lambda artifacts into .aws-sam/build and report
 # Called by `sam build` in a scratch copy of src/ with ARTIFACTS_DIR set: the function's locked dependency set,
 # installed from arm64 wheels (hash-checked), then the modules of ours its entrypoint imports and the project's
 # metadata (scripts/lambda_package.py). Console scripts (bin/) cannot run on Lambda.
-build-HttpFunction build-McpFunction: build-%:
+build-HttpFunction build-McpFunction build-PurgeFunction: build-%:
 	@$(ENSURE_UV)
 	@mkdir -p "$(ROOT)build"
 	$(UV) export --project "$(ROOT)" --frozen --no-dev --no-emit-project --no-header --no-annotate --quiet \

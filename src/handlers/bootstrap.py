@@ -1,8 +1,8 @@
 """The composition root: the one place that reads the environment and assembles the core, for every entrypoint.
 
-The Lambda entry modules (handlers.lambda_http, handlers.lambda_mcp) and `agent-memory serve`/`keys` (local.*) take
-their settings, services, authenticator and version from here and pass them to the door factories explicitly; no
-door module imports this one.
+The Lambda entry modules (handlers.lambda_http, handlers.lambda_mcp, handlers.lambda_purge) and `agent-memory
+serve`/`keys` (local.*) take their settings, services, authenticator and version from here and pass them to the
+door factories explicitly; no door module imports this one.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from core.history import DEFAULT_RETENTION_DAYS
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository, make_client
@@ -40,6 +41,8 @@ class Settings:
     mcp_allowed_origins: tuple[str, ...] = ()
     # The CloudWatch namespace of the functions' metrics (handlers.metrics).
     metrics_namespace: str = DEFAULT_METRICS_NAMESPACE
+    # Days a deleted memory stays restorable before the purge removes it for good.
+    deleted_retention_days: int = DEFAULT_RETENTION_DAYS
 
 
 def settings_from_env(env: Mapping[str, str] = os.environ) -> Settings:
@@ -49,6 +52,7 @@ def settings_from_env(env: Mapping[str, str] = os.environ) -> Settings:
         endpoint_url=env.get("AWS_ENDPOINT_URL_DYNAMODB") or None,
         mcp_allowed_origins=_comma_separated(env.get("MCP_ALLOWED_ORIGINS", "")),
         metrics_namespace=env.get("POWERTOOLS_METRICS_NAMESPACE") or DEFAULT_METRICS_NAMESPACE,
+        deleted_retention_days=int(env.get("DELETED_RETENTION_DAYS") or DEFAULT_RETENTION_DAYS),
     )
 
 

@@ -22,6 +22,7 @@ from botocore.exceptions import ClientError
 
 from core.repository import dynamodb
 from core.repository.dynamodb import INDEXES, LISTED_ATTRIBUTES, make_client
+from core.repository.dynamodb.codec import DELETED_INDEX
 from handlers import bootstrap
 from local.template import TABLE_RESOURCE, load_template, table_definition
 
@@ -32,10 +33,14 @@ RUNTIME_PROVIDED_ENV = {"AWS_REGION", "AWS_DEFAULT_REGION"}
 LOCAL_ONLY_ENV = {"AWS_ENDPOINT_URL_DYNAMODB"}
 # What each function must be told; TABLE_NAME's fallback would silently name a table the stack does not own.
 # POWERTOOLS_METRICS_NAMESPACE: its fallback would mix the stages' metrics, and the alarms read the stage's own.
+# DELETED_RETENTION_DAYS: its fallback would ignore the stack's DeletedRetentionDays.
 REQUIRED_ENV = {
     "HttpFunction": {"TABLE_NAME", "POWERTOOLS_METRICS_NAMESPACE"},
     "McpFunction": {"TABLE_NAME", "MCP_ALLOWED_ORIGINS", "POWERTOOLS_METRICS_NAMESPACE"},
+    "PurgeFunction": {"TABLE_NAME", "DELETED_RETENTION_DAYS", "POWERTOOLS_METRICS_NAMESPACE"},
 }
+# The functions that answer requests (behind API Gateway or a function URL), not a schedule.
+DOORS = ("HttpFunction", "McpFunction")
 POWERTOOLS_SETTINGS = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_LOG_LEVEL", "POWERTOOLS_METRICS_NAMESPACE"}
 TABLE_ARN = f"{TABLE_RESOURCE}.Arn"
 INDEX_ARNS = f"${{{TABLE_ARN}}}/index/*"
@@ -142,7 +147,14 @@ def test_table_gsis_are_exactly_the_ones_the_repository_queries():
         for gsi in definition["GlobalSecondaryIndexes"]
     }
     expected = {index: [("pk", "HASH"), (attribute, "RANGE")] for index, attribute in INDEXES.values()}
+    expected[DELETED_INDEX] = [("purge_shard", "HASH"), ("deleted_at", "RANGE")]
     assert declared == expected
+
+
+def test_the_purge_index_holds_only_keys():
+    # The sweep needs only which memories are due; each purge reads the memory itself, consistently.
+    (purge,) = [gsi for gsi in table_definition()["GlobalSecondaryIndexes"] if gsi["IndexName"] == DELETED_INDEX]
+    assert purge["Projection"] == {"ProjectionType": "KEYS_ONLY"}
 
 
 def test_indexes_project_what_listings_read_and_filter_on_but_never_the_access_stamp():
@@ -150,6 +162,8 @@ def test_indexes_project_what_listings_read_and_filter_on_but_never_the_access_s
     # means a stamp rewrites the table item and the last-accessed index entry only.
     wanted = {*LISTED_ATTRIBUTES, "folded"} - {"pk", "sk"}
     for gsi in table_definition()["GlobalSecondaryIndexes"]:
+        if gsi["IndexName"] == DELETED_INDEX:
+            continue
         own_key = gsi["KeySchema"][1]["AttributeName"]
         assert gsi["Projection"]["ProjectionType"] == "INCLUDE"
         assert set(gsi["Projection"]["NonKeyAttributes"]) == wanted - {own_key}, gsi["IndexName"]
@@ -197,8 +211,17 @@ def test_template_declares_the_memory_table_and_no_other_table(template: dict[st
 # --- the functions -----------------------------------------------------------------------------------------------
 
 
-def test_the_template_has_the_http_and_the_mcp_function(template: dict[str, Any]):
+def test_the_template_has_the_http_the_mcp_and_the_purge_function(template: dict[str, Any]):
     assert set(_functions(template)) == set(REQUIRED_ENV)
+
+
+def test_the_purge_runs_every_hour_with_the_retention_parameter(template: dict[str, Any]):
+    purge = _functions(template)["PurgeFunction"]
+    assert purge["Events"]["Hourly"]["Type"] == "ScheduleV2"
+    assert purge["Events"]["Hourly"]["Properties"]["ScheduleExpression"] == "rate(1 hour)"
+    assert purge["Environment"]["Variables"]["DELETED_RETENTION_DAYS"] == "DeletedRetentionDays"
+    assert template["Parameters"]["DeletedRetentionDays"]["Default"] == 30
+    assert purge["Timeout"] <= 900
 
 
 def test_every_function_handler_is_importable_and_callable(template: dict[str, Any]):
@@ -255,7 +278,9 @@ def test_every_timeout_is_under_api_gateways_limit_and_above_the_dynamodb_client
     worst_case = attempts * (config.connect_timeout + config.read_timeout) + backoff
     assert worst_case == 24
     for name, properties in _functions(template).items():
-        assert worst_case < properties["Timeout"] < API_GATEWAY_INTEGRATION_LIMIT_S, name
+        assert worst_case < properties["Timeout"], name
+        if name in DOORS:
+            assert properties["Timeout"] < API_GATEWAY_INTEGRATION_LIMIT_S, name
 
 
 def test_every_function_has_memory_between_512_mb_and_one_vcpu(template: dict[str, Any]):
@@ -382,6 +407,7 @@ def test_the_repository_calls_only_item_query_and_partiql_update_actions():
         "dynamodb:BatchGetItem",
         "dynamodb:PutItem",
         "dynamodb:DeleteItem",
+        "dynamodb:BatchWriteItem",
         "dynamodb:UpdateItem",
         "dynamodb:Query",
         "dynamodb:PartiQLUpdate",
@@ -425,7 +451,7 @@ def test_http_api_writes_access_logs_without_headers_to_its_log_group(template: 
 
 def test_every_log_group_keeps_logs_for_the_retention_parameter(template: dict[str, Any]):
     groups = _resources_of_type(template, "AWS::Logs::LogGroup")
-    assert set(groups) == {"ApiAccessLogGroup", "HttpFunctionLogGroup", "McpFunctionLogGroup"}
+    assert set(groups) == {"ApiAccessLogGroup", "HttpFunctionLogGroup", "McpFunctionLogGroup", "PurgeFunctionLogGroup"}
     for name, group in groups.items():
         assert group["Properties"]["RetentionInDays"] == "LogRetentionDays", name
     assert (

@@ -29,7 +29,7 @@ from core.repository.dynamodb.codec import (
     totals_attribute,
 )
 from core.repository.dynamodb.expressions import Write, tag_copy_actions, totals_update
-from core.repository.dynamodb.stored import TRANSACTION_ATTEMPTS, Stored, read_stored, transact
+from core.repository.dynamodb.stored import TRANSACTION_ATTEMPTS, Items, Stored
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -46,6 +46,7 @@ class Lifecycle:
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self._client = client
         self._table = table_name
+        self._items = Items(client, table_name)
 
     def change(
         self,
@@ -87,7 +88,7 @@ class Lifecycle:
             actions.append(totals_update(self._table, memory_partition(namespace), moved))
         actions += tag_copy_actions(self._table, namespace, before if stored.copied else None, after)
         try:
-            transact(self._client, actions)
+            self._items.transact(actions)
         except TransactionCancelledError as cancelled:
             if cancelled.failed(0):
                 return False  # changed since the read
@@ -108,7 +109,7 @@ class Lifecycle:
 
     def _deleted(self, namespace: str, memory_id: int) -> Stored:
         """The stored memory, when it is deleted and its purge has not begun; MemoryNotFoundError otherwise."""
-        stored = read_stored(self._client, self._table, namespace, memory_id)
+        stored = self._items.read(namespace, memory_id)
         if stored is None or stored.purging:
             raise MemoryNotFoundError(memory_id)
         if stored.memory.status != "deleted":
@@ -116,7 +117,7 @@ class Lifecycle:
         return stored
 
     def history(self, namespace: str, memory_id: int, limit: int, offset: int) -> Revisions:
-        stored = read_stored(self._client, self._table, namespace, memory_id)
+        stored = self._items.read(namespace, memory_id)
         if stored is None or stored.purging:
             raise MemoryNotFoundError(memory_id)
         total = stored.revisions
@@ -146,7 +147,7 @@ class Lifecycle:
         only a memory deleted before then; False when it is not (nothing removed). MemoryNotFoundError when the
         memory is missing or not deleted."""
         for _ in range(TRANSACTION_ATTEMPTS):
-            stored = read_stored(self._client, self._table, namespace, memory_id)
+            stored = self._items.read(namespace, memory_id)
             if stored is None:
                 raise MemoryNotFoundError(memory_id)
             if stored.memory.status != "deleted":
@@ -238,7 +239,7 @@ class Lifecycle:
                 }
             )
         try:
-            transact(self._client, actions)
+            self._items.transact(actions)
         except TransactionCancelledError as cancelled:
             if not cancelled.failed(0):  # failed(0): another purge finished it first
                 raise storage_refused(cancelled) from None

@@ -27,7 +27,7 @@ from core.repository.dynamodb.expressions import ABSENT, Write, idempotency_put,
 from core.repository.dynamodb.lifecycle import Lifecycle
 from core.repository.dynamodb.listing import Listing
 from core.repository.dynamodb.stamps import Stamps
-from core.repository.dynamodb.stored import TRANSACTION_ATTEMPTS, read_stored, transact
+from core.repository.dynamodb.stored import TRANSACTION_ATTEMPTS, Items
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -45,6 +45,7 @@ class DynamoDBMemoryRepository:
         self._listing = Listing(client, table_name)
         self._stamps = Stamps(client, table_name)
         self._lifecycle = Lifecycle(client, table_name)
+        self._items = Items(client, table_name)
 
     def next_id(self, namespace: str) -> int:
         response = call(
@@ -80,7 +81,7 @@ class DynamoDBMemoryRepository:
         actions.append({"Put": {"TableName": self._table, "Item": to_revision(namespace, created)}})
         actions += tag_copy_actions(self._table, namespace, None, memory)
         try:
-            transact(self._client, actions)
+            self._items.transact(actions)
         except TransactionCancelledError as cancelled:
             if idempotency is not None and cancelled.failed(2):
                 prior = self._prior_create(namespace, idempotency.key_hash)
@@ -113,7 +114,7 @@ class DynamoDBMemoryRepository:
     def get(self, namespace: str, memory_id: int) -> Memory | None:
         """The stored memory (deleted ones included) by a strongly consistent read, without stamping it; not part
         of the port: tests and the bench look at stored memories with it."""
-        stored = read_stored(self._client, self._table, namespace, memory_id)
+        stored = self._items.read(namespace, memory_id)
         return stored.memory if stored else None
 
     def read(self, namespace: str, memory_id: int, accessed_at: str) -> Memory:
@@ -130,7 +131,7 @@ class DynamoDBMemoryRepository:
     ) -> Memory:
         # Read, then write conditionally on what was read: the revision holds the whole record after the change.
         for _ in range(UPDATE_ATTEMPTS):
-            stored = read_stored(self._client, self._table, namespace, memory_id)
+            stored = self._items.read(namespace, memory_id)
             if stored is None or stored.memory.status == "deleted":
                 raise MemoryNotFoundError(memory_id)
             current = stored.memory
@@ -155,7 +156,7 @@ class DynamoDBMemoryRepository:
         # The totals move from the memory's status to `deleted`, so the delete reads which status that is first,
         # and writes only if the memory is still as read; it keeps that status for a restore.
         for _ in range(TRANSACTION_ATTEMPTS):
-            stored = read_stored(self._client, self._table, namespace, memory_id)
+            stored = self._items.read(namespace, memory_id)
             if stored is None or stored.memory.status == "deleted":
                 raise MemoryNotFoundError(memory_id)
             write = Write()

@@ -65,20 +65,28 @@ class Stored:
         return " AND ".join(terms), values
 
 
-def read_stored(client: DynamoDBClient, table: str, namespace: str, memory_id: int) -> Stored | None:
-    """The memory item by a strongly consistent read; None when there is none."""
-    response = call(client.get_item, TableName=table, Key=memory_key(namespace, memory_id), ConsistentRead=True)
-    item = response.get("Item")
-    return Stored.of(item) if item else None
+class Items:
+    """The memory items of one table as the writes use them: the consistent read, and the transaction."""
 
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self._client = client
+        self._table = table_name
 
-def transact(client: DynamoDBClient, actions: list[dict[str, Any]]) -> None:
-    """One all-or-nothing write, retried (with jittered backoff) only while it collides with another one."""
-    for attempt in range(TRANSACTION_ATTEMPTS):
-        try:
-            call(client.transact_write_items, TransactItems=actions)
-            return
-        except TransactionCancelledError as cancelled:
-            if not cancelled.only_collided or attempt == TRANSACTION_ATTEMPTS - 1:
-                raise
-            time.sleep(random.uniform(0, TRANSACTION_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
+    def read(self, namespace: str, memory_id: int) -> Stored | None:
+        """The memory item by a strongly consistent read; None when there is none."""
+        response = call(
+            self._client.get_item, TableName=self._table, Key=memory_key(namespace, memory_id), ConsistentRead=True
+        )
+        item = response.get("Item")
+        return Stored.of(item) if item else None
+
+    def transact(self, actions: list[dict[str, Any]]) -> None:
+        """One all-or-nothing write, retried (with jittered backoff) only while it collides with another one."""
+        for attempt in range(TRANSACTION_ATTEMPTS):
+            try:
+                call(self._client.transact_write_items, TransactItems=actions)
+                return
+            except TransactionCancelledError as cancelled:
+                if not cancelled.only_collided or attempt == TRANSACTION_ATTEMPTS - 1:
+                    raise
+                time.sleep(random.uniform(0, TRANSACTION_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
