@@ -20,6 +20,8 @@ from local.store import migrate_store
 
 _DURATION = re.compile(r"([0-9]{1,6})([dhm])")
 _DURATION_UNITS = {"d": "days", "h": "hours", "m": "minutes"}
+# As template.yaml's DeletedRetentionDays allows.
+MAX_RETENTION_DAYS = 3650
 
 
 def _duration(text: str) -> timedelta:
@@ -27,6 +29,12 @@ def _duration(text: str) -> timedelta:
     if match is None or int(match.group(1)) == 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 30d, 12h or 90m")
     return timedelta(**{_DURATION_UNITS[match.group(2)]: int(match.group(1))})
+
+
+def _positive_days(text: str) -> int:
+    if not text.strip().isdigit() or not 1 <= int(text) <= MAX_RETENTION_DAYS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days from 1 to {MAX_RETENTION_DAYS}")
+    return int(text)
 
 
 def _scopes(text: str) -> tuple[Scope, ...]:
@@ -74,6 +82,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
     _store_options(serve, env, f"DynamoDB Local's port on loopback (default {DEFAULT_DDB_PORT})")
     serve.add_argument("--template", type=Path, default=None, help="template.yaml holding the table definition")
+    serve.add_argument(
+        "--deleted-retention-days",
+        type=_positive_days,
+        default=env.deleted_retention_days,
+        help=f"days a deleted memory stays restorable before it is purged (default {env.deleted_retention_days}) "
+        "[env DELETED_RETENTION_DAYS]",
+    )
     serve.add_argument(
         "--no-auth",
         action="store_true",

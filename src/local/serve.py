@@ -13,6 +13,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
 from core.access import DEFAULT_NAMESPACE, ApiKey
@@ -151,6 +152,29 @@ def serve_app(
 
 
 SWITCH_INTERVAL = 0.001
+# How often `serve` purges the memories deleted longer than the retention window ago, as the stack's purge does.
+PURGE_EVERY = timedelta(hours=1)
+
+
+def start_purging(memories: MemoryService, retention: timedelta, every: timedelta) -> threading.Event:
+    """Purge the memories deleted longer than `retention` ago now and then `every` so often, in a daemon thread,
+    until the returned event is set. A failed run (the store briefly away) is reported and tried again later."""
+    stop = threading.Event()
+
+    def run() -> None:
+        while True:
+            try:
+                purged = memories.purge_expired(retention)
+            except DomainError as exc:
+                print(f"purge of deleted memories failed, tried again in {every}: {exc}", file=sys.stderr)
+            else:
+                if purged:
+                    print(f"purged {purged} memories deleted more than {retention.days} days ago", flush=True)
+            if stop.wait(every.total_seconds()):
+                return
+
+    threading.Thread(target=run, name="purge", daemon=True).start()
+    return stop
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -220,7 +244,11 @@ def serve(args: argparse.Namespace) -> int:
             _warn_open(base)
         else:
             _print_auth(key, services.keys, base, args)
+        retention = timedelta(days=args.deleted_retention_days)
+        print(f"deleted memories       restorable for {retention.days} days, then purged (checked hourly)", flush=True)
+        purging = start_purging(guarded.memories, retention, PURGE_EVERY)
         uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+        purging.set()
     finally:
         if engine is not None:
             engine.stop()

@@ -4,16 +4,22 @@ injected clock) removes everything of the memory and keeps the totals exact."""
 
 from __future__ import annotations
 
+import copy
+import time
 from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from core.contract import RetrievalQuery
-from core.errors import MemoryNotFoundError, VersionMismatchError
+from core.errors import MemoryNotFoundError, StorageUnavailableError, VersionMismatchError
 from core.history import HistoryQuery
 from core.memories import MemoryService
 from core.model import IdempotentCreate, MemoryChanges, NewMemory
+from core.repository.dynamodb import DynamoDBMemoryRepository, ensure_table
+from core.repository.dynamodb.codec import DELETED_INDEX
+from local.serve import start_purging
+from local.template import table_definition
 from tests.conftest import Engine, FakeClock
 from tests.copies import assert_copies_mirror, scan
 
@@ -255,3 +261,73 @@ def test_a_purge_interrupted_after_it_began_hides_the_memory_and_is_finished_by_
     assert keys_of(ddb_local_engine, ddb_service, gone.id) == []
     assert total(ddb_service, status="deleted") == 0
     assert_copies_mirror(ddb_local_engine, ddb_service, NS)
+
+
+# --- where the purge runs ------------------------------------------------------------------------------------
+
+
+def test_serve_purges_in_the_background_what_is_past_the_window(
+    memory_service: MemoryService, clock: FakeClock
+) -> None:
+    gone = memory_service.create(NS, new())
+    kept = memory_service.create(NS, new())
+    memory_service.delete(NS, gone.id)
+    clock.advance(days=31)
+    memory_service.delete(NS, kept.id)
+
+    stop = start_purging(memory_service, RETENTION, timedelta(milliseconds=10))
+    try:
+        deadline = time.monotonic() + 5
+        while total(memory_service, status="deleted") > 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        stop.set()
+
+    assert [m.id for m in memory_service.search(NS, RetrievalQuery.parse({"status": "deleted"})).items] == [kept.id]
+
+
+def test_a_failed_background_purge_is_reported_and_tried_again(capsys: pytest.CaptureFixture[str]) -> None:
+    class Flaky:
+        calls = 0
+
+        def purge_expired(self, retention: timedelta) -> int:
+            self.calls += 1
+            if self.calls == 1:
+                raise StorageUnavailableError("storage could not be reached; retry shortly")
+            return 2
+
+    flaky = Flaky()
+    stop = start_purging(flaky, RETENTION, timedelta(milliseconds=10))  # type: ignore[arg-type]
+    deadline = time.monotonic() + 5
+    while flaky.calls < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stop.set()
+
+    captured = capsys.readouterr()
+    assert "purge of deleted memories failed" in captured.err
+    assert "storage could not be reached" in captured.err
+    assert "purged 2 memories deleted more than 30 days ago" in captured.out
+
+
+def test_an_existing_table_without_the_purge_index_gains_it_and_then_purges(
+    ddb_local_engine: Engine, clock: FakeClock
+) -> None:
+    definition = copy.deepcopy(table_definition())
+    definition["GlobalSecondaryIndexes"] = [
+        index for index in definition["GlobalSecondaryIndexes"] if index["IndexName"] != DELETED_INDEX
+    ]
+    definition["AttributeDefinitions"] = [
+        a for a in definition["AttributeDefinitions"] if a["AttributeName"] not in ("purge_shard", "deleted_at")
+    ]
+    name = f"older-{time.monotonic_ns()}"
+    ensure_table(ddb_local_engine.client, name, definition)
+
+    assert ensure_table(ddb_local_engine.client, name, table_definition()) is False
+
+    indexes = ddb_local_engine.client.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"]
+    assert DELETED_INDEX in {index["IndexName"] for index in indexes}
+    service = MemoryService(DynamoDBMemoryRepository(ddb_local_engine.client, name), clock)
+    gone = service.create(NS, new())
+    service.delete(NS, gone.id)
+    clock.advance(days=31)
+    assert service.purge_expired(RETENTION) == 1

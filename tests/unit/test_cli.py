@@ -318,3 +318,14 @@ def test_serve_with_a_busy_port_names_its_option_and_starts_creates_and_prints_n
         f"another port with {option}"
     )
     assert out == ""
+
+
+@pytest.mark.parametrize("days", ["0", "-1", "3651", "ten", ""])
+def test_serve_refuses_a_retention_window_outside_1_to_3650_days_before_starting_anything(
+    days: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["serve", "--deleted-retention-days", days])
+
+    assert exited.value.code == 2
+    assert "is not a number of days from 1 to 3650" in capsys.readouterr().err
