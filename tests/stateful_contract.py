@@ -1,13 +1,14 @@
 """A stateful check of both doors against one plain Python model of CONTRACT.md.
 
 Hypothesis drives random sequences of create, get, patch (with and without `If-Match` / `expected_version`,
-sometimes stale), delete and listing (`GET /memories`, `search_memories`, `prime_memory_context`), each step through
-a door it chooses: the HTTP door (a FastAPI TestClient) or the MCP door (the SDK's own in-process Client, driven
-from this synchronous machine through an anyio blocking portal). Both doors sit over the same service, the same
-store and a FakeClock that sometimes stands still to make ties, so one sequence interleaves them freely and proves
-they are one contract. After every call the answer is compared with what the model predicts, and after every step
-every stored record is compared with the model: ids, versions, `updated_at`, `last_accessed_at` stamps, soft
-delete, and the exact order, totals and pages of every listing.
+sometimes stale), delete, restore, purge, history reads and listing (`GET /memories`, `search_memories`,
+`prime_memory_context`), each step through a door it chooses: the HTTP door (a FastAPI TestClient) or the MCP door
+(the SDK's own in-process Client, driven from this synchronous machine through an anyio blocking portal); restore,
+purge and history are HTTP only. Both doors sit over the same service, the same store and a FakeClock that
+sometimes stands still to make ties, so one sequence interleaves them freely and proves they are one contract.
+After every call the answer is compared with what the model predicts, and after every step every stored record is
+compared with the model: ids, versions, `updated_at`, `last_accessed_at` stamps, soft delete, purge, every
+memory's history revision by revision, and the exact order, totals and pages of every listing.
 
 The machine takes an Engine (tests/conftest.py), so the same machine runs on the in-memory store (tests/unit) and on
 Amazon DynamoDB Local (tests/integration); each run gets its own table.
@@ -119,6 +120,11 @@ class StatefulContract(RuleBasedStateMachine):
         self.mcp = self.resources.enter_context(self.portal.wrap_async_context_manager(Client(server)))
         self.model: dict[int, Record] = {}
         self.created = 0
+        # Each memory's revisions, oldest first (as the history answers them, newest first, reversed), the status a
+        # deleted memory had before its delete, and the ids purged for good.
+        self.revisions: dict[int, list[Record]] = {}
+        self.prior_status: dict[int, str] = {}
+        self.purged: set[int] = set()
 
     def teardown(self) -> None:
         self.resources.close()
@@ -130,9 +136,29 @@ class StatefulContract(RuleBasedStateMachine):
         return format_timestamp(self.clock.now)
 
     def target(self, data: st.DataObject) -> int:
-        """An id that exists (live or deleted) most of the time, else one never handed out."""
+        """An id that exists (live or deleted) most of the time, else one purged or never handed out."""
         known = sorted(self.model)
-        return data.draw(st.sampled_from([*known, *known, self.created + 1]))
+        return data.draw(st.sampled_from([*known, *known, *sorted(self.purged), self.created + 1]))
+
+    def target_deleted(self, data: st.DataObject) -> int:
+        """For a restore or a purge: a deleted memory most of the time, when there is one, else any target."""
+        deleted = [memory_id for memory_id, record in sorted(self.model.items()) if record["status"] == "deleted"]
+        live = sorted(set(self.model) - set(deleted))
+        if not deleted and live and data.draw(st.booleans()):
+            # Deletes are one rule among many: make one here, so restores and purges often have something to act on.
+            deleted = [data.draw(st.sampled_from(live))]
+            self.delete_one(deleted[0], data.draw(DOORS))
+        if deleted and data.draw(st.integers(0, 3)):
+            return data.draw(st.sampled_from(deleted))
+        return self.target(data)
+
+    def revise(self, memory_id: int, change: str, changed_at: str) -> None:
+        """The revision the model expects the change just made to leave."""
+        record = {name: value for name, value in self.model[memory_id].items() if name != "last_accessed_at"}
+        revisions = self.revisions.setdefault(memory_id, [])
+        revisions.append(
+            {"revision": len(revisions) + 1, "change": change, "changed_at": changed_at, "key_id": None, **record}
+        )
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
         result: CallToolResult = self.portal.call(self.mcp.call_tool, name, arguments)
@@ -205,6 +231,7 @@ class StatefulContract(RuleBasedStateMachine):
         else:
             assert created == expected
         self.model[self.created] = expected
+        self.revise(self.created, "created", now)
 
     @rule(data=st.data(), door=DOORS)
     def get(self, data: st.DataObject, door: Door) -> None:
@@ -292,6 +319,7 @@ class StatefulContract(RuleBasedStateMachine):
             record.update(changed)
             record["version"] += 1
             record["updated_at"] = self.now()
+            self.revise(memory_id, "updated", record["updated_at"])
         # A PATCH never stamps last_accessed_at; a no-op keeps version and updated_at.
         if door == "http":
             self.assert_record(outcome, record)
@@ -300,7 +328,9 @@ class StatefulContract(RuleBasedStateMachine):
 
     @rule(data=st.data(), door=DOORS)
     def delete(self, data: st.DataObject, door: Door) -> None:
-        memory_id = self.target(data)
+        self.delete_one(self.target(data), door)
+
+    def delete_one(self, memory_id: int, door: Door) -> None:
         record = self.model.get(memory_id)
         gone = record is None or record["status"] == "deleted"
         if door == "http":
@@ -316,10 +346,58 @@ class StatefulContract(RuleBasedStateMachine):
         else:
             assert self.tool_result("delete_memory", {"id": memory_id}) == {"id": memory_id, "status": "deleted"}
         assert record is not None
+        self.prior_status[memory_id] = record["status"]
         record["status"] = "deleted"  # version and updated_at stay
+        self.revise(memory_id, "deleted", self.now())
         # Gone from both doors at once.
         assert self.http.get(f"/memories/{memory_id}").status_code == 404
         assert self.tool_error("get_memory", {"id": memory_id}) == not_found("get_memory", memory_id)
+
+    @rule(data=st.data())
+    def restore(self, data: st.DataObject) -> None:
+        memory_id = self.target_deleted(data)
+        record = self.model.get(memory_id)
+        response = self.http.post(f"/memories/{memory_id}/restore")
+        if record is None or record["status"] != "deleted":
+            assert response.status_code == 404, response.text
+            return
+        assert response.status_code == 200, response.text
+        record["status"] = self.prior_status.pop(memory_id)  # version and updated_at stay
+        self.revise(memory_id, "restored", self.now())
+        self.assert_record(response, record)
+
+    @rule(data=st.data())
+    def purge(self, data: st.DataObject) -> None:
+        memory_id = self.target_deleted(data)
+        record = self.model.get(memory_id)
+        response = self.http.delete(f"/memories/{memory_id}", params={"purge": "true"})
+        if record is None or record["status"] != "deleted":
+            assert response.status_code == 404, response.text
+            return
+        assert response.status_code == 204, response.text
+        del self.model[memory_id], self.revisions[memory_id], self.prior_status[memory_id]
+        self.purged.add(memory_id)
+        assert self.http.get(f"/memories/{memory_id}/history").status_code == 404
+
+    @rule(data=st.data(), limit=st.sampled_from([None, 1, 2, 150]), offset=OFFSETS)
+    def history(self, data: st.DataObject, limit: int | None, offset: int | None) -> None:
+        memory_id = self.target(data)
+        params = {name: value for name, value in {"limit": limit, "offset": offset}.items() if value is not None}
+        response = self.http.get(f"/memories/{memory_id}/history", params=params)
+        if memory_id not in self.model:
+            assert response.status_code == 404, response.text
+            return
+        assert response.status_code == 200, response.text
+        newest_first = self.revisions[memory_id][::-1]
+        served_limit, served_offset = min(limit or 10, 100), offset or 0
+        page = newest_first[served_offset : served_offset + served_limit]
+        assert response.json() == {
+            "items": page,
+            "total": len(newest_first),
+            "limit": served_limit,
+            "offset": served_offset,
+            "has_more": served_offset + len(page) < len(newest_first),
+        }
 
     @rule(
         door=st.sampled_from(["http", "search_memories"]),
@@ -446,6 +524,16 @@ class StatefulContract(RuleBasedStateMachine):
             assert found.total == len(found.items)
             listed += [memory.id for memory in found.items]
         assert sorted(listed) == sorted(self.model)
+        for memory_id in self.purged:
+            assert self.repository.get(NAMESPACE, memory_id) is None
+
+    @invariant()
+    def history_matches_model(self) -> None:
+        """Every memory's stored history is exactly the model's: no revision missing, doubled or extra."""
+        for memory_id, revisions in self.revisions.items():
+            stored = self.repository.history(NAMESPACE, memory_id, 100, 0)
+            assert stored.total == len(revisions)
+            assert [revision.model_dump() for revision in stored.items] == revisions[::-1]
 
     @invariant()
     def model_is_consistent(self) -> None:
