@@ -6,6 +6,7 @@ per thread: each request then runs on its own event loop, so the blocking servic
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +20,7 @@ from fastapi.testclient import TestClient
 from core.access import DEFAULT_NAMESPACE
 from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
+from core.history import HistoryQuery
 from core.memories import MemoryService
 from core.model import Memory, MemoryChanges, NewMemory
 from core.repository.dynamodb import UPDATE_ATTEMPTS, DynamoDBMemoryRepository
@@ -253,3 +255,51 @@ def test_concurrent_retags_retypes_and_deletes_leave_every_tag_copy_and_count_ex
         stored = [ddb_local_service._repository.get(DEFAULT_NAMESPACE, i) for i in ids]  # type: ignore[attr-defined]
         expected = [m.id for m in stored if m and tag in m.tags and m.status == "active"]
         assert ([m.id for m in found.items], found.total) == (expected, len(expected))
+
+
+def test_concurrent_patches_deletes_restores_and_purges_leave_each_history_exact(
+    ddb_local_engine: Engine, ddb_local_service: MemoryService
+) -> None:
+    service = ddb_local_service
+    ids = [
+        service.create(DEFAULT_NAMESPACE, NewMemory.parse({"content": f"note {n}", "tags": ["t"]})).id for n in range(3)
+    ]
+    landed: list[list[tuple[int, str]]] = [[] for _ in range(THREADS)]  # (memory id, change) each thread saw land
+
+    def work(index: int) -> None:
+        for round_ in range(8):
+            memory_id = ids[(index + round_) % len(ids)]
+            step = (index + round_) % 4
+            try:
+                if step == 0:
+                    service.delete(DEFAULT_NAMESPACE, memory_id, key_id=f"{index:012x}")
+                    landed[index].append((memory_id, "deleted"))
+                elif step == 1:
+                    service.restore(DEFAULT_NAMESPACE, memory_id, key_id=f"{index:012x}")
+                    landed[index].append((memory_id, "restored"))
+                else:
+                    content = f"thread {index} round {round_}"
+                    service.update(DEFAULT_NAMESPACE, memory_id, MemoryChanges.parse({"content": content}))
+                    landed[index].append((memory_id, "updated"))
+            except (WriteConflictError, MemoryNotFoundError):
+                pass  # refused, or lost every retry: it must have left no revision
+
+    run_together(THREADS, work)
+
+    for memory_id in ids:
+        history = service.history(DEFAULT_NAMESPACE, memory_id, HistoryQuery.parse({"limit": 100})).items[::-1]
+        changes = [revision.change for revision in history]
+        assert [revision.revision for revision in history] == list(range(1, len(history) + 1))
+        assert sorted(changes[1:]) == sorted(change for done in landed for mid, change in done if mid == memory_id)
+        assert changes[0] == "created"
+        for before, after in itertools.pairwise(history):
+            # Each revision follows from the one before: a delete or restore moves only the status. (Not
+            # `changed_at`: it is when each request arrived, and overlapping requests land in any order.)
+            bumped = 1 if after.change == "updated" else 0
+            assert after.version == before.version + bumped
+            assert (after.status == "deleted") == (after.change == "deleted")
+        stored = service._repository.get(DEFAULT_NAMESPACE, memory_id)  # type: ignore[attr-defined]
+        assert history[-1].memory() == stored.model_copy(update={"last_accessed_at": None})
+        if stored.status == "deleted":
+            service.purge(DEFAULT_NAMESPACE, memory_id)
+    assert_copies_mirror(ddb_local_engine, service, DEFAULT_NAMESPACE)
