@@ -1,6 +1,7 @@
 """The `agent-memory` command line: `serve` (local.serve) runs the whole service locally in one process; `keys`
-(local.keys) manages API keys and `migrate` brings stored memories up to this version's layout, in any store (a
-running `serve`'s DynamoDB Local, DynamoDB Local, AWS)."""
+(local.keys) manages API keys, `migrate` brings stored memories up to this version's layout, and `export`, `import`
+and `namespace erase` (local.portability) move or remove whole namespaces, in any store (a running `serve`'s
+DynamoDB Local, DynamoDB Local, AWS)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from core.access import DEFAULT_NAMESPACE, SCOPES, Scope, parse_scopes, validate
 from core.errors import InvalidInputError
 from handlers import bootstrap
 from local.keys import manage_keys
+from local.portability import erase_namespace, export_namespace, import_namespace
 from local.serve import DEFAULT_DDB_PORT, DEFAULT_PORT, serve
 from local.store import migrate_store
 
@@ -123,6 +125,30 @@ def _parser() -> argparse.ArgumentParser:
         help="bring the stored memories up to this version's layout (tag copies); run once after a deploy",
     )
     _store_options(migrate, env, reach)
+
+    export = commands.add_parser(
+        "export", help="write a namespace's memories to standard output, one JSON object per line (NDJSON)"
+    )
+    export.add_argument("--namespace", type=_namespace, required=True, help="the namespace to export")
+    export.add_argument("--include-deleted", action="store_true", help="also the deleted (restorable) memories")
+    export.add_argument("--history", action="store_true", help="with every memory's history")
+    _store_options(export, env, reach)
+
+    load = commands.add_parser(
+        "import", help="import an export into an empty namespace: every line is checked before anything is written"
+    )
+    load.add_argument("--namespace", type=_namespace, required=True, help="the empty namespace to import into")
+    load.add_argument("file", type=Path, help="a file written by `agent-memory export`")
+    _store_options(load, env, reach)
+
+    namespace = commands.add_parser("namespace", help="whole-namespace operations")
+    namespace_commands = namespace.add_subparsers(dest="namespace_command", required=True)
+    erase = namespace_commands.add_parser(
+        "erase", help="remove everything of a namespace for good: memories, history, totals, counters, API keys"
+    )
+    erase.add_argument("namespace", type=_namespace, help="the namespace to erase")
+    erase.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    _store_options(erase, env, reach)
     return parser
 
 
@@ -134,6 +160,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return manage_keys(args)
     if args.command == "migrate":
         return migrate_store(args)
+    if args.command == "export":
+        return export_namespace(args)
+    if args.command == "import":
+        return import_namespace(args)
+    if args.command == "namespace":
+        return erase_namespace(args)
     return 2
 
 

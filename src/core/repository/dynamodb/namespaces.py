@@ -1,0 +1,301 @@
+"""Whole-namespace operations for the command line: export every memory (with its history), import into an empty
+namespace, erase everything a namespace has. Not on any request path: erase reads the table once to find the
+namespace's tag partitions, which no key names."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Final
+
+from core.errors import DomainError, StorageUnavailableError
+from core.history import Revision
+from core.limits import ID_DIGITS, MAX_MEMORY_ID
+from core.portable import ExportedMemory
+from core.repository.dynamodb.client import TransactionCancelledError, call, storage_refused
+from core.repository.dynamodb.codec import (
+    COUNTER_SK,
+    IDEMPOTENCY_PREFIX,
+    MEMORY_PREFIX,
+    REVISION_PREFIX,
+    STATS_SK,
+    TAG_COPIES,
+    TAG_PARTITION,
+    from_revision,
+    memory_partition,
+    purge_shard,
+    revision_prefix,
+    tag_partition,
+    to_copy,
+    to_item,
+    to_revision,
+    totals_attribute,
+)
+from core.repository.dynamodb.expressions import ABSENT, totals_update
+from core.repository.dynamodb.keys import KEYS_PARTITION
+from core.repository.dynamodb.stored import Stored
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+Item = dict[str, Any]
+Progress = Callable[[Counter[str]], None]
+
+# A transaction holds at most 100 actions; an import packs as many memories into one as fit.
+TRANSACTION_ACTIONS: Final = 100
+BATCH_WRITE_ITEMS: Final = 25
+BATCH_WRITE_ATTEMPTS: Final = 8
+BATCH_BACKOFF_SECONDS: Final = 0.05
+IMPORT_SK: Final = "IMPORT"
+# What each item of a namespace is, by its sort key (in the namespace partition) or its partition (a tag's).
+_KINDS: Final = (
+    (MEMORY_PREFIX, "memories"),
+    (REVISION_PREFIX, "revisions"),
+    (IDEMPOTENCY_PREFIX, "idempotency records"),
+    (COUNTER_SK, "id counters"),
+    (STATS_SK, "totals"),
+    (IMPORT_SK, "import markers"),
+)
+
+
+class ImportRefusedError(DomainError):
+    """The namespace cannot take this import (it holds data, or another import is under way in it)."""
+
+
+class Namespaces:
+    """Export, import and erasure of whole namespaces of one table."""
+
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self._client = client
+        self._table = table_name
+
+    def _pages(self, request: dict[str, Any], operation: str = "query") -> Iterator[list[Item]]:
+        request = {"TableName": self._table, **request}
+        while True:
+            response = call(getattr(self._client, operation), **request)
+            yield response["Items"]
+            if "LastEvaluatedKey" not in response:
+                return
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    # --- export ----------------------------------------------------------------------------------------------
+
+    def export(self, namespace: str, *, include_deleted: bool, history: bool) -> Iterator[ExportedMemory]:
+        """Every memory of the namespace in id order (deleted ones only when asked), with its history when asked."""
+        request = {
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :memory)",
+            "ExpressionAttributeValues": {":pk": memory_partition(namespace), ":memory": {"S": MEMORY_PREFIX}},
+            "ConsistentRead": True,
+        }
+        for page in self._pages(request):
+            stored = [Stored.of(item) for item in page]
+            kept = [s for s in stored if include_deleted or s.memory.status != "deleted"]
+            revisions = self._revisions(namespace, kept[0].memory.id, kept[-1].memory.id) if history and kept else {}
+            for entry in kept:
+                deleted = entry.memory.status == "deleted"
+                yield ExportedMemory.of(
+                    entry.memory,
+                    # A memory deleted before deletes kept these comes back active, as a restore would bring it.
+                    (entry.prior_status or "active") if deleted else None,
+                    (entry.deleted_at or entry.memory.updated_at) if deleted else None,
+                    revisions.get(entry.memory.id, []) if history else None,
+                )
+
+    def _revisions(self, namespace: str, first: int, last: int) -> dict[int, list[Revision]]:
+        request = {
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
+            "ExpressionAttributeValues": {
+                ":pk": memory_partition(namespace),
+                ":first": {"S": revision_prefix(first)},
+                ":last": {"S": f"{revision_prefix(last)}{MAX_MEMORY_ID:0{ID_DIGITS}d}"},
+            },
+            "ConsistentRead": True,
+        }
+        found: dict[int, list[Revision]] = {}
+        for page in self._pages(request):
+            for item in page:
+                revision = from_revision(item)
+                found.setdefault(revision.id, []).append(revision)
+        return found
+
+    # --- import ----------------------------------------------------------------------------------------------
+
+    def begin_import(self, namespace: str, digest: str) -> bool:
+        """Claim the namespace for the import of the file whose SHA-256 is `digest`: True when an earlier run of
+        this same import stopped half-way (it goes on where it stopped), False when the namespace is empty.
+        ImportRefusedError when it holds anything else."""
+        marker = {"pk": memory_partition(namespace), "sk": {"S": IMPORT_SK}}
+        found = call(self._client.get_item, TableName=self._table, Key=marker, ConsistentRead=True).get("Item")
+        if found is not None:
+            if found["digest"]["S"] != digest:
+                raise ImportRefusedError(
+                    f"namespace {namespace!r} is taking another import, which stopped half-way; run that import "
+                    "again to finish it, or erase the namespace"
+                )
+            return True
+        request = {
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": memory_partition(namespace)},
+            "ProjectionExpression": "pk",
+            "Limit": 1,
+        }
+        if next(self._pages(request)):
+            raise ImportRefusedError(f"namespace {namespace!r} is not empty; import goes into an empty namespace only")
+        call(
+            self._client.put_item,
+            TableName=self._table,
+            Item={**marker, "digest": {"S": digest}},
+            ConditionExpression=ABSENT,
+        )
+        return False
+
+    def load(self, namespace: str, memories: Iterable[ExportedMemory], progress: Progress) -> int:
+        """Write the memories, each with its revisions, tag copies and counts, many to a transaction; a memory
+        already there (from the interrupted run this one resumes) is left as it is. The number written."""
+        written = Counter[str]()
+        group: list[ExportedMemory] = []
+        for memory in memories:
+            if group and _actions([*group, memory]) > TRANSACTION_ACTIONS:
+                written["memories"] += self._write_group(namespace, group)
+                progress(written)
+                group = []
+            group.append(memory)
+        if group:
+            written["memories"] += self._write_group(namespace, group)
+            progress(written)
+        return written["memories"]
+
+    def _write_group(self, namespace: str, group: list[ExportedMemory]) -> int:
+        revisions = [to_revision(namespace, r) for memory in group for r in memory.revisions or []]
+        for start in range(0, len(revisions), BATCH_WRITE_ITEMS):  # idempotent: unseen until their memory is
+            self._batch_write([{"PutRequest": {"Item": item}} for item in revisions[start : start + BATCH_WRITE_ITEMS]])
+        try:
+            self._transact(_group_actions(self._table, namespace, group))
+        except TransactionCancelledError as cancelled:
+            if not any(cancelled.failed(i) for i in range(len(group))):
+                raise storage_refused(cancelled) from None
+            if len(group) == 1:
+                return 0  # already imported by the run this one resumes
+            return sum(self._write_group(namespace, [memory]) for memory in group)
+        return len(group)
+
+    def finish_import(self, namespace: str, highest_id: int) -> None:
+        """Set the id counter past the highest id imported, mark the namespace's tag copies complete, and release
+        the namespace."""
+        partition = memory_partition(namespace)
+        if highest_id:
+            call(
+                self._client.update_item,
+                TableName=self._table,
+                Key={"pk": partition, "sk": {"S": COUNTER_SK}},
+                UpdateExpression="SET next_id = :highest",
+                ExpressionAttributeValues={":highest": {"N": str(highest_id)}},
+            )
+        call(
+            self._client.update_item,
+            TableName=self._table,
+            Key={"pk": partition, "sk": {"S": STATS_SK}},
+            UpdateExpression=f"SET {TAG_COPIES} = if_not_exists({TAG_COPIES}, :one)",
+            ExpressionAttributeValues={":one": {"N": "1"}},
+        )
+        call(self._client.delete_item, TableName=self._table, Key={"pk": partition, "sk": {"S": IMPORT_SK}})
+
+    # --- erase -----------------------------------------------------------------------------------------------
+
+    def erase(self, namespace: str, progress: Progress) -> Counter[str]:
+        """Remove every item of the namespace: its API keys first (so no new write lands), then its tag
+        partitions (found by one filtered scan of the table), then its own partition. Counts per kind removed."""
+        removed = Counter[str]()
+        keys = {
+            "KeyConditionExpression": "pk = :keys",
+            "FilterExpression": "#namespace = :namespace",
+            "ExpressionAttributeNames": {"#namespace": "namespace"},
+            "ExpressionAttributeValues": {":keys": {"S": KEYS_PARTITION}, ":namespace": {"S": namespace}},
+            "ProjectionExpression": "pk, sk",
+        }
+        self._remove(self._pages(keys), lambda _: "API keys", removed, progress)
+        tags = {
+            "FilterExpression": "begins_with(pk, :tags)",
+            "ExpressionAttributeValues": {":tags": {"S": f"{memory_partition(namespace)['S']}{TAG_PARTITION}"}},
+            "ProjectionExpression": "pk, sk",
+        }
+        self._remove(
+            self._pages(tags, "scan"),
+            lambda item: "tag totals" if item["sk"]["S"] == STATS_SK else "tag copies",
+            removed,
+            progress,
+        )
+        own = {
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": memory_partition(namespace)},
+            "ProjectionExpression": "pk, sk",
+            "ConsistentRead": True,
+        }
+        self._remove(self._pages(own), _kind, removed, progress)
+        return removed
+
+    def _remove(
+        self, pages: Iterator[list[Item]], kind: Callable[[Item], str], removed: Counter[str], progress: Progress
+    ) -> None:
+        for page in pages:
+            for start in range(0, len(page), BATCH_WRITE_ITEMS):
+                chunk = page[start : start + BATCH_WRITE_ITEMS]
+                self._batch_write([{"DeleteRequest": {"Key": {"pk": i["pk"], "sk": i["sk"]}}} for i in chunk])
+                removed.update(kind(item) for item in chunk)
+                progress(removed)
+
+    # --- writes ----------------------------------------------------------------------------------------------
+
+    def _batch_write(self, requests: list[Item]) -> None:
+        pending: dict[str, Any] = {self._table: requests}
+        for attempt in range(BATCH_WRITE_ATTEMPTS):
+            pending = call(self._client.batch_write_item, RequestItems=pending).get("UnprocessedItems") or {}
+            if not pending:
+                return
+            time.sleep(random.uniform(0, BATCH_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
+        raise StorageUnavailableError("storage kept refusing a batch of writes; run the command again")
+
+    def _transact(self, actions: list[Item]) -> None:
+        call(self._client.transact_write_items, TransactItems=actions)
+
+
+def _kind(item: Item) -> str:
+    sort_key = item["sk"]["S"]
+    return next((kind for prefix, kind in _KINDS if sort_key.startswith(prefix)), "other items")
+
+
+def _actions(group: list[ExportedMemory]) -> int:
+    """How many actions `_group_actions` makes for `group`: a Put per memory and per tag copy, an Update per
+    partition whose totals move."""
+    partitions = {"namespace"} | {tag for memory in group for tag in memory.memory.tags}
+    return sum(1 + len(memory.memory.tags) for memory in group) + len(partitions)
+
+
+def _group_actions(table: str, namespace: str, group: list[ExportedMemory]) -> list[Item]:
+    """Puts of the memories first (in the group's order, each only if absent), then their tag copies, then one
+    totals update per partition."""
+    puts: list[Item] = []
+    copies: list[Item] = []
+    counts: dict[str, Counter[str]] = {}
+    for exported in group:
+        memory = exported.memory
+        item = {**to_item(namespace, memory), "revisions": {"N": str(len(exported.revisions or []))}}
+        if memory.status == "deleted" and exported.prior_status and exported.deleted_at:
+            item |= {
+                "prior_status": {"S": exported.prior_status},
+                "deleted_at": {"S": exported.deleted_at},
+                "purge_shard": purge_shard(namespace, memory.id),
+            }
+        puts.append({"Put": {"TableName": table, "Item": item, "ConditionExpression": ABSENT}})
+        counted = totals_attribute(memory.status, memory.memory_type)
+        counts.setdefault("", Counter())[counted] += 1
+        for tag in memory.tags:
+            copies.append({"Put": {"TableName": table, "Item": to_copy(namespace, tag, memory)}})
+            counts.setdefault(tag, Counter())[counted] += 1
+    updates = [
+        totals_update(table, tag_partition(namespace, tag) if tag else memory_partition(namespace), dict(deltas))
+        for tag, deltas in counts.items()
+    ]
+    return puts + copies + updates

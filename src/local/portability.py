@@ -1,0 +1,145 @@
+"""`agent-memory export`, `import` and `namespace erase`: a namespace's memories out to a file and back in, or
+removed for good, on any store (a running `serve`'s DynamoDB Local, DynamoDB Local, AWS)."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from core.errors import FieldError
+from core.model import format_timestamp, utc_now
+from core.portable import BadLineError, ExportedMemory, ExportHeader, header_line, parse_header, parse_line
+from core.repository.dynamodb.namespaces import Namespaces
+from handlers import bootstrap
+from local.store import on_store
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+# A progress line on a terminal at most this often (in items), so a large namespace shows it moving.
+PROGRESS_EVERY = 500
+
+
+def _progress(verb: str, stream: IO[str] = sys.stderr) -> Callable[[Counter[str]], None]:
+    """Report running counts on `stream` when it is a terminal, in place, every PROGRESS_EVERY items."""
+    shown = [0]
+
+    def report(counts: Counter[str]) -> None:
+        done = sum(counts.values())
+        if stream.isatty() and done - shown[0] >= PROGRESS_EVERY:
+            shown[0] = done
+            parts = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
+            print(f"\r{verb} {parts}", end="", file=stream, flush=True)
+
+    return report
+
+
+def _end_progress(stream: IO[str] = sys.stderr) -> None:
+    if stream.isatty():
+        print(file=stream)
+
+
+def export_namespace(args: argparse.Namespace, out: IO[str] = sys.stdout) -> int:
+    """`agent-memory export`: the header line, then one line per memory, to standard output."""
+
+    def run(settings: bootstrap.Settings, client: DynamoDBClient) -> None:
+        header = ExportHeader(
+            namespace=args.namespace,
+            exported_at=format_timestamp(utc_now()),
+            include_deleted=args.include_deleted,
+            history=args.history,
+        )
+        print(header_line(header), file=out)
+        report, count = _progress("exported"), Counter[str]()
+        exported = Namespaces(client, settings.table_name).export(
+            args.namespace, include_deleted=args.include_deleted, history=args.history
+        )
+        for memory in exported:
+            print(memory.line(), file=out)
+            count["memories"] += 1
+            report(count)
+        out.flush()
+        _end_progress()
+        print(f"Exported {count['memories']} memories of namespace {args.namespace!r}.", file=sys.stderr)
+
+    return on_store(args, run)
+
+
+def import_namespace(args: argparse.Namespace) -> int:
+    """`agent-memory import`: validate every line first, then write into an empty namespace (or finish the same
+    import that stopped half-way)."""
+    path: Path = args.file
+    try:
+        data = path.read_bytes()
+        memories = _validated(data.decode("utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"agent-memory: cannot read {path}: {exc}", file=sys.stderr)
+        return 1
+    except BadLineError as exc:
+        print(f"agent-memory: {path}: nothing imported: {exc}", file=sys.stderr)
+        return 1
+    digest = hashlib.sha256(data).hexdigest()
+
+    def run(settings: bootstrap.Settings, client: DynamoDBClient) -> None:
+        namespaces = Namespaces(client, settings.table_name)
+        resumed = namespaces.begin_import(args.namespace, digest)
+        if resumed:
+            print(f"Resuming the import of {path} into {args.namespace!r} where it stopped.", file=sys.stderr)
+        written = namespaces.load(args.namespace, iter(memories), _progress("imported"))
+        namespaces.finish_import(args.namespace, max((m.memory.id for m in memories), default=0))
+        _end_progress()
+        already = len(memories) - written
+        note = f" ({already} were already there from the run that stopped)" if already else ""
+        print(f"Imported {len(memories)} memories into namespace {args.namespace!r}{note}.")
+
+    return on_store(args, run)
+
+
+def _validated(text: str) -> list[ExportedMemory]:
+    """Every memory of an export, each line checked; BadLineError names the first bad line."""
+    lines = text.splitlines()
+    if not lines:
+        raise BadLineError(1, [FieldError("header", "is missing: the file is empty")])
+    parse_header(lines[0])
+    memories: list[ExportedMemory] = []
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        memory = parse_line(line, number)
+        if memories and memory.memory.id <= memories[-1].memory.id:
+            before = memories[-1].memory.id
+            raise BadLineError(number, [FieldError("memory.id", f"must be above {before}, the id before it")])
+        memories.append(memory)
+    return memories
+
+
+def erase_namespace(args: argparse.Namespace, ask: Callable[[str], str] = input) -> int:
+    """`agent-memory namespace erase`: everything of the namespace, after a confirmation unless --yes."""
+    if not args.yes:
+        try:
+            answer = ask(
+                f"Erase everything of namespace {args.namespace!r} (memories, history, keys) for good? "
+                "Type the namespace to confirm: "
+            )
+        except EOFError:
+            answer = ""
+        if answer.strip() != args.namespace:
+            print("agent-memory: not erased", file=sys.stderr)
+            return 1
+
+    def run(settings: bootstrap.Settings, client: DynamoDBClient) -> None:
+        removed = Namespaces(client, settings.table_name).erase(args.namespace, _progress("removed"))
+        _end_progress()
+        if not removed:
+            print(f"Namespace {args.namespace!r} holds nothing: nothing removed.")
+            return
+        print(f"Erased namespace {args.namespace!r}:")
+        for kind, count in sorted(removed.items()):
+            print(f"  {count:>8}  {kind}")
+
+    return on_store(args, run)
