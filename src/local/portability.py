@@ -90,12 +90,10 @@ def import_namespace(args: argparse.Namespace) -> int:
         resumed = namespaces.begin_import(args.namespace, digest)
         if resumed:
             print(f"Resuming the import of {path} into {args.namespace!r} where it stopped.", file=sys.stderr)
-        written = namespaces.load(args.namespace, iter(memories), _progress("imported"))
-        namespaces.finish_import(args.namespace, max((m.memory.id for m in memories), default=0))
+        namespaces.load(args.namespace, memories, _progress("imported"))
+        namespaces.finish_import(args.namespace, memories)
         _end_progress()
-        already = len(memories) - written
-        note = f" ({already} were already there from the run that stopped)" if already else ""
-        print(f"Imported {len(memories)} memories into namespace {args.namespace!r}{note}.")
+        print(f"Imported {len(memories)} memories into namespace {args.namespace!r}.")
 
     return on_store(args, run)
 

@@ -7,14 +7,15 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final
 
 from core.errors import DomainError, StorageUnavailableError
 from core.history import Revision
 from core.limits import ID_DIGITS, MAX_MEMORY_ID
 from core.portable import ExportedMemory
-from core.repository.dynamodb.client import TransactionCancelledError, call, storage_refused
+from core.repository.dynamodb.client import call
 from core.repository.dynamodb.codec import (
     COUNTER_SK,
     IDEMPOTENCY_PREFIX,
@@ -33,7 +34,7 @@ from core.repository.dynamodb.codec import (
     to_revision,
     totals_attribute,
 )
-from core.repository.dynamodb.expressions import ABSENT, totals_update
+from core.repository.dynamodb.expressions import ABSENT
 from core.repository.dynamodb.keys import KEYS_PARTITION
 from core.repository.dynamodb.stored import Stored
 
@@ -43,8 +44,8 @@ if TYPE_CHECKING:
 Item = dict[str, Any]
 Progress = Callable[[Counter[str]], None]
 
-# A transaction holds at most 100 actions; an import packs as many memories into one as fit.
-TRANSACTION_ACTIONS: Final = 100
+# Batches of puts an import has in flight at once.
+IMPORT_WRITERS: Final = 4
 BATCH_WRITE_ITEMS: Final = 25
 BATCH_WRITE_ATTEMPTS: Final = 8
 BATCH_BACKOFF_SECONDS: Final = 0.05
@@ -151,55 +152,52 @@ class Namespaces:
         )
         return False
 
-    def load(self, namespace: str, memories: Iterable[ExportedMemory], progress: Progress) -> int:
-        """Write the memories, each with its revisions, tag copies and counts, many to a transaction; a memory
-        already there (from the interrupted run this one resumes) is left as it is. The number written."""
+    def load(self, namespace: str, memories: list[ExportedMemory], progress: Progress) -> None:
+        """Write every memory with its revisions and tag copies, IMPORT_WRITERS batches at a time. Each write is a
+        plain put of what the file says, so a run that stopped half-way is finished by writing it all again; the
+        counts are set once, from the whole file, by `finish_import`."""
+        items = [item for memory in memories for item in _items(namespace, memory)]
+        batches = [items[start : start + BATCH_WRITE_ITEMS] for start in range(0, len(items), BATCH_WRITE_ITEMS)]
         written = Counter[str]()
-        group: list[ExportedMemory] = []
-        for memory in memories:
-            if group and _actions([*group, memory]) > TRANSACTION_ACTIONS:
-                written["memories"] += self._write_group(namespace, group)
+
+        def write(batch: list[Item]) -> None:
+            self._batch_write([{"PutRequest": {"Item": item}} for item in batch])
+
+        with ThreadPoolExecutor(max_workers=IMPORT_WRITERS, thread_name_prefix="import") as pool:
+            for batch, _ in zip(batches, pool.map(write, batches), strict=True):
+                written.update(
+                    _kind(item) if item["pk"] == memory_partition(namespace) else "tag copies" for item in batch
+                )
                 progress(written)
-                group = []
-            group.append(memory)
-        if group:
-            written["memories"] += self._write_group(namespace, group)
-            progress(written)
-        return written["memories"]
 
-    def _write_group(self, namespace: str, group: list[ExportedMemory]) -> int:
-        revisions = [to_revision(namespace, r) for memory in group for r in memory.revisions or []]
-        for start in range(0, len(revisions), BATCH_WRITE_ITEMS):  # idempotent: unseen until their memory is
-            self._batch_write([{"PutRequest": {"Item": item}} for item in revisions[start : start + BATCH_WRITE_ITEMS]])
-        try:
-            self._transact(_group_actions(self._table, namespace, group))
-        except TransactionCancelledError as cancelled:
-            if not any(cancelled.failed(i) for i in range(len(group))):
-                raise storage_refused(cancelled) from None
-            if len(group) == 1:
-                return 0  # already imported by the run this one resumes
-            return sum(self._write_group(namespace, [memory]) for memory in group)
-        return len(group)
-
-    def finish_import(self, namespace: str, highest_id: int) -> None:
-        """Set the id counter past the highest id imported, mark the namespace's tag copies complete, and release
-        the namespace."""
+    def finish_import(self, namespace: str, memories: list[ExportedMemory]) -> None:
+        """Set the namespace's and each tag's counts from the memories imported, the id counter to the highest
+        id, mark the namespace's tag copies complete, and release the namespace."""
         partition = memory_partition(namespace)
-        if highest_id:
+        counts: dict[str, Counter[str]] = {"": Counter()}
+        for exported in memories:
+            memory = exported.memory
+            counted = totals_attribute(memory.status, memory.memory_type)
+            for tag in ["", *memory.tags]:
+                counts.setdefault(tag, Counter())[counted] += 1
+        counts[""][TAG_COPIES] = 1
+        for tag, tally in counts.items():
             call(
-                self._client.update_item,
+                self._client.put_item,
                 TableName=self._table,
-                Key={"pk": partition, "sk": {"S": COUNTER_SK}},
-                UpdateExpression="SET next_id = :highest",
-                ExpressionAttributeValues={":highest": {"N": str(highest_id)}},
+                Item={
+                    "pk": tag_partition(namespace, tag) if tag else partition,
+                    "sk": {"S": STATS_SK},
+                    **{attribute: {"N": str(n)} for attribute, n in tally.items()},
+                },
             )
-        call(
-            self._client.update_item,
-            TableName=self._table,
-            Key={"pk": partition, "sk": {"S": STATS_SK}},
-            UpdateExpression=f"SET {TAG_COPIES} = if_not_exists({TAG_COPIES}, :one)",
-            ExpressionAttributeValues={":one": {"N": "1"}},
-        )
+        highest = max((exported.memory.id for exported in memories), default=0)
+        if highest:
+            call(
+                self._client.put_item,
+                TableName=self._table,
+                Item={"pk": partition, "sk": {"S": COUNTER_SK}, "next_id": {"N": str(highest)}},
+            )
         call(self._client.delete_item, TableName=self._table, Key={"pk": partition, "sk": {"S": IMPORT_SK}})
 
     # --- erase -----------------------------------------------------------------------------------------------
@@ -257,45 +255,22 @@ class Namespaces:
             time.sleep(random.uniform(0, BATCH_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
         raise StorageUnavailableError("storage kept refusing a batch of writes; run the command again")
 
-    def _transact(self, actions: list[Item]) -> None:
-        call(self._client.transact_write_items, TransactItems=actions)
-
 
 def _kind(item: Item) -> str:
     sort_key = item["sk"]["S"]
     return next((kind for prefix, kind in _KINDS if sort_key.startswith(prefix)), "other items")
 
 
-def _actions(group: list[ExportedMemory]) -> int:
-    """How many actions `_group_actions` makes for `group`: a Put per memory and per tag copy, an Update per
-    partition whose totals move."""
-    partitions = {"namespace"} | {tag for memory in group for tag in memory.memory.tags}
-    return sum(1 + len(memory.memory.tags) for memory in group) + len(partitions)
-
-
-def _group_actions(table: str, namespace: str, group: list[ExportedMemory]) -> list[Item]:
-    """Puts of the memories first (in the group's order, each only if absent), then their tag copies, then one
-    totals update per partition."""
-    puts: list[Item] = []
-    copies: list[Item] = []
-    counts: dict[str, Counter[str]] = {}
-    for exported in group:
-        memory = exported.memory
-        item = {**to_item(namespace, memory), "revisions": {"N": str(len(exported.revisions or []))}}
-        if memory.status == "deleted" and exported.prior_status and exported.deleted_at:
-            item |= {
-                "prior_status": {"S": exported.prior_status},
-                "deleted_at": {"S": exported.deleted_at},
-                "purge_shard": purge_shard(namespace, memory.id),
-            }
-        puts.append({"Put": {"TableName": table, "Item": item, "ConditionExpression": ABSENT}})
-        counted = totals_attribute(memory.status, memory.memory_type)
-        counts.setdefault("", Counter())[counted] += 1
-        for tag in memory.tags:
-            copies.append({"Put": {"TableName": table, "Item": to_copy(namespace, tag, memory)}})
-            counts.setdefault(tag, Counter())[counted] += 1
-    updates = [
-        totals_update(table, tag_partition(namespace, tag) if tag else memory_partition(namespace), dict(deltas))
-        for tag, deltas in counts.items()
-    ]
-    return puts + copies + updates
+def _items(namespace: str, exported: ExportedMemory) -> list[Item]:
+    """What one memory of an import stores: its item (with what a restore and the purge need when it is deleted),
+    its revisions and its tag copies."""
+    memory = exported.memory
+    item = {**to_item(namespace, memory), "revisions": {"N": str(len(exported.revisions or []))}}
+    if memory.status == "deleted" and exported.prior_status and exported.deleted_at:
+        item |= {
+            "prior_status": {"S": exported.prior_status},
+            "deleted_at": {"S": exported.deleted_at},
+            "purge_shard": purge_shard(namespace, memory.id),
+        }
+    revisions = [to_revision(namespace, revision) for revision in exported.revisions or []]
+    return [item, *revisions, *(to_copy(namespace, tag, memory) for tag in memory.tags)]
