@@ -24,6 +24,7 @@ from bench.capacity import (
 )
 from bench.dataset import Q_WORD, TAG, Namespace, memory_body
 from core.contract import RetrievalQuery
+from core.history import HistoryQuery
 from core.memories import MemoryService
 from core.model import Memory, MemoryChanges, NewMemory
 
@@ -40,7 +41,9 @@ LISTINGS: dict[str, dict[str, Any]] = {
     "list_invalid": {"status": "invalid"},  # about 10% of the rows
     "list_deep": {"offset": DEEP_OFFSET},  # only where the namespace holds that many
 }
-OPERATIONS = ("create", "get", "patch", "delete", *LISTINGS)
+# A memory's life (issue 14): a patched memory's history read, a restore, a purge of a deleted memory.
+LIFECYCLE = ("history", "restore", "purge")
+OPERATIONS = ("create", "get", "patch", "delete", *LIFECYCLE, *LISTINGS)
 # Measured again with today's repository (bench/baseline.py) in the same run, for the targets that compare with it.
 TODAY = ("list_100", "list_deep")
 
@@ -113,19 +116,36 @@ class OperationBench:
         service, name, rng = service or self._service, namespace.name, self._rng
         ids = list(namespace.active)
         rng.shuffle(ids)
-        if len(ids) < 2 * total + 1:
-            raise SystemExit(f"namespace {name} has too few active memories for {total} patches and deletes")
-        patches, deletes, reads = iter(ids[:total]), iter(ids[total : 2 * total]), ids[2 * total :]
+        if len(ids) < 4 * total + 1:
+            raise SystemExit(f"namespace {name} has too few active memories for {total} of each write")
+        pools = [ids[i * total : (i + 1) * total] for i in range(4)]
+        patched, patches, deletes, restores, purges = pools[0], iter(pools[0]), iter(pools[1]), pools[2], pools[3]
+        reads = ids[4 * total :]
 
         def patch() -> Memory:
             return service.update(name, next(patches), MemoryChanges.parse({"content": "patched " + Q_WORD[:3]}), 1)
+
+        restoring, purging = iter(restores), iter(purges)
 
         actions: dict[str, Callable[[], object]] = {
             "create": lambda: service.create(name, NewMemory.parse(memory_body(rng))),
             "get": lambda: service.get(name, rng.choice(reads)),
             "patch": patch,
             "delete": lambda: service.delete(name, next(deletes)),
+            "history": lambda: service.history(name, rng.choice(patched), HistoryQuery()),
+            "restore": lambda: service.restore(name, next(restoring)),
+            "purge": lambda: service.purge(name, next(purging)),
         }
+
+        # What a restore and a purge act on: deleted memories, deleted (untimed) just before those are timed.
+        def delete_all(pool: list[int]) -> Callable[[], None]:
+            def run() -> None:
+                for memory_id in pool:
+                    service.delete(name, memory_id)
+
+            return run
+
+        self._setup.update({"restore": delete_all(restores), "purge": delete_all(purges)})
         for op, fields in LISTINGS.items():
             query = RetrievalQuery.parse(fields)
             if query.offset >= namespace.visible:
@@ -134,9 +154,12 @@ class OperationBench:
         return actions
 
     def run(self, namespace: Namespace, reps: int, capacity_reps: int) -> dict[str, Any]:
+        self._setup: dict[str, Callable[[], object]] = {}
         actions = self._actions(namespace, reps + capacity_reps)
         if self._today is not None:
+            setup, self._setup = self._setup, {}
             today = self._actions(namespace, reps + capacity_reps, self._today)
+            self._setup = setup  # only the measured service's restores and purges need deleted memories
             actions.update({f"{op}@today": today[op] for op in TODAY if op in today})
         results: dict[str, Any] = {}
         partition: dict[str, Any] | None = None
@@ -151,6 +174,8 @@ class OperationBench:
                     action()
                 counted.append(recording)
 
+            if op in self._setup:
+                self._setup.pop(op)()
             if op.removesuffix("@today") in LISTINGS:
                 # DynamoDB Local runs on a JVM: a statement kind it has not run yet (PartiQL batches, say) is slow
                 # until compiled, which AWS's fleet never is. Both ways of a listing are timed warm.

@@ -83,7 +83,10 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
         sizes = sorted(ops["sizes"], key=int)
         small, large = ops["sizes"][sizes[0]]["ops"], ops["sizes"][sizes[-1]]["ops"]
         at = f"N={int(sizes[-1]):,}"
-        for op, most in (("get", 1), ("patch", 1), ("delete", 1), ("create", 2)):
+        # history: the memory's revision count, then the page of revisions; restore: a read, then one transaction.
+        for op, most in (("get", 1), ("patch", 1), ("delete", 1), ("create", 2), ("history", 2), ("restore", 2)):
+            if op not in large:
+                continue
             calls = large[op]["calls"]
             add(f"round trips: {op}", f"<= {most} DynamoDB call(s)", f"{calls:g} ({at})", calls <= most)
         for op in ("list", "list_offset", "prime"):

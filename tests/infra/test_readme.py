@@ -22,7 +22,7 @@ def test_every_relative_link_of_the_readme_is_a_file_of_the_repository() -> None
 
 def test_the_readme_runs_the_cli_by_its_path_in_the_venv() -> None:
     # A bare `agent-memory keys ...` is "command not found": the venv's bin is not on PATH.
-    bare = re.findall(r"(?<![/\w-])agent-memory (?:keys|serve) [-\w]", README)
+    bare = re.findall(r"(?<![/\w-])agent-memory (?:keys|serve|namespace|export|import|migrate) [-\w]", README)
     assert bare == []
     assert ".venv/bin/agent-memory keys create" in README
 

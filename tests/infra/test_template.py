@@ -24,6 +24,7 @@ from core.repository import dynamodb
 from core.repository.dynamodb import INDEXES, LISTED_ATTRIBUTES, make_client
 from core.repository.dynamodb.codec import DELETED_INDEX
 from handlers import bootstrap
+from lambda_package import ROOT, closure
 from local.template import TABLE_RESOURCE, load_template, table_definition
 
 API_GATEWAY_INTEGRATION_LIMIT_S = 30
@@ -42,6 +43,7 @@ REQUIRED_ENV = {
 # The functions that answer requests (behind API Gateway or a function URL), not a schedule.
 DOORS = ("HttpFunction", "McpFunction")
 POWERTOOLS_SETTINGS = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_LOG_LEVEL", "POWERTOOLS_METRICS_NAMESPACE"}
+LAMBDA_ENTRIES = ("handlers.lambda_http", "handlers.lambda_mcp", "handlers.lambda_purge")
 TABLE_ARN = f"{TABLE_RESOURCE}.Arn"
 INDEX_ARNS = f"${{{TABLE_ARN}}}/index/*"
 
@@ -95,13 +97,22 @@ _PARTIQL_CALLS = {"dynamodb:BatchExecuteStatement", "dynamodb:ExecuteStatement"}
 _PARTIQL_STATEMENT = re.compile(r'^(SELECT|INSERT|UPDATE|DELETE) .*"\{table\}"')
 
 
+def _shipped_adapter_modules() -> list[str]:
+    """The adapter's modules some function's artifact carries (its entrypoint's import closure): the command
+    line's own (export, import, erase) ship in none, so no function is granted their calls."""
+    shipped = set().union(*(closure(entry, ROOT / "src") for entry in LAMBDA_ENTRIES))
+    modules = [module.name for module in pkgutil.iter_modules(dynamodb.__path__, f"{dynamodb.__name__}.")]
+    assert set(modules) - shipped == {f"{dynamodb.__name__}.namespaces"}
+    return [module for module in modules if module in shipped]
+
+
 def _dynamodb_actions_the_repository_calls() -> set[str]:
-    """IAM action names of every `self._client.<operation>` the adapter's modules call (the repositories and their
-    listing; provisioning calls a bare `client`), and of every action kind (`{"Put": ...}`, `{"Update": ...}`)
-    their transactions hold."""
+    """IAM action names of every `self._client.<operation>` the adapter's shipped modules call (the repositories
+    and their listing; provisioning calls a bare `client`), and of every action kind (`{"Put": ...}`,
+    `{"Update": ...}`) their transactions hold."""
     actions = set()
-    for module in pkgutil.iter_modules(dynamodb.__path__, f"{dynamodb.__name__}."):
-        tree = ast.parse(inspect.getsource(importlib.import_module(module.name)))
+    for module in _shipped_adapter_modules():
+        tree = ast.parse(inspect.getsource(importlib.import_module(module)))
         for node in ast.walk(tree):
             if (
                 isinstance(node, ast.Attribute)

@@ -3,12 +3,10 @@ the purge (on request or by the sweep over the sparse index of deleted memories)
 
 from __future__ import annotations
 
-import random
-import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-from core.errors import MemoryNotFoundError, StorageUnavailableError, WriteConflictError
+from core.errors import MemoryNotFoundError, WriteConflictError
 from core.history import Change, Revision
 from core.limits import ID_DIGITS
 from core.model import Memory
@@ -33,11 +31,6 @@ from core.repository.dynamodb.stored import TRANSACTION_ATTEMPTS, Items, Stored
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-
-# BatchWriteItem takes at most 25 requests; unprocessed ones are sent again, this many times at most.
-BATCH_WRITE_ITEMS: Final = 25
-BATCH_WRITE_ATTEMPTS: Final = 8
-BATCH_BACKOFF_SECONDS: Final = 0.05
 
 
 class Lifecycle:
@@ -177,13 +170,7 @@ class Lifecycle:
         return True
 
     def _delete_revisions(self, namespace: str, memory_id: int) -> None:
-        pending = [{"DeleteRequest": {"Key": key}} for key in self._revision_keys(namespace, memory_id)]
-        for start in range(0, len(pending), BATCH_WRITE_ITEMS):
-            self._batch_write(pending[start : start + BATCH_WRITE_ITEMS])
-
-    def _revision_keys(self, namespace: str, memory_id: int) -> Iterator[dict[str, Any]]:
-        request: dict[str, Any] = {
-            "TableName": self._table,
+        request = {
             "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
             "ExpressionAttributeValues": {
                 ":pk": memory_partition(namespace),
@@ -192,21 +179,8 @@ class Lifecycle:
             "ProjectionExpression": "pk, sk",
             "ConsistentRead": True,
         }
-        while True:
-            response = call(self._client.query, **request)
-            yield from response["Items"]
-            if "LastEvaluatedKey" not in response:
-                return
-            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-
-    def _batch_write(self, requests: list[dict[str, Any]]) -> None:
-        pending: dict[str, Any] = {self._table: requests}
-        for attempt in range(BATCH_WRITE_ATTEMPTS):
-            pending = call(self._client.batch_write_item, RequestItems=pending).get("UnprocessedItems") or {}
-            if not pending:
-                return
-            time.sleep(random.uniform(0, BATCH_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
-        raise StorageUnavailableError("storage kept refusing the purge's deletes; retry shortly")
+        keys = [key for page in self._items.pages(request) for key in page]
+        self._items.batch_write([{"DeleteRequest": {"Key": key}} for key in keys])
 
     def _remove(self, namespace: str, stored: Stored) -> None:
         memory = stored.memory
@@ -259,15 +233,10 @@ class Lifecycle:
         return purged
 
     def _due(self, shard: str, deleted_before: str) -> Iterator[dict[str, Any]]:
-        request: dict[str, Any] = {
-            "TableName": self._table,
+        request = {
             "IndexName": DELETED_INDEX,
             "KeyConditionExpression": "purge_shard = :shard AND deleted_at < :before",
             "ExpressionAttributeValues": {":shard": {"S": shard}, ":before": {"S": deleted_before}},
         }
-        while True:
-            response = call(self._client.query, **request)
-            yield from response["Items"]
-            if "LastEvaluatedKey" not in response:
-                return
-            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        for page in self._items.pages(request):
+            yield from page

@@ -4,14 +4,12 @@ namespace's tag partitions, which no key names."""
 
 from __future__ import annotations
 
-import random
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final
 
-from core.errors import DomainError, StorageUnavailableError
+from core.errors import DomainError
 from core.history import Revision
 from core.limits import ID_DIGITS, MAX_MEMORY_ID
 from core.portable import ExportedMemory
@@ -36,7 +34,7 @@ from core.repository.dynamodb.codec import (
 )
 from core.repository.dynamodb.expressions import ABSENT
 from core.repository.dynamodb.keys import KEYS_PARTITION
-from core.repository.dynamodb.stored import Stored
+from core.repository.dynamodb.stored import BATCH_WRITE_ITEMS, Items, Stored
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -46,9 +44,6 @@ Progress = Callable[[Counter[str]], None]
 
 # Batches of puts an import has in flight at once.
 IMPORT_WRITERS: Final = 4
-BATCH_WRITE_ITEMS: Final = 25
-BATCH_WRITE_ATTEMPTS: Final = 8
-BATCH_BACKOFF_SECONDS: Final = 0.05
 IMPORT_SK: Final = "IMPORT"
 # What each item of a namespace is, by its sort key (in the namespace partition) or its partition (a tag's).
 _KINDS: Final = (
@@ -71,15 +66,7 @@ class Namespaces:
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self._client = client
         self._table = table_name
-
-    def _pages(self, request: dict[str, Any], operation: str = "query") -> Iterator[list[Item]]:
-        request = {"TableName": self._table, **request}
-        while True:
-            response = call(getattr(self._client, operation), **request)
-            yield response["Items"]
-            if "LastEvaluatedKey" not in response:
-                return
-            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        self._items = Items(client, table_name)
 
     # --- export ----------------------------------------------------------------------------------------------
 
@@ -90,7 +77,7 @@ class Namespaces:
             "ExpressionAttributeValues": {":pk": memory_partition(namespace), ":memory": {"S": MEMORY_PREFIX}},
             "ConsistentRead": True,
         }
-        for page in self._pages(request):
+        for page in self._items.pages(request):
             stored = [Stored.of(item) for item in page]
             kept = [s for s in stored if include_deleted or s.memory.status != "deleted"]
             revisions = self._revisions(namespace, kept[0].memory.id, kept[-1].memory.id) if history and kept else {}
@@ -115,7 +102,7 @@ class Namespaces:
             "ConsistentRead": True,
         }
         found: dict[int, list[Revision]] = {}
-        for page in self._pages(request):
+        for page in self._items.pages(request):
             for item in page:
                 revision = from_revision(item)
                 found.setdefault(revision.id, []).append(revision)
@@ -142,7 +129,7 @@ class Namespaces:
             "ProjectionExpression": "pk",
             "Limit": 1,
         }
-        if next(self._pages(request)):
+        if next(self._items.pages(request)):
             raise ImportRefusedError(f"namespace {namespace!r} is not empty; import goes into an empty namespace only")
         call(
             self._client.put_item,
@@ -161,7 +148,7 @@ class Namespaces:
         written = Counter[str]()
 
         def write(batch: list[Item]) -> None:
-            self._batch_write([{"PutRequest": {"Item": item}} for item in batch])
+            self._items.batch_write([{"PutRequest": {"Item": item}} for item in batch])
 
         with ThreadPoolExecutor(max_workers=IMPORT_WRITERS, thread_name_prefix="import") as pool:
             for batch, _ in zip(batches, pool.map(write, batches), strict=True):
@@ -213,14 +200,14 @@ class Namespaces:
             "ExpressionAttributeValues": {":keys": {"S": KEYS_PARTITION}, ":namespace": {"S": namespace}},
             "ProjectionExpression": "pk, sk",
         }
-        self._remove(self._pages(keys), lambda _: "API keys", removed, progress)
+        self._remove(self._items.pages(keys), lambda _: "API keys", removed, progress)
         tags = {
             "FilterExpression": "begins_with(pk, :tags)",
             "ExpressionAttributeValues": {":tags": {"S": f"{memory_partition(namespace)['S']}{TAG_PARTITION}"}},
             "ProjectionExpression": "pk, sk",
         }
         self._remove(
-            self._pages(tags, "scan"),
+            self._items.pages(tags, self._client.scan),
             lambda item: "tag totals" if item["sk"]["S"] == STATS_SK else "tag copies",
             removed,
             progress,
@@ -231,7 +218,7 @@ class Namespaces:
             "ProjectionExpression": "pk, sk",
             "ConsistentRead": True,
         }
-        self._remove(self._pages(own), _kind, removed, progress)
+        self._remove(self._items.pages(own), _kind, removed, progress)
         return removed
 
     def _remove(
@@ -240,20 +227,9 @@ class Namespaces:
         for page in pages:
             for start in range(0, len(page), BATCH_WRITE_ITEMS):
                 chunk = page[start : start + BATCH_WRITE_ITEMS]
-                self._batch_write([{"DeleteRequest": {"Key": {"pk": i["pk"], "sk": i["sk"]}}} for i in chunk])
+                self._items.batch_write([{"DeleteRequest": {"Key": {"pk": i["pk"], "sk": i["sk"]}}} for i in chunk])
                 removed.update(kind(item) for item in chunk)
                 progress(removed)
-
-    # --- writes ----------------------------------------------------------------------------------------------
-
-    def _batch_write(self, requests: list[Item]) -> None:
-        pending: dict[str, Any] = {self._table: requests}
-        for attempt in range(BATCH_WRITE_ATTEMPTS):
-            pending = call(self._client.batch_write_item, RequestItems=pending).get("UnprocessedItems") or {}
-            if not pending:
-                return
-            time.sleep(random.uniform(0, BATCH_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
-        raise StorageUnavailableError("storage kept refusing a batch of writes; run the command again")
 
 
 def _kind(item: Item) -> str:

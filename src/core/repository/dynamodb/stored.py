@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from core.errors import StorageUnavailableError
 from core.model import Memory
 from core.repository.dynamodb.client import TransactionCancelledError, call
 from core.repository.dynamodb.codec import TAG_COPIES, from_item, memory_key
@@ -19,6 +20,10 @@ if TYPE_CHECKING:
 # Transactions touching a namespace's STATS item at the same moment cancel each other; each retries this often.
 TRANSACTION_ATTEMPTS: Final = 4
 TRANSACTION_BACKOFF_SECONDS: Final = 0.02
+# BatchWriteItem takes at most 25 requests; unprocessed ones are sent again, this many times at most.
+BATCH_WRITE_ITEMS: Final = 25
+BATCH_WRITE_ATTEMPTS: Final = 8
+BATCH_BACKOFF_SECONDS: Final = 0.05
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,8 @@ class Stored:
 
 
 class Items:
-    """The memory items of one table as the writes use them: the consistent read, and the transaction."""
+    """The items of one table as the writes use them: the consistent read of a memory, the transaction, batch
+    writes, and every page of a Query or Scan."""
 
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self._client = client
@@ -90,3 +96,27 @@ class Items:
                 if not cancelled.only_collided or attempt == TRANSACTION_ATTEMPTS - 1:
                     raise
                 time.sleep(random.uniform(0, TRANSACTION_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
+
+    def batch_write(self, requests: list[dict[str, Any]]) -> None:
+        """Puts and deletes, BATCH_WRITE_ITEMS per call, each sent again while DynamoDB leaves it unprocessed."""
+        for start in range(0, len(requests), BATCH_WRITE_ITEMS):
+            pending: dict[str, Any] = {self._table: requests[start : start + BATCH_WRITE_ITEMS]}
+            for attempt in range(BATCH_WRITE_ATTEMPTS):
+                pending = call(self._client.batch_write_item, RequestItems=pending).get("UnprocessedItems") or {}
+                if not pending:
+                    break
+                time.sleep(random.uniform(0, BATCH_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
+            else:
+                raise StorageUnavailableError("storage kept refusing a batch of writes; retry shortly")
+
+    def pages(
+        self, request: Mapping[str, Any], operation: Callable[..., Any] | None = None
+    ) -> Iterator[list[dict[str, Any]]]:
+        """The items of every page of a Query of this table (or of `operation`, a Scan), page by page."""
+        paged = {"TableName": self._table, **request}
+        while True:
+            response = call(operation or self._client.query, **paged)
+            yield response["Items"]
+            if "LastEvaluatedKey" not in response:
+                return
+            paged["ExclusiveStartKey"] = response["LastEvaluatedKey"]
