@@ -246,7 +246,8 @@ def serve(args: argparse.Namespace) -> int:
             _print_auth(key, services.keys, base, args)
         retention = timedelta(days=args.deleted_retention_days)
         print(f"deleted memories       restorable for {retention.days} days, then purged (checked hourly)", flush=True)
-        purging = start_purging(guarded.memories, retention, PURGE_EVERY)
+        # Unguarded: a purge finding the table missing waits for its next run; recreating it is the requests' job.
+        purging = start_purging(services.memories, retention, PURGE_EVERY)
         uvicorn.run(app, host=args.host, port=args.port, log_level="info")
         purging.set()
     finally:

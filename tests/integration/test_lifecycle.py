@@ -5,11 +5,13 @@ injected clock) removes everything of the memory and keeps the totals exact."""
 from __future__ import annotations
 
 import copy
+import io
 import time
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from botocore.awsrequest import AWSResponse
 
 from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, StorageUnavailableError, VersionMismatchError
@@ -331,3 +333,32 @@ def test_an_existing_table_without_the_purge_index_gains_it_and_then_purges(
     service.delete(NS, gone.id)
     clock.advance(days=31)
     assert service.purge_expired(RETENTION) == 1
+
+
+def test_a_change_storage_refused_leaves_no_revision_and_a_retry_leaves_one(
+    ddb_local_engine: Engine, ddb_service: MemoryService
+) -> None:
+    created = ddb_service.create(NS, new())
+    events = ddb_local_engine.client.meta.events
+
+    def throttled(request: Any, **_: Any) -> AWSResponse:
+        body = b'{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"injected"}'
+        raw = io.BytesIO(body)
+        raw.stream = lambda **_: iter([body])  # type: ignore[attr-defined]
+        return AWSResponse(request.url, 400, {"x-amzn-ErrorType": "ThrottlingException"}, raw)  # type: ignore[arg-type]
+
+    events.register_first("before-send.dynamodb.TransactWriteItems", throttled)
+    try:
+        with pytest.raises(StorageUnavailableError):
+            ddb_service.update(NS, created.id, MemoryChanges.parse({"content": "lost"}))
+        with pytest.raises(StorageUnavailableError):
+            ddb_service.delete(NS, created.id)
+    finally:
+        events.unregister("before-send.dynamodb.TransactWriteItems", throttled)
+
+    assert [r.change for r in history(ddb_service, created.id).items] == ["created"]
+    ddb_service.update(NS, created.id, MemoryChanges.parse({"content": "landed"}))
+    assert [(r.change, r.content) for r in history(ddb_service, created.id).items] == [
+        ("updated", "landed"),
+        ("created", created.content),
+    ]

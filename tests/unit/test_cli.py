@@ -3,10 +3,12 @@ refusing `--no-auth` on a host other than loopback."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
 import socket
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ import pytest
 
 from core.errors import AuthenticationError
 from core.keys import KeyService
-from local import cli, serve
+from local import cli, portability, serve
 from tests.conftest import Engine, FakeClock
 
 KEY = re.compile(r"am_[0-9a-f]{12}_[A-Za-z0-9_-]{43}")
@@ -329,3 +331,18 @@ def test_serve_refuses_a_retention_window_outside_1_to_3650_days_before_starting
 
     assert exited.value.code == 2
     assert "is not a number of days from 1 to 3650" in capsys.readouterr().err
+
+
+def test_import_and_export_progress_shows_on_a_terminal_only() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal, pipe = Terminal(), io.StringIO()
+    for stream in (terminal, pipe):
+        report = portability._progress("imported", stream)
+        for done in range(1, 1201):
+            report(Counter({"memories": done}))
+
+    assert terminal.getvalue() == "\rimported 500 memories\rimported 1000 memories"
+    assert pipe.getvalue() == ""
