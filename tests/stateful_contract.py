@@ -144,11 +144,12 @@ class StatefulContract(RuleBasedStateMachine):
         """For a restore or a purge: a deleted memory most of the time, when there is one, else any target."""
         deleted = [memory_id for memory_id, record in sorted(self.model.items()) if record["status"] == "deleted"]
         live = sorted(set(self.model) - set(deleted))
-        if not deleted and live and data.draw(st.booleans()):
+        if not deleted and live and data.draw(st.booleans()) is True:
             # Deletes are one rule among many: make one here, so restores and purges often have something to act on.
-            deleted = [data.draw(st.sampled_from(live))]
-            self.delete_one(deleted[0], data.draw(DOORS))
-        if deleted and data.draw(st.integers(0, 3)):
+            victim: int = data.draw(st.sampled_from(live))
+            self.delete_one(victim, data.draw(DOORS))
+            deleted = [victim]
+        if deleted and data.draw(st.integers(0, 3)) > 0:
             return data.draw(st.sampled_from(deleted))
         return self.target(data)
 
