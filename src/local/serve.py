@@ -154,27 +154,36 @@ def serve_app(
 SWITCH_INTERVAL = 0.001
 # How often `serve` purges the memories deleted longer than the retention window ago, as the stack's purge does.
 PURGE_EVERY = timedelta(hours=1)
+# Longer than one storage call's worst case (local.serve's client: 3 attempts of 2 s + 5 s, plus backoff).
+PURGE_STOP_SECONDS = 30
 
 
-def start_purging(memories: MemoryService, retention: timedelta, every: timedelta) -> threading.Event:
-    """Purge the memories deleted longer than `retention` ago now and then `every` so often, in a daemon thread,
-    until the returned event is set. A failed run (the store briefly away) is reported and tried again later."""
+def start_purging(memories: MemoryService, retention: timedelta, every: timedelta) -> Callable[[], None]:
+    """Purge the memories deleted longer than `retention` ago now and then `every` so often, in a thread; the
+    function returned stops it and waits for a run under way. A failed run (the store briefly away) is reported
+    and tried again later."""
     stop = threading.Event()
 
     def run() -> None:
-        while True:
+        while not stop.is_set():
             try:
                 purged = memories.purge_expired(retention)
             except DomainError as exc:
-                print(f"purge of deleted memories failed, tried again in {every}: {exc}", file=sys.stderr)
+                if not stop.is_set():
+                    print(f"purge of deleted memories failed, tried again in {every}: {exc}", file=sys.stderr)
             else:
                 if purged:
                     print(f"purged {purged} memories deleted more than {retention.days} days ago", flush=True)
-            if stop.wait(every.total_seconds()):
-                return
+            stop.wait(every.total_seconds())
 
-    threading.Thread(target=run, name="purge", daemon=True).start()
-    return stop
+    thread = threading.Thread(target=run, name="purge", daemon=True)
+    thread.start()
+
+    def stopped() -> None:
+        stop.set()
+        thread.join(timeout=PURGE_STOP_SECONDS)
+
+    return stopped
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -247,9 +256,11 @@ def serve(args: argparse.Namespace) -> int:
         retention = timedelta(days=args.deleted_retention_days)
         print(f"deleted memories       restorable for {retention.days} days, then purged (checked hourly)", flush=True)
         # Unguarded: a purge finding the table missing waits for its next run; recreating it is the requests' job.
-        purging = start_purging(services.memories, retention, PURGE_EVERY)
-        uvicorn.run(app, host=args.host, port=args.port, log_level="info")
-        purging.set()
+        stop_purging = start_purging(services.memories, retention, PURGE_EVERY)
+        try:
+            uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+        finally:
+            stop_purging()
     finally:
         if engine is not None:
             engine.stop()

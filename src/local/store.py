@@ -59,6 +59,11 @@ def migrate_store(args: argparse.Namespace) -> int:
         memories = "memory" if done.copied == 1 else "memories"
         namespaces = "namespace searches" if done.namespaces == 1 else "namespaces search"
         print(f"Copied the tags of {done.copied} {memories}; {done.namespaces} {namespaces} tags by their copies.")
+        if done.dated:
+            print(
+                f"{done.dated} deleted {'memory' if done.dated == 1 else 'memories'} deleted before this version now "
+                "count their retention window from today, then the purge removes them."
+            )
         if done.skipped:
             print(
                 f"{done.skipped} memories kept changing meanwhile; their namespaces search tags the slow way until "

@@ -17,8 +17,8 @@ from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, StorageUnavailableError, VersionMismatchError
 from core.history import HistoryQuery
 from core.memories import MemoryService
-from core.model import IdempotentCreate, MemoryChanges, NewMemory
-from core.repository.dynamodb import DynamoDBMemoryRepository, ensure_table
+from core.model import IdempotentCreate, MemoryChanges, NewMemory, format_timestamp
+from core.repository.dynamodb import DynamoDBMemoryRepository, ensure_table, migrate
 from core.repository.dynamodb.codec import DELETED_INDEX
 from local.serve import start_purging
 from local.template import table_definition
@@ -283,7 +283,7 @@ def test_serve_purges_in_the_background_what_is_past_the_window(
         while total(memory_service, status="deleted") > 1 and time.monotonic() < deadline:
             time.sleep(0.01)
     finally:
-        stop.set()
+        stop()
 
     assert [m.id for m in memory_service.search(NS, RetrievalQuery.parse({"status": "deleted"})).items] == [kept.id]
 
@@ -303,7 +303,10 @@ def test_a_failed_background_purge_is_reported_and_tried_again(capsys: pytest.Ca
     deadline = time.monotonic() + 5
     while flaky.calls < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
-    stop.set()
+    stop()
+    calls = flaky.calls
+    time.sleep(0.05)
+    assert flaky.calls == calls  # stopped: no run after the stop returned
 
     captured = capsys.readouterr()
     assert "purge of deleted memories failed" in captured.err
@@ -362,3 +365,30 @@ def test_a_change_storage_refused_leaves_no_revision_and_a_retry_leaves_one(
         ("updated", "landed"),
         ("created", created.content),
     ]
+
+
+def test_migrate_dates_memories_deleted_before_deletes_kept_a_time_so_the_purge_finds_them(
+    ddb_local_engine: Engine, ddb_service: MemoryService, clock: FakeClock
+) -> None:
+    table = ddb_service._repository._table  # type: ignore[attr-defined]
+    gone, back = ddb_service.create(NS, new("gone")), ddb_service.create(NS, new("back", status="invalid"))
+    for memory in (gone, back):
+        ddb_service.delete(NS, memory.id)
+        # As a delete of the version before history left it: no deletion time, no status kept.
+        key = {"pk": {"S": f"NS#{NS}"}, "sk": {"S": f"MEM#{memory.id:010d}"}}
+        ddb_local_engine.client.update_item(
+            TableName=table, Key=key, UpdateExpression="REMOVE deleted_at, purge_shard, prior_status"
+        )
+    clock.advance(days=31)
+    assert ddb_service.purge_expired(RETENTION) == 0  # not in the purge's index
+
+    assert migrate(ddb_local_engine.client, table, format_timestamp(clock.now)).dated == 2
+    assert migrate(ddb_local_engine.client, table, format_timestamp(clock.now)).dated == 0
+
+    assert ddb_service.restore(NS, back.id).status == "active"  # its status before the delete was not kept
+    clock.advance(days=29)
+    assert ddb_service.purge_expired(RETENTION) == 0  # the window counts from the migration
+    clock.advance(days=2)
+    assert ddb_service.purge_expired(RETENTION) == 1
+    with pytest.raises(MemoryNotFoundError):
+        history(ddb_service, gone.id)

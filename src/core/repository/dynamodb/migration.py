@@ -1,10 +1,12 @@
 """`agent-memory migrate`: bring a table's stored memories up to this version's layout.
 
-Today that is one step: tag copies (codec.py) for every memory stored before they existed. Each memory is copied in
-a transaction conditioned on its version and status and on having no copies yet, so a concurrent PATCH or delete
+Two steps. Tag copies (codec.py) for every memory stored before they existed: each memory is copied in a
+transaction conditioned on its version and status and on having no copies yet, so a concurrent PATCH or delete
 (which copies a memory it writes) is never double counted. Once a pass over the table finds every memory of a
 namespace copied, its STATS item says so and tag searches there read the tag's copies instead of the namespace.
-Run it once after deploying this version (writers of the previous version store memories without copies).
+And a deletion time for every memory deleted before deletes recorded one: the run's own time (the earliest this
+version can vouch for, so the retention window is never cut short), which puts it in the purge's index.
+Run it once after deploying this version (writers of the previous version store memories without either).
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from core.repository.dynamodb.client import TransactionCancelledError, call, storage_refused
+from core.model import format_timestamp, utc_now
+from core.repository.dynamodb.client import ConditionFailedError, TransactionCancelledError, call, storage_refused
 from core.repository.dynamodb.codec import (
+    DELETED,
     MEMORY_PREFIX,
     NAMESPACE_PREFIX,
     STATS_SK,
@@ -22,6 +26,7 @@ from core.repository.dynamodb.codec import (
     TAG_PARTITION,
     from_item,
     memory_partition,
+    purge_shard,
 )
 from core.repository.dynamodb.expressions import tag_copy_actions
 
@@ -37,17 +42,24 @@ class Migrated:
     namespaces: int = 0
     copied: int = 0
     skipped: int = 0  # changed by another writer meanwhile: their namespace stays unmarked; run again
+    dated: int = 0  # deleted memories given a deletion time (their retention window starts now)
 
 
-def migrate(client: DynamoDBClient, table: str) -> Migrated:
-    """Copy every memory without tag copies, then mark each namespace whose memories all have them."""
+def migrate(client: DynamoDBClient, table: str, now: str | None = None) -> Migrated:
+    """Copy every memory without tag copies, then mark each namespace whose memories all have them; give every
+    deleted memory without a deletion time `now` (by default the current time) as one."""
+    now = now or format_timestamp(utc_now())
     result = Migrated()
     unfinished: set[str] = set()
     namespaces: set[str] = set()
     for item in _memories_and_stats(client, table):
         namespace = item["pk"]["S"][len(NAMESPACE_PREFIX) :]
         namespaces.add(namespace)
-        if not item["sk"]["S"].startswith(MEMORY_PREFIX) or TAG_COPIES in item:
+        if not item["sk"]["S"].startswith(MEMORY_PREFIX):
+            continue
+        if item.get("status") == DELETED and "deleted_at" not in item:
+            result.dated += _date_deletion(client, table, namespace, item["sk"], now)
+        if TAG_COPIES in item:
             continue
         if _copy(client, table, namespace, item["sk"]):
             result.copied += 1
@@ -70,7 +82,8 @@ def _memories_and_stats(client: DynamoDBClient, table: str) -> Iterator[dict[str
     """The key (and copies mark) of every memory and namespace STATS item in the table, tag partitions left out."""
     request: dict[str, Any] = {
         "TableName": table,
-        "ProjectionExpression": f"pk, sk, {TAG_COPIES}",
+        "ProjectionExpression": f"pk, sk, {TAG_COPIES}, #status, deleted_at",
+        "ExpressionAttributeNames": {"#status": "status"},
         "FilterExpression": (
             "begins_with(pk, :ns) AND NOT contains(pk, :tag) AND (begins_with(sk, :mem) OR sk = :stats)"
         ),
@@ -88,6 +101,28 @@ def _memories_and_stats(client: DynamoDBClient, table: str) -> Iterator[dict[str
         if "LastEvaluatedKey" not in response:
             return
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+def _date_deletion(client: DynamoDBClient, table: str, namespace: str, sort_key: dict[str, Any], now: str) -> bool:
+    """Give a deleted memory without a deletion time `now` as one, unless it changed meanwhile (restored, dated)."""
+    memory_id = int(sort_key["S"][len(MEMORY_PREFIX) :])
+    try:
+        call(
+            client.update_item,
+            TableName=table,
+            Key={"pk": memory_partition(namespace), "sk": sort_key},
+            UpdateExpression="SET deleted_at = :now, purge_shard = :shard",
+            ConditionExpression="#status = :deleted AND attribute_not_exists(deleted_at)",
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues={
+                ":now": {"S": now},
+                ":shard": purge_shard(namespace, memory_id),
+                ":deleted": DELETED,
+            },
+        )
+    except ConditionFailedError:
+        return False
+    return True
 
 
 def _copy(client: DynamoDBClient, table: str, namespace: str, sort_key: dict[str, Any]) -> bool:
