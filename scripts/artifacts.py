@@ -47,7 +47,7 @@ FOREIGN = {
     "PurgeFunction": ("fastapi", "mcp", "mcp_types", "cryptography", "handlers/http_api.py", "handlers/mcp_tools.py"),
 }
 # Unzipped MB, bytecode included (issue 7). A function without a budget is refused, so a new one must declare its own.
-BUDGET_MB = {"HttpFunction": 20.0, "McpFunction": 50.0, "PurgeFunction": 15.0}
+BUDGET_MB = {"HttpFunction": 20.0, "McpFunction": 50.0, "PurgeFunction": 16.0}
 MB = 1024 * 1024
 
 
