@@ -36,10 +36,10 @@ if TYPE_CHECKING:
 class Lifecycle:
     """The writes that leave a revision, and the reads and purges of a memory's history, over one table."""
 
-    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+    def __init__(self, client: DynamoDBClient, table_name: str, items: Items) -> None:
         self._client = client
         self._table = table_name
-        self._items = Items(client, table_name)
+        self._items = items
 
     def change(
         self,

@@ -44,8 +44,8 @@ class DynamoDBMemoryRepository:
         self._table = table_name
         self._listing = Listing(client, table_name)
         self._stamps = Stamps(client, table_name)
-        self._lifecycle = Lifecycle(client, table_name)
         self._items = Items(client, table_name)
+        self._lifecycle = Lifecycle(client, table_name, self._items)
 
     def next_id(self, namespace: str) -> int:
         response = call(
