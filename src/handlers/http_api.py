@@ -36,6 +36,7 @@ from handlers.openapi_doc import (
     INVALID_INPUT_RESPONSES,
     NOT_FOUND_RESPONSES,
     document_schemas,
+    etag_only_doc,
     json_schema_body,
     problem_doc,
     retrieval_parameters,
@@ -48,6 +49,13 @@ logger = Logger()
 def _with_etag(memory: Memory, response: Response) -> Memory:
     response.headers["ETag"] = etag(memory)
     return memory
+
+
+def _written(memory: Memory, caller: Principal, response: Response) -> Memory | Response:
+    """A changed record with its ETag, or only the ETag (204) for a key that may not read records."""
+    if not sees_records(caller):
+        return Response(status_code=204, headers={"ETag": etag(memory)})
+    return _with_etag(memory, response)
 
 
 API_KEY_SCHEME = HTTPBearer(
@@ -188,10 +196,7 @@ def create_app(
             **BODY_RESPONSES,
             **NOT_FOUND_RESPONSES,
             **INVALID_INPUT_RESPONSES,
-            204: {
-                "description": "Updated, for a key without the `read` scope: no body, only the new `ETag`.",
-                "headers": {"ETag": {"description": 'The version, quoted: "3".', "schema": {"type": "string"}}},
-            },
+            204: etag_only_doc("Updated"),
             409: problem_doc("Other writers kept colliding with this one; retry."),
             412: problem_doc("`If-Match` names no current version, or is malformed (`type` tells which)."),
         },
@@ -209,9 +214,7 @@ def create_app(
         mid = parse_memory_id(memory_id)
         changes = MemoryChanges.parse(await read_json_body(request))
         memory = await blocking(service.update, caller.namespace, mid, changes, parse_if_match(if_match), caller.key_id)
-        if not sees_records(caller):
-            return Response(status_code=204, headers={"ETag": etag(memory)})
-        return _with_etag(memory, response)
+        return _written(memory, caller, response)
 
     @app.delete(
         "/memories/{memory_id}",
@@ -242,10 +245,7 @@ def create_app(
         response_model=Memory,
         responses={
             **NOT_FOUND_RESPONSES,
-            204: {
-                "description": "Restored, for a key without the `read` scope: no body, only the `ETag`.",
-                "headers": {"ETag": {"description": 'The version, quoted: "3".', "schema": {"type": "string"}}},
-            },
+            204: etag_only_doc("Restored"),
             409: problem_doc("Other writers kept colliding with this one; retry."),
         },
         summary="Restore a deleted memory",
@@ -254,9 +254,7 @@ def create_app(
     )
     async def restore_memory(memory_id: str, response: Response, service: Service, caller: Writer) -> Memory | Response:
         memory = await blocking(service.restore, caller.namespace, parse_memory_id(memory_id), caller.key_id)
-        if not sees_records(caller):
-            return Response(status_code=204, headers={"ETag": etag(memory)})
-        return _with_etag(memory, response)
+        return _written(memory, caller, response)
 
     @app.get(
         "/memories/{memory_id}/history",

@@ -128,6 +128,14 @@ def problem_doc(description: str) -> dict[str, Any]:
     }
 
 
+def etag_only_doc(done: str) -> dict[str, Any]:
+    """The 204 a write answers a key without the `read` scope: the record's version, never the record."""
+    return {
+        "description": f"{done}, for a key without the `read` scope: no body, only the `ETag`.",
+        "headers": {"ETag": {"description": 'The version, quoted: "3".', "schema": {"type": "string"}}},
+    }
+
+
 COMMON_RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
     401: {
         **problem_doc("No valid API key: missing, malformed, unknown, expired or revoked."),

@@ -208,11 +208,6 @@ def test_a_create_retried_after_its_memory_was_purged_creates_anew(service: Memo
 # --- what DynamoDB holds -------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def ddb_service(ddb_local_service: MemoryService) -> MemoryService:
-    return ddb_local_service
-
-
 def keys_of(engine: Engine, service: MemoryService, memory_id: int) -> list[tuple[str, str]]:
     """Every item of the table that belongs to the memory: itself, its revisions, its tag copies."""
     marks = (f"MEM#{memory_id:010d}", f"REV#{memory_id:010d}#")
@@ -222,30 +217,30 @@ def keys_of(engine: Engine, service: MemoryService, memory_id: int) -> list[tupl
 
 
 def test_a_purge_leaves_no_item_of_the_memory_in_the_table(
-    ddb_local_engine: Engine, ddb_service: MemoryService
+    ddb_local_engine: Engine, ddb_local_service: MemoryService
 ) -> None:
     body = new(tags=["t", "u"])
-    gone = ddb_service.create(NS, body, IdempotentCreate.of("k", body, "Idempotency-Key"))
-    kept = ddb_service.create(NS, new(tags=["t"]))
+    gone = ddb_local_service.create(NS, body, IdempotentCreate.of("k", body, "Idempotency-Key"))
+    kept = ddb_local_service.create(NS, new(tags=["t"]))
     for n in range(30):  # more revisions than one batch of deletes
-        ddb_service.update(NS, gone.id, MemoryChanges.parse({"content": f"v{n}"}))
-    ddb_service.delete(NS, gone.id)
-    assert len(keys_of(ddb_local_engine, ddb_service, gone.id)) == 1 + 32 + 2
+        ddb_local_service.update(NS, gone.id, MemoryChanges.parse({"content": f"v{n}"}))
+    ddb_local_service.delete(NS, gone.id)
+    assert len(keys_of(ddb_local_engine, ddb_local_service, gone.id)) == 1 + 32 + 2
 
-    ddb_service.purge(NS, gone.id)
+    ddb_local_service.purge(NS, gone.id)
 
-    assert keys_of(ddb_local_engine, ddb_service, gone.id) == []
-    assert not [item for item in scan(ddb_local_engine, ddb_service) if item["sk"]["S"].startswith("IDEM#")]
-    assert len(keys_of(ddb_local_engine, ddb_service, kept.id)) == 3
-    assert_copies_mirror(ddb_local_engine, ddb_service, NS)
+    assert keys_of(ddb_local_engine, ddb_local_service, gone.id) == []
+    assert not [item for item in scan(ddb_local_engine, ddb_local_service) if item["sk"]["S"].startswith("IDEM#")]
+    assert len(keys_of(ddb_local_engine, ddb_local_service, kept.id)) == 3
+    assert_copies_mirror(ddb_local_engine, ddb_local_service, NS)
 
 
 def test_a_purge_interrupted_after_it_began_hides_the_memory_and_is_finished_by_the_next(
-    ddb_local_engine: Engine, ddb_service: MemoryService, clock: FakeClock
+    ddb_local_engine: Engine, ddb_local_service: MemoryService, clock: FakeClock
 ) -> None:
-    gone = ddb_service.create(NS, new(tags=["t"]))
-    ddb_service.delete(NS, gone.id)
-    table = ddb_service._repository._table  # type: ignore[attr-defined]
+    gone = ddb_local_service.create(NS, new(tags=["t"]))
+    ddb_local_service.delete(NS, gone.id)
+    table = ddb_local_service._repository._table  # type: ignore[attr-defined]
     # What a purge that stopped after marking the memory (and deleting some revisions) leaves.
     key = {"pk": {"S": f"NS#{NS}"}, "sk": {"S": f"MEM#{gone.id:010d}"}}
     ddb_local_engine.client.update_item(
@@ -254,15 +249,15 @@ def test_a_purge_interrupted_after_it_began_hides_the_memory_and_is_finished_by_
     ddb_local_engine.client.delete_item(TableName=table, Key={**key, "sk": {"S": f"REV#{gone.id:010d}#{1:010d}"}})
 
     with pytest.raises(MemoryNotFoundError):
-        history(ddb_service, gone.id)
+        history(ddb_local_service, gone.id)
     with pytest.raises(MemoryNotFoundError):
-        ddb_service.restore(NS, gone.id)
+        ddb_local_service.restore(NS, gone.id)
     clock.advance(days=31)
-    assert ddb_service.purge_expired(RETENTION) == 1
+    assert ddb_local_service.purge_expired(RETENTION) == 1
 
-    assert keys_of(ddb_local_engine, ddb_service, gone.id) == []
-    assert total(ddb_service, status="deleted") == 0
-    assert_copies_mirror(ddb_local_engine, ddb_service, NS)
+    assert keys_of(ddb_local_engine, ddb_local_service, gone.id) == []
+    assert total(ddb_local_service, status="deleted") == 0
+    assert_copies_mirror(ddb_local_engine, ddb_local_service, NS)
 
 
 # --- where the purge runs ------------------------------------------------------------------------------------
@@ -339,9 +334,9 @@ def test_an_existing_table_without_the_purge_index_gains_it_and_then_purges(
 
 
 def test_a_change_storage_refused_leaves_no_revision_and_a_retry_leaves_one(
-    ddb_local_engine: Engine, ddb_service: MemoryService
+    ddb_local_engine: Engine, ddb_local_service: MemoryService
 ) -> None:
-    created = ddb_service.create(NS, new())
+    created = ddb_local_service.create(NS, new())
     events = ddb_local_engine.client.meta.events
 
     def throttled(request: Any, **_: Any) -> AWSResponse:
@@ -353,42 +348,42 @@ def test_a_change_storage_refused_leaves_no_revision_and_a_retry_leaves_one(
     events.register_first("before-send.dynamodb.TransactWriteItems", throttled)
     try:
         with pytest.raises(StorageUnavailableError):
-            ddb_service.update(NS, created.id, MemoryChanges.parse({"content": "lost"}))
+            ddb_local_service.update(NS, created.id, MemoryChanges.parse({"content": "lost"}))
         with pytest.raises(StorageUnavailableError):
-            ddb_service.delete(NS, created.id)
+            ddb_local_service.delete(NS, created.id)
     finally:
         events.unregister("before-send.dynamodb.TransactWriteItems", throttled)
 
-    assert [r.change for r in history(ddb_service, created.id).items] == ["created"]
-    ddb_service.update(NS, created.id, MemoryChanges.parse({"content": "landed"}))
-    assert [(r.change, r.content) for r in history(ddb_service, created.id).items] == [
+    assert [r.change for r in history(ddb_local_service, created.id).items] == ["created"]
+    ddb_local_service.update(NS, created.id, MemoryChanges.parse({"content": "landed"}))
+    assert [(r.change, r.content) for r in history(ddb_local_service, created.id).items] == [
         ("updated", "landed"),
         ("created", created.content),
     ]
 
 
 def test_migrate_dates_memories_deleted_before_deletes_kept_a_time_so_the_purge_finds_them(
-    ddb_local_engine: Engine, ddb_service: MemoryService, clock: FakeClock
+    ddb_local_engine: Engine, ddb_local_service: MemoryService, clock: FakeClock
 ) -> None:
-    table = ddb_service._repository._table  # type: ignore[attr-defined]
-    gone, back = ddb_service.create(NS, new("gone")), ddb_service.create(NS, new("back", status="invalid"))
+    table = ddb_local_service._repository._table  # type: ignore[attr-defined]
+    gone, back = ddb_local_service.create(NS, new("gone")), ddb_local_service.create(NS, new("back", status="invalid"))
     for memory in (gone, back):
-        ddb_service.delete(NS, memory.id)
+        ddb_local_service.delete(NS, memory.id)
         # As a delete of the version before history left it: no deletion time, no status kept.
         key = {"pk": {"S": f"NS#{NS}"}, "sk": {"S": f"MEM#{memory.id:010d}"}}
         ddb_local_engine.client.update_item(
             TableName=table, Key=key, UpdateExpression="REMOVE deleted_at, purge_shard, prior_status"
         )
     clock.advance(days=31)
-    assert ddb_service.purge_expired(RETENTION) == 0  # not in the purge's index
+    assert ddb_local_service.purge_expired(RETENTION) == 0  # not in the purge's index
 
     assert migrate(ddb_local_engine.client, table, format_timestamp(clock.now)).dated == 2
     assert migrate(ddb_local_engine.client, table, format_timestamp(clock.now)).dated == 0
 
-    assert ddb_service.restore(NS, back.id).status == "active"  # its status before the delete was not kept
+    assert ddb_local_service.restore(NS, back.id).status == "active"  # its status before the delete was not kept
     clock.advance(days=29)
-    assert ddb_service.purge_expired(RETENTION) == 0  # the window counts from the migration
+    assert ddb_local_service.purge_expired(RETENTION) == 0  # the window counts from the migration
     clock.advance(days=2)
-    assert ddb_service.purge_expired(RETENTION) == 1
+    assert ddb_local_service.purge_expired(RETENTION) == 1
     with pytest.raises(MemoryNotFoundError):
-        history(ddb_service, gone.id)
+        history(ddb_local_service, gone.id)

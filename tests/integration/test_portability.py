@@ -20,23 +20,12 @@ from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import IdempotentCreate, MemoryChanges, NewMemory
 from core.portable import ExportedMemory, parse_line
-from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository
 from core.repository.dynamodb.namespaces import Namespaces
-from tests.conftest import SERVE_ROOT, Engine, FakeClock, free_port, serve_env, serving
+from tests.conftest import SERVE_ROOT, Engine, free_port, serve_env, serving
 from tests.copies import assert_copies_mirror, scan
 
 NS = "alice"
 BIG = 10_000
-
-
-@pytest.fixture
-def table(ddb_local_engine: Engine) -> str:
-    return ddb_local_engine.new_table()
-
-
-@pytest.fixture
-def service(ddb_local_engine: Engine, table: str, clock: FakeClock) -> MemoryService:
-    return MemoryService(DynamoDBMemoryRepository(ddb_local_engine.client, table), clock)
 
 
 def store(endpoint: str, table: str) -> list[str]:
@@ -122,10 +111,14 @@ def synthetic_export(namespace: str, count: int) -> str:
 
 
 def test_an_export_imported_into_a_fresh_namespace_exports_to_the_same_lines(
-    ddb_local_engine: Engine, dynamodb_local_endpoint: str, table: str, service: MemoryService, tmp_path: Path
+    ddb_local_engine: Engine,
+    dynamodb_local_endpoint: str,
+    ddb_local_table: str,
+    ddb_local_service: MemoryService,
+    tmp_path: Path,
 ) -> None:
-    populate(service)
-    where = store(dynamodb_local_endpoint, table)
+    populate(ddb_local_service)
+    where = store(dynamodb_local_endpoint, ddb_local_table)
     first = export(where, NS, tmp_path / "first.ndjson")
 
     imported = run("import", "--namespace", "bob", str(tmp_path / "first.ndjson"), *where)
@@ -137,23 +130,23 @@ def test_an_export_imported_into_a_fresh_namespace_exports_to_the_same_lines(
     header = json.loads(again[0])
     assert (header["namespace"], header["include_deleted"], header["history"]) == ("bob", True, True)
     # The imported namespace behaves as the original: totals, tag copies, the id counter, restore and history.
-    assert_copies_mirror(ddb_local_engine, service, "bob")
-    assert service.create("bob", NewMemory.parse({"content": "after the import"})).id == 7
-    assert service.restore("bob", 3).status == "active"
-    assert [r.change for r in service.history("bob", 4, HistoryQuery.parse({})).items] == [
+    assert_copies_mirror(ddb_local_engine, ddb_local_service, "bob")
+    assert ddb_local_service.create("bob", NewMemory.parse({"content": "after the import"})).id == 7
+    assert ddb_local_service.restore("bob", 3).status == "active"
+    assert [r.change for r in ddb_local_service.history("bob", 4, HistoryQuery.parse({})).items] == [
         "restored",
         "deleted",
         "created",
     ]
-    assert service.get("bob", 6).last_accessed_at is not None
+    assert ddb_local_service.get("bob", 6).last_accessed_at is not None
 
 
 def test_without_history_or_deleted_memories_an_export_leaves_them_out(
-    dynamodb_local_endpoint: str, table: str, service: MemoryService
+    dynamodb_local_endpoint: str, ddb_local_table: str, ddb_local_service: MemoryService
 ) -> None:
-    populate(service)
+    populate(ddb_local_service)
 
-    done = run("export", "--namespace", NS, *store(dynamodb_local_endpoint, table))
+    done = run("export", "--namespace", NS, *store(dynamodb_local_endpoint, ddb_local_table))
 
     lines = [json.loads(line) for line in done.stdout.splitlines()[1:]]
     assert [line["memory"]["id"] for line in lines] == [1, 2, 4, 6]
@@ -162,7 +155,7 @@ def test_without_history_or_deleted_memories_an_export_leaves_them_out(
 
 
 def test_a_round_trip_of_10000_memories_from_serve_to_dynamodb_local_keeps_every_line(
-    dynamodb_local_endpoint: str, table: str, tmp_path: Path
+    dynamodb_local_endpoint: str, ddb_local_table: str, tmp_path: Path
 ) -> None:
     source = tmp_path / "synthetic.ndjson"
     source.write_text(synthetic_export("default", BIG))
@@ -183,7 +176,7 @@ def test_a_round_trip_of_10000_memories_from_serve_to_dynamodb_local_keeps_every
         assert loaded.returncode == 0, loaded.stderr
         from_serve = export(serve_store, "imported", tmp_path / "from-serve.ndjson")
 
-    where = store(dynamodb_local_endpoint, table)
+    where = store(dynamodb_local_endpoint, ddb_local_table)
     moved = run("import", "--namespace", "moved", str(tmp_path / "from-serve.ndjson"), *where)
     assert moved.returncode == 0, moved.stderr
     back = export(where, "moved", tmp_path / "back.ndjson")
@@ -193,7 +186,11 @@ def test_a_round_trip_of_10000_memories_from_serve_to_dynamodb_local_keeps_every
 
 
 def test_a_bad_line_is_named_and_nothing_is_imported(
-    ddb_local_engine: Engine, dynamodb_local_endpoint: str, table: str, tmp_path: Path
+    ddb_local_engine: Engine,
+    dynamodb_local_endpoint: str,
+    ddb_local_table: str,
+    ddb_local_service: MemoryService,
+    tmp_path: Path,
 ) -> None:
     lines = synthetic_export(NS, 5).splitlines()
     cases = {
@@ -208,73 +205,76 @@ def test_a_bad_line_is_named_and_nothing_is_imported(
         path = tmp_path / f"{name}.ndjson"
         path.write_text("\n".join([*lines[:3], bad, *lines[4:]]) + "\n")
 
-        done = run("import", "--namespace", NS, str(path), *store(dynamodb_local_endpoint, table))
+        done = run("import", "--namespace", NS, str(path), *store(dynamodb_local_endpoint, ddb_local_table))
 
         assert done.returncode == 1, name
         assert "nothing imported" in done.stderr, name
         assert "line 4" in done.stderr, (name, done.stderr)
-    assert scan(ddb_local_engine, _service(ddb_local_engine, table)) == []
-
-
-def _service(engine: Engine, table: str) -> MemoryService:
-    return MemoryService(DynamoDBMemoryRepository(engine.client, table))
+    assert scan(ddb_local_engine, ddb_local_service) == []
 
 
 def test_an_import_into_a_namespace_holding_data_is_refused(
-    dynamodb_local_endpoint: str, table: str, service: MemoryService, tmp_path: Path
+    dynamodb_local_endpoint: str, ddb_local_table: str, ddb_local_service: MemoryService, tmp_path: Path
 ) -> None:
-    service.create(NS, NewMemory.parse({"content": "already here"}))
+    ddb_local_service.create(NS, NewMemory.parse({"content": "already here"}))
     path = tmp_path / "file.ndjson"
     path.write_text(synthetic_export(NS, 3))
 
-    done = run("import", "--namespace", NS, str(path), *store(dynamodb_local_endpoint, table))
+    done = run("import", "--namespace", NS, str(path), *store(dynamodb_local_endpoint, ddb_local_table))
 
     assert done.returncode == 1
     assert f"namespace {NS!r} is not empty" in done.stderr
-    assert service.search(NS, RetrievalQuery.parse({})).total == 1
+    assert ddb_local_service.search(NS, RetrievalQuery.parse({})).total == 1
 
 
 def test_an_import_that_stopped_half_way_is_finished_by_running_it_again(
-    ddb_local_engine: Engine, dynamodb_local_endpoint: str, table: str, service: MemoryService, tmp_path: Path
+    ddb_local_engine: Engine,
+    dynamodb_local_endpoint: str,
+    ddb_local_table: str,
+    ddb_local_service: MemoryService,
+    tmp_path: Path,
 ) -> None:
     text = synthetic_export(NS, 300)
     path = tmp_path / "file.ndjson"
     path.write_text(text)
     memories = [parse_line(line, n) for n, line in enumerate(text.splitlines()[1:], start=2)]
-    namespaces = Namespaces(ddb_local_engine.client, table)
+    namespaces = Namespaces(ddb_local_engine.client, ddb_local_table)
     # What a run killed after its first groups leaves: the claim, some memories, no counter.
     namespaces.begin_import(NS, hashlib.sha256(text.encode()).hexdigest())
     namespaces.load(NS, memories[:120], lambda counts: None)
     other = tmp_path / "other.ndjson"
     other.write_text(synthetic_export(NS, 2))
-    refused = run("import", "--namespace", NS, str(other), *store(dynamodb_local_endpoint, table))
+    refused = run("import", "--namespace", NS, str(other), *store(dynamodb_local_endpoint, ddb_local_table))
     assert refused.returncode == 1
     assert "another import" in refused.stderr
 
-    done = run("import", "--namespace", NS, str(path), *store(dynamodb_local_endpoint, table))
+    done = run("import", "--namespace", NS, str(path), *store(dynamodb_local_endpoint, ddb_local_table))
 
     assert done.returncode == 0, done.stderr
     assert "Resuming" in done.stderr
     exported = run(
-        "export", "--namespace", NS, "--include-deleted", "--history", *store(dynamodb_local_endpoint, table)
+        "export", "--namespace", NS, "--include-deleted", "--history", *store(dynamodb_local_endpoint, ddb_local_table)
     )
     assert exported.stdout.splitlines()[1:] == text.splitlines()[1:]
-    assert_copies_mirror(ddb_local_engine, service, NS)
-    assert service.create(NS, NewMemory.parse({"content": "next"})).id == 301
+    assert_copies_mirror(ddb_local_engine, ddb_local_service, NS)
+    assert ddb_local_service.create(NS, NewMemory.parse({"content": "next"})).id == 301
 
 
 def test_erase_removes_every_item_of_the_namespace_and_nothing_of_another(
-    ddb_local_engine: Engine, dynamodb_local_endpoint: str, table: str, service: MemoryService
+    ddb_local_engine: Engine,
+    dynamodb_local_endpoint: str,
+    ddb_local_table: str,
+    ddb_local_service: MemoryService,
+    ddb_local_keys: KeyService,
 ) -> None:
-    keys = KeyService(DynamoDBKeyRepository(ddb_local_engine.client, table))
-    keys.create(NS, ["read", "write"])
-    kept_key = keys.create("bob", ["read"])
-    populate(service)
-    populate(service, "bob")
+    ddb_local_keys.create(NS, ["read", "write"])
+    kept_key = ddb_local_keys.create("bob", ["read"])
+    populate(ddb_local_service)
+    populate(ddb_local_service, "bob")
     body = NewMemory.parse({"content": "idempotent"})
-    service.create(NS, body, IdempotentCreate.of("key-1", body, "Idempotency-Key"))
-    before_bob = [item for item in scan(ddb_local_engine, service) if _of(item, "bob")]
-    where = store(dynamodb_local_endpoint, table)
+    ddb_local_service.create(NS, body, IdempotentCreate.of("key-1", body, "Idempotency-Key"))
+    before_bob = [item for item in scan(ddb_local_engine, ddb_local_service) if _of(item, "bob")]
+    where = store(dynamodb_local_endpoint, ddb_local_table)
 
     refused = run("namespace", "erase", NS, *where, stdin="no\n")
     assert refused.returncode == 1
@@ -293,11 +293,11 @@ def test_erase_removes_every_item_of_the_namespace_and_nothing_of_another(
         "tag totals": 4,  # x, t, n0, n1
         "totals": 1,
     }
-    assert [item for item in scan(ddb_local_engine, service) if _of(item, NS)] == []
-    assert sorted(map(str, (item for item in scan(ddb_local_engine, service) if _of(item, "bob")))) == sorted(
+    assert [item for item in scan(ddb_local_engine, ddb_local_service) if _of(item, NS)] == []
+    assert sorted(map(str, (item for item in scan(ddb_local_engine, ddb_local_service) if _of(item, "bob")))) == sorted(
         map(str, before_bob)
     )
-    assert keys.list("bob") == (kept_key[0],)
+    assert ddb_local_keys.list("bob") == (kept_key[0],)
     again = run("namespace", "erase", NS, "--yes", *where)
     assert again.returncode == 0, again.stderr
     assert "holds nothing" in again.stdout

@@ -346,3 +346,36 @@ def test_import_and_export_progress_shows_on_a_terminal_only() -> None:
 
     assert terminal.getvalue() == "\rimported 500 memories\rimported 1000 memories"
     assert pipe.getvalue() == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("", "line 1: header: is missing: the file is empty"),
+        ('{"format": "other", "version": 1}\n', "line 1: format"),
+        ("not json\n", "line 1: header: must be a JSON object naming format"),
+    ],
+)
+def test_an_import_file_without_a_valid_header_is_refused_before_the_store_is_touched(
+    text: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "file.ndjson"
+    path.write_text(text)
+
+    # No store is running on this port: the refusal comes before any connection.
+    code = cli.main(["import", "--namespace", "alice", str(path), "--ddb-port", str(free_port())])
+
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "nothing imported" in err
+    assert said in err
+
+
+def test_erase_asked_at_the_end_of_its_input_erases_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    def no_answer(prompt: str) -> str:
+        raise EOFError
+
+    args = cli._parser().parse_args(["namespace", "erase", "alice", "--ddb-port", str(free_port())])
+
+    assert portability.erase_namespace(args, ask=no_answer) == 1
+    assert "not erased" in capsys.readouterr().err

@@ -12,11 +12,25 @@ from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from core.contract import RetrievalQuery
-from core.errors import StorageUnavailableError, TableMissingError, VersionMismatchError, WriteConflictError
+from core.errors import (
+    MemoryNotFoundError,
+    StorageUnavailableError,
+    TableMissingError,
+    VersionMismatchError,
+    WriteConflictError,
+)
 from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory
-from core.repository.dynamodb import TRANSACTION_ATTEMPTS, UPDATE_ATTEMPTS, DynamoDBMemoryRepository, listing, migrate
+from core.repository.dynamodb import (
+    TRANSACTION_ATTEMPTS,
+    UPDATE_ATTEMPTS,
+    DynamoDBMemoryRepository,
+    listing,
+    migrate,
+    stored,
+)
 from core.repository.dynamodb.migration import COPY_ATTEMPTS
 from core.repository.dynamodb.stamps import BATCH_ATTEMPTS, Stamps
+from core.repository.dynamodb.stored import BATCH_WRITE_ATTEMPTS
 from tests.conftest import NAMESPACE, Engine
 
 
@@ -413,12 +427,14 @@ def test_a_patch_admitting_several_versions_writes_only_while_one_of_them_is_cur
 
 
 class Unprocessed:
-    """Answers the first `times` BatchGetItem calls with every key unprocessed, before moto sees them."""
+    """Answers the first `times` BatchGetItem (or BatchWriteItem) calls with every request unprocessed, before moto
+    sees them."""
 
-    def __init__(self, client: Any, times: int) -> None:
+    def __init__(self, client: Any, times: int, operation: str = "BatchGetItem") -> None:
         self.attempts = 0
         self.left = times
-        client.meta.events.register_first("before-send.dynamodb.BatchGetItem", self._send)
+        self.unprocessed = "UnprocessedKeys" if operation == "BatchGetItem" else "UnprocessedItems"
+        client.meta.events.register_first(f"before-send.dynamodb.{operation}", self._send)
 
     def _send(self, request: Any, **_: Any) -> AWSResponse | None:
         self.attempts += 1
@@ -426,7 +442,7 @@ class Unprocessed:
             return None
         self.left -= 1
         asked = json.loads(request.body)["RequestItems"]
-        body = json.dumps({"Responses": {table: [] for table in asked}, "UnprocessedKeys": asked}).encode()
+        body = json.dumps({"Responses": {table: [] for table in asked}, self.unprocessed: asked}).encode()
         return AWSResponse(request.url, 200, {}, _Body(body))  # type: ignore[arg-type]
 
 
@@ -454,6 +470,38 @@ def test_counts_left_unprocessed_every_time_are_reported_unavailable(
         repository.find(NAMESPACE, RetrievalQuery.parse({"tag": "travel"}))
 
     assert unprocessed.attempts == listing.BATCH_GET_ATTEMPTS
+
+
+def test_a_purges_deletes_left_unprocessed_are_sent_again_and_then_land(
+    moto_engine: Engine, repository: DynamoDBMemoryRepository
+) -> None:
+    repository.add(NAMESPACE, memory(1))
+    repository.delete(NAMESPACE, 1, LATER)
+    unprocessed = Unprocessed(moto_engine.client, times=2, operation="BatchWriteItem")
+
+    repository.purge(NAMESPACE, 1)
+
+    assert unprocessed.attempts == 3
+    assert repository.get(NAMESPACE, 1) is None
+
+
+def test_a_purge_whose_deletes_stay_unprocessed_is_unavailable_and_finished_by_the_next_one(
+    moto_engine: Engine, repository: DynamoDBMemoryRepository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stored.time, "sleep", lambda seconds: None)  # the backoff's waits, not its count
+    repository.add(NAMESPACE, memory(1))
+    repository.delete(NAMESPACE, 1, LATER)
+    unprocessed = Unprocessed(moto_engine.client, times=100, operation="BatchWriteItem")
+
+    with pytest.raises(StorageUnavailableError):
+        repository.purge(NAMESPACE, 1)
+    assert unprocessed.attempts == BATCH_WRITE_ATTEMPTS
+    with pytest.raises(MemoryNotFoundError):  # its purge has begun: no history, no restore
+        repository.history(NAMESPACE, 1, 10, 0)
+
+    unprocessed.left = 0
+    repository.purge(NAMESPACE, 1)
+    assert repository.get(NAMESPACE, 1) is None
 
 
 def stored_before_copies(client: Any, table: str) -> None:

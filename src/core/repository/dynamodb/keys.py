@@ -19,13 +19,13 @@ if TYPE_CHECKING:
 KEYS_PARTITION: Final = "KEYS"
 
 
-def _api_key_key(key_id: str) -> dict[str, Any]:
+def api_key_key(key_id: str) -> dict[str, Any]:
     return {"pk": {"S": KEYS_PARTITION}, "sk": {"S": f"KEY#{key_id}"}}
 
 
 def _to_key_item(key: ApiKey) -> dict[str, Any]:
     item: dict[str, Any] = {
-        **_api_key_key(key.key_id),
+        **api_key_key(key.key_id),
         "key_id": {"S": key.key_id},
         "namespace": {"S": key.namespace},
         "scopes": {"L": [{"S": scope} for scope in key.scopes]},
@@ -71,7 +71,7 @@ class DynamoDBKeyRepository:
             raise WriteConflictError(f"key id {key.key_id} is already taken; retry") from None
 
     def get(self, key_id: str) -> ApiKey | None:
-        response = call(self._client.get_item, TableName=self._table, Key=_api_key_key(key_id), ConsistentRead=True)
+        response = call(self._client.get_item, TableName=self._table, Key=api_key_key(key_id), ConsistentRead=True)
         item = response.get("Item")
         return _from_key_item(item) if item else None
 
@@ -98,7 +98,7 @@ class DynamoDBKeyRepository:
             response = call(
                 self._client.update_item,
                 TableName=self._table,
-                Key=_api_key_key(key_id),
+                Key=api_key_key(key_id),
                 UpdateExpression="SET revoked = :revoked",
                 ConditionExpression="attribute_exists(pk)",
                 ExpressionAttributeValues={":revoked": {"BOOL": True}},

@@ -33,7 +33,7 @@ from core.repository.dynamodb.codec import (
     totals_attribute,
 )
 from core.repository.dynamodb.expressions import ABSENT
-from core.repository.dynamodb.keys import KEYS_PARTITION
+from core.repository.dynamodb.keys import DynamoDBKeyRepository, api_key_key
 from core.repository.dynamodb.stored import BATCH_WRITE_ITEMS, Items, Stored
 
 if TYPE_CHECKING:
@@ -193,14 +193,8 @@ class Namespaces:
         """Remove every item of the namespace: its API keys first (so no new write lands), then its tag
         partitions (found by one filtered scan of the table), then its own partition. Counts per kind removed."""
         removed = Counter[str]()
-        keys = {
-            "KeyConditionExpression": "pk = :keys",
-            "FilterExpression": "#namespace = :namespace",
-            "ExpressionAttributeNames": {"#namespace": "namespace"},
-            "ExpressionAttributeValues": {":keys": {"S": KEYS_PARTITION}, ":namespace": {"S": namespace}},
-            "ProjectionExpression": "pk, sk",
-        }
-        self._remove(self._items.pages(keys), lambda _: "API keys", removed, progress)
+        keys = [api_key_key(key.key_id) for key in DynamoDBKeyRepository(self._client, self._table).find(namespace)]
+        self._remove(iter([keys]), lambda _: "API keys", removed, progress)
         tags = {
             "FilterExpression": "begins_with(pk, :tags)",
             "ExpressionAttributeValues": {":tags": {"S": f"{memory_partition(namespace)['S']}{TAG_PARTITION}"}},
