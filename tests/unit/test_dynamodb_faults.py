@@ -26,7 +26,6 @@ from core.repository.dynamodb import (
     DynamoDBMemoryRepository,
     listing,
     migrate,
-    stored,
 )
 from core.repository.dynamodb.migration import COPY_ATTEMPTS
 from core.repository.dynamodb.stamps import BATCH_ATTEMPTS, Stamps
@@ -488,7 +487,7 @@ def test_a_purges_deletes_left_unprocessed_are_sent_again_and_then_land(
 def test_a_purge_whose_deletes_stay_unprocessed_is_unavailable_and_finished_by_the_next_one(
     moto_engine: Engine, repository: DynamoDBMemoryRepository, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(stored.time, "sleep", lambda seconds: None)  # the backoff's waits, not its count
+    monkeypatch.setattr("core.repository.dynamodb.stored.time.sleep", lambda seconds: None)  # the waits, not the count
     repository.add(NAMESPACE, memory(1))
     repository.delete(NAMESPACE, 1, LATER)
     unprocessed = Unprocessed(moto_engine.client, times=100, operation="BatchWriteItem")
