@@ -32,6 +32,7 @@ from moto import mock_aws
 import core.errors
 from core.access import SCOPES, ApiKey, hash_key, key_id_of
 from core.errors import DomainError
+from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import Memory
@@ -42,7 +43,7 @@ from handlers.auth import open_access
 from handlers.http_api import create_app
 from local.engines import DYNAMODB_LOCAL_LIB, DynamoDBLocal, DynamoDBLocalUnavailableError
 from local.template import table_definition
-from tests.inmemory import InMemoryKeyRepository, InMemoryMemoryRepository
+from tests.inmemory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 
 REGION = "us-east-1"
 DDB_LOCAL_DIR = DYNAMODB_LOCAL_LIB
@@ -378,6 +379,8 @@ def lambda_services(monkeypatch: pytest.MonkeyPatch) -> bootstrap.Services:
     tests/unit/test_lambda_handler.py and tests/mcp/test_lambda_handler.py keep the real wiring over moto."""
     keys = InMemoryKeyRepository()
     store_event_key(keys)
-    services = bootstrap.Services(MemoryService(InMemoryMemoryRepository()), KeyService(keys))
+    key_service = KeyService(keys)
+    grants = GrantService(InMemoryGrantRepository(), key_service)
+    services = bootstrap.Services(MemoryService(InMemoryMemoryRepository()), key_service, grants)
     monkeypatch.setattr(bootstrap, "default_services", lambda: services)
     return services

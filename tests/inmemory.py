@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from core.access import ApiKey
 from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
+from core.grants import Client, Grant
 from core.history import Change, Revision
 from core.limits import IDEMPOTENCY_WINDOW_SECONDS
 from core.model import IdempotentCreate, Memory, MemoryChanges
@@ -236,3 +237,58 @@ class InMemoryKeyRepository:
                 return None
             self._keys[key_id] = revoked = dataclasses.replace(key, revoked=True)
             return revoked
+
+
+class InMemoryGrantRepository:
+    """GrantRepository in dicts, thread-safe, with the adapter's conditions (Client and Grant are immutable)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.clients: dict[str, Client] = {}
+        self.grants: dict[str, Grant] = {}
+        self.spent: set[tuple[str, str]] = set()
+
+    def add_client(self, client: Client) -> None:
+        with self._lock:
+            if client.client_id in self.clients:
+                raise WriteConflictError(f"client id {client.client_id} is already taken; retry")
+            self.clients[client.client_id] = client
+
+    def get_client(self, client_id: str) -> Client | None:
+        with self._lock:
+            return self.clients.get(client_id)
+
+    def add_grant(self, grant: Grant) -> None:
+        with self._lock:
+            if grant.grant_id in self.grants:
+                raise WriteConflictError(f"grant id {grant.grant_id} is already taken; retry")
+            self.grants[grant.grant_id] = grant
+
+    def get_grant(self, grant_id: str) -> Grant | None:
+        with self._lock:
+            return self.grants.get(grant_id)
+
+    def issue(self, issued: Grant, expected_hash: str, spent: bool, client_expires_at: int) -> bool:
+        with self._lock:
+            stored = self.grants.get(issued.grant_id)
+            client = self.clients.get(issued.client_id)
+            if stored is None or client is None or stored.revoked:
+                return False
+            held = stored.refresh_hash if spent else (None if stored.code_used else stored.code_hash)
+            if held != expected_hash:
+                return False
+            self.grants[issued.grant_id] = issued
+            self.clients[client.client_id] = dataclasses.replace(client, expires_at=client_expires_at)
+            if spent:
+                self.spent.add((issued.grant_id, expected_hash))
+            return True
+
+    def is_spent(self, grant_id: str, refresh_hash: str) -> bool:
+        with self._lock:
+            return (grant_id, refresh_hash) in self.spent
+
+    def revoke(self, grant_id: str) -> None:
+        with self._lock:
+            grant = self.grants.get(grant_id)
+            if grant is not None:
+                self.grants[grant_id] = dataclasses.replace(grant, revoked=True)

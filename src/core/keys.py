@@ -46,6 +46,8 @@ class KeyService:
         self._cache_ttl = cache_ttl
         # Keyed by the SHA-256 of the presented key, never by the key itself.
         self._cache: dict[str, _Verified] = {}
+        # Keyed by key id: the keys that consented to OAuth grants (principal_of).
+        self._by_id: dict[str, _Verified] = {}
         self._lock = threading.Lock()
 
     def create(
@@ -93,6 +95,25 @@ class KeyService:
             self._cache[digest] = _Verified(principal, key.expires_at, now)
         return principal
 
+    def principal_of(self, key_id: str) -> Principal:
+        """The principal of the key `key_id` while it is active (what an OAuth grant it consented to acts as);
+        AuthenticationError once it is unknown, revoked or expired. Cached for `cache_ttl` as `authenticate` is."""
+        now = self._clock()
+        with self._lock:
+            cached = self._by_id.get(key_id)
+        if cached is None or not timedelta(0) <= now - cached.verified_at < self._cache_ttl:
+            key = self._repository.get(key_id) if is_key_id(key_id) else None
+            if key is None or key.revoked:
+                raise AuthenticationError("the API key that consented to this grant was revoked")
+            cached = _Verified(Principal(key.namespace, frozenset(key.scopes), key.key_id), key.expires_at, now)
+            with self._lock:
+                if len(self._by_id) >= CACHE_MAX_ENTRIES:
+                    self._by_id.clear()
+                self._by_id[key_id] = cached
+        if cached.expires_at is not None and format_timestamp(now) >= cached.expires_at:
+            raise AuthenticationError(f"the API key that consented to this grant expired at {cached.expires_at}")
+        return cached.principal
+
     def list(self, namespace: str | None = None) -> tuple[ApiKey, ...]:
         """Every key, or one namespace's, oldest first; revoked and expired ones included."""
         if namespace is not None:
@@ -107,6 +128,7 @@ class KeyService:
         with self._lock:
             for digest in [digest for digest, entry in self._cache.items() if entry.principal.key_id == key_id]:
                 del self._cache[digest]
+            self._by_id.pop(key_id, None)
         return revoked
 
     def now(self) -> str:

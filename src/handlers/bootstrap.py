@@ -14,10 +14,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from core.grants import GrantService
 from core.history import DEFAULT_RETENTION_DAYS
 from core.keys import KeyService
 from core.memories import MemoryService
-from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository, make_client
+from core.repository.dynamodb import (
+    DynamoDBGrantRepository,
+    DynamoDBKeyRepository,
+    DynamoDBMemoryRepository,
+    make_client,
+)
 from core.repository.dynamodb.usage import CapacityTally
 from handlers.auth import Authenticator, key_authenticator
 from handlers.metrics import RequestMetrics
@@ -43,6 +49,10 @@ class Settings:
     metrics_namespace: str = DEFAULT_METRICS_NAMESPACE
     # Days a deleted memory stays restorable before the purge removes it for good.
     deleted_retention_days: int = DEFAULT_RETENTION_DAYS
+    # Whether the MCP door hosts its OAuth authorization server (handlers.oauth), and the issuer it answers as
+    # when not the origin each request reached (a custom domain in front of the function URL).
+    oauth_enabled: bool = True
+    oauth_issuer: str | None = None
 
 
 def settings_from_env(env: Mapping[str, str] = os.environ) -> Settings:
@@ -53,6 +63,8 @@ def settings_from_env(env: Mapping[str, str] = os.environ) -> Settings:
         mcp_allowed_origins=_comma_separated(env.get("MCP_ALLOWED_ORIGINS", "")),
         metrics_namespace=env.get("POWERTOOLS_METRICS_NAMESPACE") or DEFAULT_METRICS_NAMESPACE,
         deleted_retention_days=int(env.get("DELETED_RETENTION_DAYS") or DEFAULT_RETENTION_DAYS),
+        oauth_enabled=(env.get("OAUTH_ENABLED") or "true").strip().lower() != "false",
+        oauth_issuer=env.get("OAUTH_ISSUER") or None,
     )
 
 
@@ -69,18 +81,21 @@ def use_placeholder_credentials() -> None:
 
 @dataclass(frozen=True)
 class Services:
-    """The memory and key use cases over one table, sharing one DynamoDB client."""
+    """The memory, key and OAuth grant use cases over one table, sharing one DynamoDB client."""
 
     memories: MemoryService
     keys: KeyService
+    grants: GrantService
 
 
 def build_services(settings: Settings, client: DynamoDBClient | None = None) -> Services:
-    """Both services over `settings`' table, through `client` (or a new one built from the settings)."""
+    """The services over `settings`' table, through `client` (or a new one built from the settings)."""
     client = client or make_client(settings.endpoint_url, settings.region)
+    keys = KeyService(DynamoDBKeyRepository(client, settings.table_name))
     return Services(
         MemoryService(DynamoDBMemoryRepository(client, settings.table_name)),
-        KeyService(DynamoDBKeyRepository(client, settings.table_name)),
+        keys,
+        GrantService(DynamoDBGrantRepository(client, settings.table_name), keys),
     )
 
 

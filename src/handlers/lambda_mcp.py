@@ -10,6 +10,7 @@ from handlers.concurrency import inline
 from handlers.mcp_server import create_handler, logger
 from handlers.mcp_tools import create_server
 from handlers.metrics import event_body, is_tool_error, mcp_operation
+from handlers.oauth import OAuthServer
 
 # The DynamoDB client and services are built at import, in the init phase, so the first request does not pay for
 # them; the endpoint and its session manager start on the first invocation (handlers.mcp_server.create_handler).
@@ -23,8 +24,15 @@ _server = create_server(
     run_blocking=inline,
 )
 
+_settings = bootstrap.settings_from_env()
+# The door's authorization server, as the function URL's own origin unless OAUTH_ISSUER names a custom domain.
+_oauth = (
+    OAuthServer(lambda: bootstrap.default_services().grants, issuer=_settings.oauth_issuer, run_blocking=inline)
+    if _settings.oauth_enabled
+    else None
+)
 _serve = create_handler(
-    _server, bootstrap.settings_from_env().mcp_allowed_origins, authenticate=_authenticate, run_blocking=inline
+    _server, _settings.mcp_allowed_origins, authenticate=_authenticate, run_blocking=inline, oauth=_oauth
 )
 _metrics = bootstrap.lambda_metrics("mcp")
 

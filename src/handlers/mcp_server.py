@@ -2,6 +2,8 @@
 factory for a function URL (payload 2.0), JSON-only (handlers.lambda_mcp is the function's entrypoint)."""
 
 import asyncio
+import functools
+import json
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
@@ -18,8 +20,10 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
+from core.access import Principal, Scope
 from core.errors import (
     AuthenticationError,
+    PermissionDeniedError,
     StorageUnavailableError,
 )
 from core.limits import MAX_REQUEST_BYTES
@@ -27,6 +31,8 @@ from handlers.auth import Authenticator, presented_credentials
 from handlers.concurrency import RunBlocking, inline
 from handlers.lambda_asgi import invocation_loop, invoke
 from handlers.mcp_principal import PRINCIPAL_SCOPE_KEY
+from handlers.oauth import PATHS as OAUTH_PATHS
+from handlers.oauth import OAuthServer, presents_access_token, with_resource_metadata
 from handlers.problem import domain_problem, problem_response
 
 logger = Logger()
@@ -58,8 +64,12 @@ class MCPEndpoint:
       `Allow: POST, OPTIONS`, and every other method but POST is 405 with that same `Allow`: a stateless GET would
       open an event stream that never ends, billing a Lambda function until its timeout, and there is no session
       to DELETE.
-    - A request without a valid API key gets 401 (problem+json, `WWW-Authenticate: Bearer`) before any tool runs;
-      the verified principal travels to the tools in the request's ASGI scope (`PRINCIPAL_SCOPE_KEY`).
+    - A request without a valid API key (or, with `oauth`, access token) gets 401 (problem+json, `WWW-Authenticate:
+      Bearer`, naming the resource metadata when `oauth` serves this origin) before any tool runs; the verified
+      principal travels to the tools in the request's ASGI scope (`PRINCIPAL_SCOPE_KEY`). An access token calling a
+      tool beyond its scopes gets 403 `insufficient_scope` naming the scope, so its client can ask for it (an API
+      key gets the tool's own error, as always).
+    - With `oauth`, the authorization server's paths (handlers.oauth.PATHS) go to it.
     - A client that goes away before its body is complete is logged at INFO and left unanswered.
 
     `session_manager` is the manager of this very app: building another app repoints the server's attribute.
@@ -72,7 +82,9 @@ class MCPEndpoint:
         *,
         authenticate: Authenticator,
         run_blocking: RunBlocking = inline,
+        oauth: OAuthServer | None = None,
     ) -> None:
+        self._server = server
         self._app = server.streamable_http_app(
             streamable_http_path=MCP_PATH,
             stateless_http=True,
@@ -84,10 +96,20 @@ class MCPEndpoint:
         self.allowed_origins = frozenset(allowed_origins)
         self._authenticate = authenticate
         self._run_blocking = run_blocking
+        self._oauth = oauth
+        self._tool_scopes: dict[str, Scope] | None = None
+
+    @property
+    def paths(self) -> frozenset[str]:
+        """Every path this endpoint answers (`/mcp/` only to refuse it)."""
+        return frozenset({MCP_PATH, f"{MCP_PATH}/"}) | (OAUTH_PATHS if self._oauth is not None else frozenset())
 
     async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
+            return
+        if self._oauth is not None and scope["path"] in OAUTH_PATHS:
+            await self._oauth(scope, receive, send)
             return
         headers = Headers(scope=scope)
         origin = headers.get("origin")
@@ -97,21 +119,58 @@ class MCPEndpoint:
                 await problem_response(403, "http-error", "Forbidden", detail)(scope, receive, send)
                 return
             send = _with_cors(send, origin)
+        issuer = self._oauth.issuer_for(scope) if self._oauth is not None else None
+        authenticate = self._authenticate
+        if self._oauth is not None and issuer is not None:
+            send = with_resource_metadata(send, OAuthServer.resource_metadata_url(issuer))
+            authenticate = functools.partial(self._oauth.authenticate, self._authenticate, issuer=issuer)
         refusal = _refusal(scope, headers, origin)
         if refusal is not None:
             await refusal(scope, receive, send)
             return
         try:
+            credentials = presented_credentials(headers)
             # A key lookup is a blocking DynamoDB call: run as the entrypoint's policy says (handlers.concurrency).
-            principal = await self._run_blocking(self._authenticate, presented_credentials(headers))
+            principal = await self._run_blocking(authenticate, credentials)
         except (AuthenticationError, StorageUnavailableError) as exc:
             await domain_problem(exc)(scope, receive, send)
             return
-        body = await _whole_body(receive)
-        if body is None:
+        whole = await _whole_body(receive)
+        if whole is None:
             logger.info("client disconnected before its request body was complete; nothing was done")
             return
+        body, content = whole
+        if issuer is not None and presents_access_token(credentials):
+            missing = await self._missing_scope(principal, content)
+            if missing is not None:
+                await domain_problem(PermissionDeniedError(missing))(scope, receive, send)
+                return
         await self._app({**scope, PRINCIPAL_SCOPE_KEY: principal}, body, send)
+
+    async def _missing_scope(self, principal: Principal, content: bytes) -> Scope | None:
+        """The scope a tool call in `content` needs that `principal` lacks: `read` for a read-only tool (its
+        annotations say so), `write` for any other; None for anything else."""
+        try:
+            message = json.loads(content)
+        except ValueError:
+            return None  # the SDK answers the parse error
+        if not isinstance(message, dict) or message.get("method") != "tools/call":
+            return None
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        scopes = await self._scopes_of_tools()
+        needed = scopes.get(name) if isinstance(name, str) else None
+        return needed if needed is not None and needed not in principal.scopes else None
+
+    async def _scopes_of_tools(self) -> dict[str, Scope]:
+        if self._tool_scopes is not None:
+            return self._tool_scopes
+        scopes: dict[str, Scope] = {
+            tool.name: "read" if tool.annotations is not None and tool.annotations.read_only_hint else "write"
+            for tool in await self._server.list_tools()
+        }
+        self._tool_scopes = scopes
+        return scopes
 
     def _admits(self, origin: str, scope: AsgiScope, headers: Headers) -> bool:
         if origin in self.allowed_origins:
@@ -155,9 +214,9 @@ def _with_cors(send: Send, origin: str) -> Send:
     return send_with_cors
 
 
-async def _whole_body(receive: Receive) -> Receive | None:
+async def _whole_body(receive: Receive) -> tuple[Receive, bytes] | None:
     """A `receive` replaying the request body read to its end (or just past the size bound, which the SDK then
-    refuses with 413), or None when the client disconnected first."""
+    refuses with 413), and that body; or None when the client disconnected first."""
     messages: deque[Message] = deque()
     size = 0
     while True:
@@ -169,10 +228,12 @@ async def _whole_body(receive: Receive) -> Receive | None:
         if not message.get("more_body", False) or size > MAX_REQUEST_BYTES:
             break
 
+    content = b"".join(message.get("body", b"") for message in messages)
+
     async def replay() -> Message:
         return messages.popleft() if messages else await receive()
 
-    return replay
+    return replay, content
 
 
 def create_mcp_asgi_app(
@@ -181,9 +242,11 @@ def create_mcp_asgi_app(
     *,
     authenticate: Authenticator,
     run_blocking: RunBlocking = inline,
+    oauth: OAuthServer | None = None,
 ) -> MCPEndpoint:
-    """The guarded ASGI app serving `server` at /mcp; its lifespan runs the SDK session manager."""
-    return MCPEndpoint(server, allowed_origins, authenticate=authenticate, run_blocking=run_blocking)
+    """The guarded ASGI app serving `server` at /mcp (and `oauth` beside it); its lifespan runs the SDK session
+    manager."""
+    return MCPEndpoint(server, allowed_origins, authenticate=authenticate, run_blocking=run_blocking, oauth=oauth)
 
 
 def with_mcp_endpoint(app: ASGIApp, endpoint: MCPEndpoint) -> Starlette:
@@ -195,7 +258,7 @@ def with_mcp_endpoint(app: ASGIApp, endpoint: MCPEndpoint) -> Starlette:
             yield
 
     # `/mcp/` goes to the endpoint too, so it gets the same 404 locally as on Lambda.
-    combined = Starlette(routes=[Route(MCP_PATH, endpoint), Route(f"{MCP_PATH}/", endpoint)], lifespan=lifespan)
+    combined = Starlette(routes=[Route(path, endpoint) for path in sorted(endpoint.paths)], lifespan=lifespan)
     # Every other request goes to `app`, whatever its path. A Mount("/") would not: its `.*` stops at a newline, so
     # a path holding an encoded one (`/memories/1%0A2`) got Starlette's plain-text 404 instead of the API's problem.
     combined.router.default = app
@@ -212,6 +275,7 @@ def create_handler(
     *,
     authenticate: Authenticator,
     run_blocking: RunBlocking = inline,
+    oauth: OAuthServer | None = None,
 ) -> LambdaHandler:
     """A Lambda handler serving `server` for function URL (and API Gateway) events.
 
@@ -227,7 +291,9 @@ def create_handler(
     def running_endpoint() -> MCPEndpoint:
         loop = invocation_loop()
         if loop not in held:
-            endpoint = create_mcp_asgi_app(server, origins, authenticate=authenticate, run_blocking=run_blocking)
+            endpoint = create_mcp_asgi_app(
+                server, origins, authenticate=authenticate, run_blocking=run_blocking, oauth=oauth
+            )
             _hold_lifespan(loop, endpoint)
             held.clear()
             held[loop] = endpoint

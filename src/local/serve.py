@@ -130,14 +130,21 @@ class _OwnTable:
 
 
 def serve_app(
-    services: bootstrap.Services, authenticate: Authenticator, allowed_origins: tuple[str, ...] = ()
+    services: bootstrap.Services,
+    authenticate: Authenticator,
+    allowed_origins: tuple[str, ...] = (),
+    *,
+    oauth: bool = False,
+    issuer: str | None = None,
 ) -> ASGIApp:
     """What `serve` runs: both doors over `services`, with every blocking storage call in a worker thread, so a slow
-    call holds up only its own request."""
+    call holds up only its own request. With `oauth`, the MCP door hosts its authorization server (handlers.oauth)
+    as `issuer`, or as whatever loopback origin a request reached."""
     from handlers.concurrency import in_worker_thread
     from handlers.http_api import create_app
     from handlers.mcp_server import create_mcp_asgi_app, with_mcp_endpoint
     from handlers.mcp_tools import create_server
+    from handlers.oauth import OAuthServer
 
     # Many requests at once in one process: blocking calls run in worker threads (handlers.concurrency).
     version, policy = bootstrap.VERSION, in_worker_thread
@@ -146,7 +153,10 @@ def serve_app(
         return services.memories
 
     server = create_server(memories, authenticate, version, run_blocking=policy)
-    mcp = create_mcp_asgi_app(server, allowed_origins, authenticate=authenticate, run_blocking=policy)
+    authorization = OAuthServer(lambda: services.grants, issuer=issuer, run_blocking=policy) if oauth else None
+    mcp = create_mcp_asgi_app(
+        server, allowed_origins, authenticate=authenticate, run_blocking=policy, oauth=authorization
+    )
     http = create_app(memories, authenticate, version, run_blocking=policy)
     return with_mcp_endpoint(http, mcp)
 
@@ -236,10 +246,14 @@ def serve(args: argparse.Namespace) -> int:
                 _print_auth(first_key(), services.keys, base, args)
 
         table = _OwnTable(client, settings.table_name, definition, on_recreated)
-        guarded = bootstrap.Services(table.guard(services.memories), table.guard(services.keys))
+        guarded = bootstrap.Services(
+            table.guard(services.memories), table.guard(services.keys), table.guard(services.grants)
+        )
         authenticate = open_access() if args.no_auth else key_authenticator(lambda: guarded.keys)
         key = first_key()
-        app = serve_app(guarded, authenticate, bootstrap.settings_from_env().mcp_allowed_origins)
+        env = bootstrap.settings_from_env()
+        oauth = env.oauth_enabled and not args.no_auth
+        app = serve_app(guarded, authenticate, env.mcp_allowed_origins, oauth=oauth, issuer=env.oauth_issuer)
         where = (
             f"Amazon DynamoDB Local at {endpoint_url} (in memory: data is lost on exit)"
             if engine
@@ -247,6 +261,11 @@ def serve(args: argparse.Namespace) -> int:
         )
         print(f"agent-memory HTTP API  {base}/memories", flush=True)
         print(f"agent-memory MCP       {base}/mcp", flush=True)
+        if oauth:
+            print(
+                f"OAuth                  {env.oauth_issuer or base} (clients connect by URL; consent with a key)",
+                flush=True,
+            )
         print(f"DynamoDB               {where}", flush=True)
         print(f"table                  {settings.table_name} ({'created' if created else 'existing'})", flush=True)
         if args.no_auth:

@@ -1,0 +1,405 @@
+"""OAuth grants: how an MCP client gets a token for one namespace, consented with an API key of that namespace.
+
+Rules only, storage behind GrantRepository. A grant is born when a person approves a client on the consent page:
+it holds that client's authorization code, then its current refresh token and access token, each stored only as
+the SHA-256 of the token. Every token names its grant (`amc_`/`amr_`/`amt_<grant_id>_<secret>`, the secret 256
+random bits), so each check is one read of one item. A grant lasts while its refresh token is used (sliding), and
+never outlives the API key that consented: every token check and refresh asks whether that key is still active.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import re
+import secrets
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Final, Literal, Protocol
+from urllib.parse import urlsplit
+
+from core.access import Principal, Scope, hash_key, parse_scopes, validate_namespace
+from core.errors import AuthenticationError, FieldError, InvalidInputError, WriteConflictError
+from core.keys import KeyService
+from core.model import Clock, utc_now
+
+# RFC 6749 §4.1.2 says at most 10 minutes; the issue and OAuth 2.1 practice say short.
+CODE_TTL: Final = timedelta(minutes=5)
+ACCESS_TTL: Final = timedelta(hours=1)
+# A grant whose refresh token goes unused this long ends; every refresh starts the window again.
+REFRESH_TTL: Final = timedelta(days=30)
+# A registration never used to obtain tokens expires this soon; one in use, this long after its newest grant ends.
+UNUSED_CLIENT_TTL: Final = timedelta(days=1)
+# How long a verified access token is trusted without reading it again (as API keys are: core.keys.CACHE_TTL).
+TOKEN_CACHE_TTL: Final = timedelta(seconds=30)
+TOKEN_CACHE_MAX_ENTRIES: Final = 1024
+
+MAX_CLIENT_METADATA_BYTES: Final = 8 * 1024
+MAX_REDIRECT_URIS: Final = 10
+MAX_REDIRECT_URI_CHARS: Final = 2000
+MAX_STATE_CHARS: Final = 1024
+GRANT_ID_HEX_CHARS: Final = 16
+_SECRET_BYTES: Final = 32
+
+TokenKind = Literal["code", "refresh", "access"]
+_PREFIXES: Final[dict[TokenKind, str]] = {"code": "amc_", "refresh": "amr_", "access": "amt_"}
+_TOKEN: Final = re.compile(rf"(am[crt])_([0-9a-f]{{{GRANT_ID_HEX_CHARS}}})_[A-Za-z0-9_-]{{43}}")
+INVALID_TOKEN: Final = "the access token is not valid"  # noqa: S105  # a message, not a secret
+
+
+class ConsentRefusedError(Exception):
+    """The consent page cannot grant what was asked with the key given; the message says why (never the key)."""
+
+
+class GrantError(Exception):
+    """A token request the authorization server refuses, with its RFC 6749 §5.2 error code."""
+
+    def __init__(self, error: Literal["invalid_grant", "invalid_target", "invalid_scope"], description: str) -> None:
+        self.error = error
+        self.description = description
+        super().__init__(description)
+
+
+@dataclass(frozen=True)
+class Client:
+    """A registered OAuth client: its RFC 7591 metadata as JSON (what the door validated), and until when the
+    registration lasts unless used (epoch seconds)."""
+
+    client_id: str
+    metadata: str
+    expires_at: int
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What one consent granted one client, and the hashes of the tokens it issued. Times are epoch seconds."""
+
+    grant_id: str
+    client_id: str
+    namespace: str
+    scopes: tuple[Scope, ...]
+    key_id: str
+    resource: str
+    redirect_uri: str
+    code_challenge: str
+    code_hash: str
+    code_expires_at: int
+    code_used: bool = False
+    refresh_hash: str | None = None
+    expires_at: int = 0  # when the grant ends unless refreshed: the code's expiry until it is redeemed
+    access_hash: str | None = None
+    access_scopes: tuple[Scope, ...] = ()
+    access_expires_at: int = 0
+    revoked: bool = False
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """A token response: the plaintexts exist only here."""
+
+    access_token: str
+    refresh_token: str
+    expires_in: int
+    scopes: tuple[Scope, ...]
+
+
+class GrantRepository(Protocol):
+    """Clients and grants, by id. Reads are strongly consistent, so a revoke or a rotation is seen at once."""
+
+    def add_client(self, client: Client) -> None: ...
+
+    def get_client(self, client_id: str) -> Client | None: ...
+
+    def add_grant(self, grant: Grant) -> None:
+        """Store a new grant; never overwrites one (WriteConflictError instead)."""
+        ...
+
+    def get_grant(self, grant_id: str) -> Grant | None: ...
+
+    def issue(self, issued: Grant, expected_hash: str, spent: bool, client_expires_at: int) -> bool:
+        """Store `issued` (new refresh and access token hashes) in place of the stored grant, only if that grant is
+        not revoked and still holds `expected_hash`: its unused code (`spent=False`: a redemption) or its current
+        refresh token (`spent=True`: a rotation, which also remembers that refresh token as spent). Extends the
+        client's registration to `client_expires_at`. False when the condition failed and nothing was written."""
+        ...
+
+    def is_spent(self, grant_id: str, refresh_hash: str) -> bool:
+        """Whether `refresh_hash` is a refresh token of the grant that a rotation replaced."""
+        ...
+
+    def revoke(self, grant_id: str) -> None:
+        """Mark the grant revoked (harmlessly again if it is); nothing when there is no such grant."""
+        ...
+
+
+def new_token(kind: TokenKind, grant_id: str) -> str:
+    return f"{_PREFIXES[kind]}{grant_id}_{secrets.token_urlsafe(_SECRET_BYTES)}"
+
+
+def grant_of(token: str, kind: TokenKind) -> str | None:
+    """The grant id a token of `kind` names; None when it cannot be such a token."""
+    match = _TOKEN.fullmatch(token)
+    if match is None or f"{match.group(1)}_" != _PREFIXES[kind]:
+        return None
+    return match.group(2)
+
+
+def is_access_token(token: str) -> bool:
+    return token.startswith(_PREFIXES["access"])
+
+
+def check_redirect_uri(uri: str) -> str:
+    """A redirect URI a client may register: `https`, or `http` to a loopback address (a native app), no fragment
+    (RFC 6749 §3.1.2). Custom schemes are refused: any app could claim one."""
+    if len(uri) > MAX_REDIRECT_URI_CHARS:
+        raise InvalidInputError([FieldError("redirect_uris", f"each must be at most {MAX_REDIRECT_URI_CHARS} chars")])
+    parts = urlsplit(uri)
+    loopback = parts.scheme == "http" and _is_loopback(parts.hostname or "")
+    if not (parts.scheme == "https" and parts.hostname) and not loopback:
+        raise InvalidInputError([FieldError("redirect_uris", f"{uri!r} must be https, or http on a loopback host")])
+    if parts.fragment:
+        raise InvalidInputError([FieldError("redirect_uris", f"{uri!r} must not have a fragment")])
+    return uri
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class _Verified:
+    grant_id: str
+    principal: Principal
+    resource: str
+    expires_at: int
+    verified_at: float
+
+
+class GrantService:
+    def __init__(self, repository: GrantRepository, keys: KeyService, clock: Clock = utc_now) -> None:
+        self._repository = repository
+        self._keys = keys
+        self._clock = clock
+        self._cache: dict[str, _Verified] = {}
+        self._lock = threading.Lock()
+
+    def now(self) -> int:
+        return int(self._clock().timestamp())
+
+    # Registration (RFC 7591)
+
+    def register(self, client_id: str, metadata: str, redirect_uris: Iterable[str]) -> Client:
+        """Register a client: bounded metadata, at most MAX_REDIRECT_URIS redirect URIs, each one check_redirect_uri
+        admits. It expires UNUSED_CLIENT_TTL from now unless it obtains tokens."""
+        uris = list(redirect_uris)
+        if len(metadata.encode()) > MAX_CLIENT_METADATA_BYTES:
+            raise InvalidInputError([FieldError("metadata", f"must be at most {MAX_CLIENT_METADATA_BYTES} bytes")])
+        if not 1 <= len(uris) <= MAX_REDIRECT_URIS:
+            raise InvalidInputError([FieldError("redirect_uris", f"must hold 1 to {MAX_REDIRECT_URIS} URIs")])
+        for uri in uris:
+            check_redirect_uri(uri)
+        client = Client(client_id, metadata, self.now() + int(UNUSED_CLIENT_TTL.total_seconds()))
+        self._repository.add_client(client)
+        return client
+
+    def client(self, client_id: str) -> Client | None:
+        """The registered client, or None when unknown or expired (DynamoDB's TTL deletes it some time later)."""
+        if len(client_id) > 128:
+            return None
+        client = self._repository.get_client(client_id)
+        return client if client is not None and client.expires_at > self.now() else None
+
+    # Consent and authorization codes
+
+    def approve(
+        self,
+        *,
+        client_id: str,
+        redirect_uri: str,
+        code_challenge: str,
+        resource: str,
+        scopes: Iterable[str],
+        namespace: str,
+        api_key: str,
+    ) -> str:
+        """The authorization code for a consent a person gave with `api_key`: the grant is for the key's namespace,
+        which must be `namespace`, and for `scopes`, which the key must hold. ConsentRefusedError otherwise."""
+        try:
+            namespace = validate_namespace(namespace.strip())
+            wanted = parse_scopes(scopes)
+        except InvalidInputError as exc:
+            raise ConsentRefusedError("; ".join(f"{e.field} {e.message}" for e in exc.errors)) from None
+        try:
+            principal = self._keys.authenticate(api_key.strip())
+        except AuthenticationError:
+            raise ConsentRefusedError("that API key is not valid: it is unknown, revoked or expired") from None
+        if principal.namespace != namespace or principal.key_id is None:
+            raise ConsentRefusedError(f"that API key is not a key of namespace {namespace}")
+        missing = [scope for scope in wanted if scope not in principal.scopes]
+        if missing:
+            raise ConsentRefusedError(f"that API key may not grant {' or '.join(missing)}: it lacks that scope")
+        for _ in range(3):
+            grant_id = secrets.token_hex(GRANT_ID_HEX_CHARS // 2)
+            code = new_token("code", grant_id)
+            expires = self.now() + int(CODE_TTL.total_seconds())
+            grant = Grant(
+                grant_id=grant_id,
+                client_id=client_id,
+                namespace=namespace,
+                scopes=wanted,
+                key_id=principal.key_id,
+                resource=resource,
+                redirect_uri=redirect_uri,
+                code_challenge=code_challenge,
+                code_hash=hash_key(code),
+                code_expires_at=expires,
+                expires_at=expires,
+            )
+            try:
+                self._repository.add_grant(grant)
+            except WriteConflictError:
+                continue  # 64-bit grant ids practically never collide
+            return code
+        raise WriteConflictError("could not find a free grant id; retry")
+
+    def pending_code(self, code: str, client_id: str) -> Grant | None:
+        """The grant of an unexpired, unused authorization code issued to `client_id`; None otherwise. A code
+        presented again after its redemption revokes its grant (RFC 6749 §4.1.2: it was stolen, or replayed)."""
+        grant = self._read(code, "code")
+        if grant is None or grant.client_id != client_id or not hmac.compare_digest(grant.code_hash, hash_key(code)):
+            return None
+        if grant.code_used:
+            self._revoke(grant.grant_id)
+            return None
+        return grant if grant.code_expires_at > self.now() and not grant.revoked else None
+
+    def redeem(self, grant: Grant) -> Tokens:
+        """Tokens for the grant of a pending code, checked by `pending_code` (and PKCE by the door); the code is
+        spent in the same write, so two redemptions racing get one set of tokens and the grant revoked."""
+        return self._issue(grant, grant.code_hash, spent=False, scopes=grant.scopes)
+
+    # Refresh tokens (rotated on every use)
+
+    def refreshable(self, refresh_token: str, client_id: str) -> Grant | None:
+        """The grant whose current refresh token this is, issued to `client_id`; None otherwise. A refresh token a
+        rotation already replaced revokes the whole grant: two parties hold it, and one is not the client."""
+        grant = self._read(refresh_token, "refresh")
+        if grant is None or grant.client_id != client_id or grant.revoked or grant.refresh_hash is None:
+            return None
+        digest = hash_key(refresh_token)
+        if hmac.compare_digest(grant.refresh_hash, digest):
+            return grant if grant.expires_at > self.now() else None
+        if self._repository.is_spent(grant.grant_id, digest):
+            self._revoke(grant.grant_id)
+        return None
+
+    def rotate(self, grant: Grant, scopes: Iterable[str]) -> Tokens:
+        """New access and refresh tokens for a refreshable grant, for `scopes` (at most the grant's), replacing the
+        refresh token presented. Refused (and the grant revoked) when the consenting key is no longer active."""
+        try:
+            self._keys.principal_of(grant.key_id)
+        except AuthenticationError:
+            self._revoke(grant.grant_id)
+            raise GrantError(
+                "invalid_grant", "the API key that consented to this grant was revoked or expired"
+            ) from None
+        narrowed = tuple(scope for scope in grant.scopes if scope in set(scopes))
+        if not narrowed:
+            raise GrantError("invalid_scope", "ask for at least one scope of the grant")
+        assert grant.refresh_hash is not None  # refreshable() returns only grants with one
+        return self._issue(grant, grant.refresh_hash, spent=True, scopes=narrowed)
+
+    # Access tokens (the resource server's side)
+
+    def verify(self, token: str, resource: str) -> Principal:
+        """The principal an access token proves at `resource` (its audience must be exactly that): the grant's
+        namespace and scopes, acting as the key that consented. AuthenticationError when the token is unknown,
+        expired, revoked, for another resource, or its key is no longer active. A verified token is trusted
+        without a read for TOKEN_CACHE_TTL (a revoke in another process takes at most that long)."""
+        digest = hash_key(token)
+        now = self._clock().timestamp()
+        with self._lock:
+            cached = self._cache.get(digest)
+        if cached is None or not 0 <= now - cached.verified_at < TOKEN_CACHE_TTL.total_seconds():
+            cached = self._verify_stored(token, digest, now)
+        if cached.expires_at <= now:
+            self._forget(digest)
+            raise AuthenticationError("the access token expired: refresh it")
+        if cached.resource != resource:
+            raise AuthenticationError(f"the access token was issued for {cached.resource}, not for {resource}")
+        self._keys.principal_of(cached.principal.key_id or "")
+        return cached.principal
+
+    def _verify_stored(self, token: str, digest: str, now: float) -> _Verified:
+        grant = self._read(token, "access")
+        if grant is None or grant.access_hash is None or not hmac.compare_digest(grant.access_hash, digest):
+            raise AuthenticationError(INVALID_TOKEN)
+        if grant.revoked:
+            raise AuthenticationError("the access token was revoked")
+        principal = Principal(grant.namespace, frozenset(grant.access_scopes), grant.key_id)
+        verified = _Verified(grant.grant_id, principal, grant.resource, grant.access_expires_at, now)
+        with self._lock:
+            if len(self._cache) >= TOKEN_CACHE_MAX_ENTRIES:
+                self._cache.clear()
+            self._cache[digest] = verified
+        return verified
+
+    # Revocation (RFC 7009)
+
+    def holder(self, token: str) -> Grant | None:
+        """The grant whose current access or refresh token `token` is (revoked or not); None for any other."""
+        kind: TokenKind = "access" if is_access_token(token) else "refresh"
+        grant = self._read(token, kind)
+        current = None if grant is None else grant.access_hash if kind == "access" else grant.refresh_hash
+        if grant is None or current is None or not hmac.compare_digest(current, hash_key(token)):
+            return None
+        return grant
+
+    def revoke(self, token: str, client_id: str) -> None:
+        """Revoke the grant of an access or refresh token `client_id` holds: both stop working (at once in this
+        process, within TOKEN_CACHE_TTL in every other one). An unknown token, or another client's, changes
+        nothing (RFC 7009 answers 200 either way)."""
+        grant = self.holder(token)
+        if grant is not None and grant.client_id == client_id:
+            self._revoke(grant.grant_id)
+
+    def _revoke(self, grant_id: str) -> None:
+        self._repository.revoke(grant_id)
+        with self._lock:
+            for digest in [digest for digest, entry in self._cache.items() if entry.grant_id == grant_id]:
+                del self._cache[digest]
+
+    def _issue(self, grant: Grant, expected_hash: str, *, spent: bool, scopes: tuple[Scope, ...]) -> Tokens:
+        access, refresh = new_token("access", grant.grant_id), new_token("refresh", grant.grant_id)
+        now = self.now()
+        refresh_ends = now + int(REFRESH_TTL.total_seconds())
+        issued = replace(
+            grant,
+            code_used=True,
+            refresh_hash=hash_key(refresh),
+            expires_at=refresh_ends,
+            access_hash=hash_key(access),
+            access_scopes=scopes,
+            access_expires_at=now + int(ACCESS_TTL.total_seconds()),
+        )
+        client_ends = refresh_ends + int(UNUSED_CLIENT_TTL.total_seconds())
+        if not self._repository.issue(issued, expected_hash, spent, client_expires_at=client_ends):
+            self._revoke(grant.grant_id)
+            what = "refresh token was already used" if spent else "authorization code was already used"
+            raise GrantError("invalid_grant", f"the {what}: the grant is revoked")
+        return Tokens(access, refresh, int(ACCESS_TTL.total_seconds()), scopes)
+
+    def _read(self, token: str, kind: TokenKind) -> Grant | None:
+        grant_id = grant_of(token, kind)
+        return self._repository.get_grant(grant_id) if grant_id is not None else None
+
+    def _forget(self, digest: str) -> None:
+        with self._lock:
+            self._cache.pop(digest, None)

@@ -1,0 +1,224 @@
+"""The consent page of the MCP door's authorization server: where a person lets an MCP client into one namespace,
+proving they may by pasting an API key of that namespace (the key never reaches the client, the page or a log).
+
+Server-rendered HTML with no script and no third-party asset, so it works without JavaScript; protected against
+cross-site forgery by a double-submit token (a SameSite=Strict cookie that must match the form's hidden field),
+never framed (`frame-ancestors 'none'`), and never cached. /authorize (the SDK's handler) has already checked the
+client, its redirect URI and PKCE before sending the browser here; the page checks them again on every request,
+since a form's fields are the sender's to change.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import html
+import json
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import urlsplit
+
+from mcp.server.auth.provider import construct_redirect_uri
+from pydantic import AnyUrl, ValidationError
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from core.access import SCOPES
+from core.errors import DomainError
+from core.grants import MAX_STATE_CHARS, ConsentRefusedError, GrantService
+from handlers.concurrency import RunBlocking
+
+CONSENT_PATH: Final = "/consent"
+CSRF_COOKIE: Final = "agent_memory_consent"
+CSRF_MAX_AGE_SECONDS: Final = 600
+SCOPE_MEANINGS: Final = {
+    "read": "search and read its memories",
+    "write": "create, change, delete and restore its memories",
+}
+_STYLE: Final = """
+body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}
+h1{font-size:1.4rem}fieldset{border:1px solid #ccc;border-radius:6px;margin:1rem 0;padding:.5rem 1rem}
+label{display:block;margin:.6rem 0 .2rem}input[type=text],input[type=password]{width:100%;padding:.5rem;
+box-sizing:border-box;font:inherit}.scope label{display:inline;margin:0}.scope{margin:.3rem 0}
+.error{background:#fdecea;border:1px solid #e0a39d;padding:.6rem 1rem;border-radius:6px}
+.buttons{display:flex;gap:1rem;margin-top:1.2rem}button{font:inherit;padding:.5rem 1.2rem;border-radius:6px;
+border:1px solid #888;background:#fff;cursor:pointer}button.approve{background:#1d4ed8;color:#fff;border-color:#1d4ed8}
+code{background:#f3f3f3;padding:0 .2rem}.note{color:#555;font-size:.9rem}
+"""
+_STYLE_HASH: Final = base64.b64encode(hashlib.sha256(_STYLE.encode()).digest()).decode()
+
+
+class _BadRequestError(Exception):
+    """The authorization request cannot be shown or granted: it is not this server's to redirect anywhere."""
+
+
+@dataclass(frozen=True)
+class _Request:
+    """A validated authorization request, as /authorize passed it on."""
+
+    client_id: str
+    client_name: str
+    redirect_uri: str
+    code_challenge: str
+    scopes: tuple[str, ...]
+    state: str | None
+
+    def hidden_fields(self) -> dict[str, str]:
+        fields = {
+            "client_id": self.client_id,
+            "redirect_uri": self.redirect_uri,
+            "code_challenge": self.code_challenge,
+            "scope": " ".join(self.scopes),
+        }
+        return fields | ({"state": self.state} if self.state is not None else {})
+
+
+class ConsentPage:
+    def __init__(self, grants: Callable[[], GrantService], resource: str, run_blocking: RunBlocking) -> None:
+        self._grants = grants
+        self._resource = resource
+        self._run = run_blocking
+
+    async def handle(self, request: Request) -> Response:
+        params: Mapping[str, str]
+        if request.method == "GET":
+            params = request.query_params
+        else:
+            form = await request.form()
+            params = {name: value for name, value in form.items() if isinstance(value, str)}
+        try:
+            wanted = await self._validated(params)
+        except _BadRequestError as exc:
+            return _page("This authorization request cannot be used", _paragraph(str(exc)), 400, request)
+        except DomainError:
+            return _page("Try again shortly", _paragraph("Storage is briefly unavailable."), 503, request)
+        if request.method == "GET":
+            return self._form(wanted, request)
+        cookie = request.cookies.get(CSRF_COOKIE, "")
+        if not cookie or not hmac.compare_digest(cookie, params.get("csrf", "")):
+            detail = "This form expired or was not sent from this page. Start again from your application."
+            return _page("This form cannot be sent", _paragraph(detail), 403, request)
+        if params.get("decision") != "approve":
+            return _redirect(wanted, error="access_denied", error_description="the person denied access")
+        granted = [scope for scope in SCOPES if scope in wanted.scopes and params.get(f"scope_{scope}") == "on"]
+        try:
+            code = await self._run(
+                self._grants().approve,
+                client_id=wanted.client_id,
+                redirect_uri=wanted.redirect_uri,
+                code_challenge=wanted.code_challenge,
+                resource=self._resource,
+                scopes=granted,
+                namespace=params.get("namespace", ""),
+                api_key=params.get("api_key", ""),
+            )
+        except ConsentRefusedError as exc:
+            return self._form(wanted, request, error=str(exc), namespace=params.get("namespace", ""))
+        except DomainError:
+            return self._form(wanted, request, error="Storage is briefly unavailable: try again shortly.")
+        return _redirect(wanted, code=code)
+
+    async def _validated(self, params: Mapping[str, str]) -> _Request:
+        client_id = params.get("client_id", "")
+        client = await self._run(self._grants().client, client_id) if client_id else None
+        if client is None:
+            raise _BadRequestError("The application is not registered here (or its registration expired).")
+        metadata = json.loads(client.metadata)
+        try:
+            redirect_uri = str(AnyUrl(params.get("redirect_uri", "")))
+        except ValidationError:
+            raise _BadRequestError("The redirect address is not a URL.") from None
+        if redirect_uri not in {str(AnyUrl(uri)) for uri in metadata.get("redirect_uris", [])}:
+            raise _BadRequestError("The redirect address is not one the application registered.")
+        challenge = params.get("code_challenge", "")
+        if not 43 <= len(challenge) <= 128:
+            raise _BadRequestError("The request carries no valid PKCE code challenge.")
+        scopes = tuple(params.get("scope", "").split())
+        if not scopes or not set(scopes) <= set(SCOPES):
+            raise _BadRequestError(f"The scopes asked for must be some of: {', '.join(SCOPES)}.")
+        state = params.get("state")
+        if state is not None and len(state) > MAX_STATE_CHARS:
+            raise _BadRequestError("The request's state is too long.")
+        name = str(metadata.get("client_name") or "An unnamed application")
+        return _Request(client_id, name, redirect_uri, challenge, scopes, state)
+
+    def _form(self, wanted: _Request, request: Request, error: str | None = None, namespace: str = "") -> Response:
+        csrf = secrets.token_urlsafe(32)
+        host = urlsplit(wanted.redirect_uri).netloc
+        scope_rows = "".join(
+            f'<div class="scope"><input type="checkbox" id="scope_{scope}" name="scope_{scope}" checked>'
+            f' <label for="scope_{scope}"><strong>{scope}</strong>: {SCOPE_MEANINGS[scope]}</label></div>'
+            for scope in wanted.scopes
+        )
+        hidden = "".join(
+            f'<input type="hidden" name="{name}" value="{html.escape(value)}">'
+            for name, value in (wanted.hidden_fields() | {"csrf": csrf}).items()
+        )
+        alert = f'<p class="error" role="alert">{html.escape(error)}</p>' if error else ""
+        body = f"""{alert}
+<p><strong>{html.escape(wanted.client_name)}</strong> asks to use the memories of one namespace of this
+agent-memory server (<code>{html.escape(self._resource)}</code>). After you answer, your browser returns to
+<strong>{html.escape(host)}</strong>.</p>
+<form method="post" action="{CONSENT_PATH}">{hidden}
+<fieldset><legend>It may</legend>{scope_rows}</fieldset>
+<label for="namespace">Namespace</label>
+<input type="text" id="namespace" name="namespace" value="{html.escape(namespace)}" required
+ autocomplete="off" spellcheck="false" pattern="[a-z0-9][a-z0-9._\\-]{{0,63}}">
+<label for="api_key">An API key of that namespace</label>
+<input type="password" id="api_key" name="api_key" required autocomplete="off" spellcheck="false">
+<p class="note">The key proves you may grant this; the application never sees it. It gets its own token for this
+namespace, with at most the key's scopes, which stops working when the key is revoked.</p>
+<div class="buttons"><button class="approve" type="submit" name="decision" value="approve">Approve</button>
+<button type="submit" name="decision" value="deny" formnovalidate>Deny</button></div>
+</form>"""
+        title = f"Allow {wanted.client_name} to use your memories?"
+        response = _page(title, body, 400 if error else 200, request, form_target=wanted.redirect_uri)
+        response.set_cookie(
+            CSRF_COOKIE,
+            csrf,
+            max_age=CSRF_MAX_AGE_SECONDS,
+            path=CONSENT_PATH,
+            secure=request.url.scheme == "https",
+            httponly=True,
+            samesite="strict",
+        )
+        return response
+
+
+def _paragraph(text: str) -> str:
+    return f"<p>{html.escape(text)}</p>"
+
+
+def _page(title: str, body: str, status: int, request: Request, form_target: str | None = None) -> HTMLResponse:
+    # A form's redirect is checked against form-action too: allow this page's own origin and the client's.
+    targets = "'self'" + (f" {_origin(form_target)}" if form_target else "")
+    document = (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta name="referrer" content="no-referrer"><title>{html.escape(title)}</title>'
+        f"<style>{_STYLE}</style></head><body><main><h1>{html.escape(title)}</h1>{body}</main></body></html>"
+    )
+    headers = {
+        "Content-Security-Policy": (
+            f"default-src 'none'; style-src 'sha256-{_STYLE_HASH}'; form-action {targets}; "
+            "frame-ancestors 'none'; base-uri 'none'"
+        ),
+        "X-Frame-Options": "DENY",
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-store",
+    }
+    return HTMLResponse(document, status_code=status, headers=headers)
+
+
+def _origin(uri: str) -> str:
+    parts = urlsplit(uri)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _redirect(wanted: _Request, **params: str) -> RedirectResponse:
+    location = construct_redirect_uri(wanted.redirect_uri, **params, state=wanted.state)
+    return RedirectResponse(location, status_code=302, headers={"Cache-Control": "no-store"})
