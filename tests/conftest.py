@@ -32,12 +32,18 @@ from moto import mock_aws
 import core.errors
 from core.access import SCOPES, ApiKey, hash_key, key_id_of
 from core.errors import DomainError
-from core.grants import GrantService
+from core.grants import GrantRepository, GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import Memory
 from core.repository import KeyRepository, MemoryRepository
-from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository, ensure_table, make_client
+from core.repository.dynamodb import (
+    DynamoDBGrantRepository,
+    DynamoDBKeyRepository,
+    DynamoDBMemoryRepository,
+    ensure_table,
+    make_client,
+)
 from handlers import bootstrap
 from handlers.auth import open_access
 from handlers.http_api import create_app
@@ -87,12 +93,14 @@ class Engine:
 
     name: str
     client: Any
-    tables: dict[str, tuple[InMemoryMemoryRepository, InMemoryKeyRepository]] = field(default_factory=dict)
+    tables: dict[str, tuple[InMemoryMemoryRepository, InMemoryKeyRepository, InMemoryGrantRepository]] = field(
+        default_factory=dict
+    )
 
     def new_table(self) -> str:
         name = f"memories-{uuid.uuid4().hex[:12]}"
         if self.client is None:
-            self.tables[name] = (InMemoryMemoryRepository(), InMemoryKeyRepository())
+            self.tables[name] = (InMemoryMemoryRepository(), InMemoryKeyRepository(), InMemoryGrantRepository())
         else:
             ensure_table(self.client, name, copy.deepcopy(_table_definition()))
         return name
@@ -106,6 +114,11 @@ class Engine:
         if self.client is None:
             return self.tables[table][1]
         return DynamoDBKeyRepository(self.client, table)
+
+    def grants(self, table: str) -> GrantRepository:
+        if self.client is None:
+            return self.tables[table][2]
+        return DynamoDBGrantRepository(self.client, table)
 
     def stored(self, table: str, namespace: str, memory_id: int) -> object | None:
         """What the store holds under the memory's key, read past the repository's methods where it can be: a

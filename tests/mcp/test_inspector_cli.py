@@ -115,4 +115,6 @@ def test_the_served_endpoints_refuse_a_request_without_the_key(served: Served) -
         refused.value.close()
 
         assert refused.value.code == 401, url
-        assert refused.value.headers["www-authenticate"] == 'Bearer realm="agent-memory"'
+        # /mcp names its OAuth resource metadata; the HTTP API takes API keys only.
+        pointer = f', resource_metadata="{base}/.well-known/oauth-protected-resource/mcp"' if body else ""
+        assert refused.value.headers["www-authenticate"] == f'Bearer realm="agent-memory"{pointer}'

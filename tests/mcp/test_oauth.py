@@ -487,7 +487,6 @@ async def test_a_consent_not_sent_from_the_page_is_refused(
     csrf: str | None,
 ) -> None:
     page = await consent_page(http, browser)
-    hidden, _ = form_of(page.text)
     browser.cookies.clear()
     if csrf is not None:
         browser.cookies.set("agent_memory_consent", csrf, domain="127.0.0.1", path="/consent")
