@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import copy
 import json
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -12,14 +13,19 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import httpx2
 import pytest
 from mcp.client import Client
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent
 
 from core.memories import MemoryService
+from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table
+from handlers import bootstrap
 from handlers.auth import open_access
 from handlers.mcp_tools import create_server
+from local.template import table_definition
+from tests.conftest import Engine, store_event_key
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 FUNCTION_URL_HOST = "k7x2m4q9p1r8s3t6v5w0y2z4a6b8c0d1.lambda-url.us-east-1.on.aws"
@@ -114,3 +120,46 @@ def tool_text(result: CallToolResult) -> str:
 async def call_tool(server: MCPServer, name: str, arguments: dict[str, Any]) -> CallToolResult:
     async with Client(server) as client:
         return await client.call_tool(name, arguments)
+
+
+class FunctionUrlBridge(httpx2.AsyncBaseTransport):
+    """Turns each HTTP request into a function-URL event (payload 2.0: the query in `rawQueryString`, cookies in
+    `cookies`), invokes the handler in `worker`, and turns its answer back (the `cookies` it sets as Set-Cookie)."""
+
+    def __init__(self, handler: Callable[[Event, Any], LambdaResponse], worker: LambdaWorker) -> None:
+        self._handler = handler
+        self._worker = worker
+        self._template = load_event("mcp_tools_list.json")
+        self.methods: list[str] = []
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        body = await request.aread()
+        event = copy.deepcopy(self._template)
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        cookies = headers.pop("cookie", None)
+        event["headers"] = {**headers, "host": FUNCTION_URL_HOST}
+        if cookies:
+            event["cookies"] = cookies.split("; ")
+        event["requestContext"]["http"]["method"] = request.method
+        event["rawPath"] = event["requestContext"]["http"]["path"] = request.url.path
+        event["rawQueryString"] = request.url.query.decode()
+        event["body"] = base64.b64encode(body).decode()
+        event["isBase64Encoded"] = True
+        self.methods.append(request.method)
+        response = await self._worker.invoke_async(self._handler, event)
+        answer_headers = [(k, v) for k, v in (response.get("headers") or {}).items()]
+        answer_headers += [("set-cookie", cookie) for cookie in response.get("cookies") or []]
+        return httpx2.Response(response["statusCode"], headers=answer_headers, content=response_body(response))
+
+
+@pytest.fixture
+def deployed_environment(moto_engine: Engine, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The environment the template gives the function, over moto: the module's own `handler` then works as
+    deployed, through bootstrap's process-wide service."""
+    monkeypatch.setenv("TABLE_NAME", "agent-memory-mcp-test")
+    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
+    ensure_table(moto_engine.client, "agent-memory-mcp-test", table_definition())
+    store_event_key(DynamoDBKeyRepository(moto_engine.client, "agent-memory-mcp-test"))
+    bootstrap.default_services.cache_clear()
+    yield
+    bootstrap.default_services.cache_clear()

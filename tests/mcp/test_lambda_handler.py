@@ -5,11 +5,10 @@ by the fixtures as `keys create` would."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import copy
 import importlib.metadata
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx2
@@ -21,18 +20,17 @@ from core.contract import RetrievalQuery
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.repository import KeyRepository
-from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table
-from handlers import bootstrap, lambda_mcp
+from handlers import lambda_mcp
 from handlers.auth import Authenticator, key_authenticator
 from handlers.lambda_asgi import UNINTERPRETABLE_EVENT
 from handlers.mcp_server import create_handler
 from handlers.mcp_tools import create_server
-from local.template import table_definition
-from tests.conftest import EVENT_API_KEY, Engine, store_event_key
+from tests.conftest import EVENT_API_KEY, store_event_key
 from tests.mcp.conftest import (
     EVENTS,
     FUNCTION_URL_HOST,
     Event,
+    FunctionUrlBridge,
     LambdaResponse,
     LambdaWorker,
     close_thread_loop,
@@ -254,19 +252,6 @@ def test_the_handler_recovers_when_something_cleared_the_threads_event_loop(
     assert response["statusCode"] == 200
 
 
-@pytest.fixture
-def deployed_environment(moto_engine: Engine, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The environment the template gives the function, over moto: the module's own `handler` then works as
-    deployed, through bootstrap's process-wide service."""
-    monkeypatch.setenv("TABLE_NAME", "agent-memory-mcp-test")
-    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
-    ensure_table(moto_engine.client, "agent-memory-mcp-test", table_definition())
-    store_event_key(DynamoDBKeyRepository(moto_engine.client, "agent-memory-mcp-test"))
-    bootstrap.default_services.cache_clear()
-    yield
-    bootstrap.default_services.cache_clear()
-
-
 @pytest.mark.usefixtures("deployed_environment")
 def test_the_module_handler_serves_every_event_warm(lambda_worker: LambdaWorker) -> None:
     for _ in range(WARM_ROUNDS):
@@ -274,28 +259,6 @@ def test_the_module_handler_serves_every_event_warm(lambda_worker: LambdaWorker)
             response = lambda_worker.invoke(lambda_mcp.handler, load_event(name))
 
             assert response["statusCode"] == EXPECTED_STATUS[name], (name, response_body(response))
-
-
-class FunctionUrlBridge(httpx2.AsyncBaseTransport):
-    """Turns each HTTP request into a function-URL event, invokes the handler, and turns its answer back."""
-
-    def __init__(self, handler: Handler, worker: LambdaWorker) -> None:
-        self._handler = handler
-        self._worker = worker
-        self._template = load_event("mcp_tools_list.json")
-        self.methods: list[str] = []
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        body = await request.aread()
-        event = copy.deepcopy(self._template)
-        event["headers"] = {**{k.lower(): v for k, v in request.headers.items()}, "host": FUNCTION_URL_HOST}
-        event["requestContext"]["http"]["method"] = request.method
-        event["rawPath"] = event["requestContext"]["http"]["path"] = request.url.path
-        event["body"] = base64.b64encode(body).decode()
-        event["isBase64Encoded"] = True
-        self.methods.append(request.method)
-        response = await self._worker.invoke_async(self._handler, event)
-        return httpx2.Response(response["statusCode"], headers=response.get("headers"), content=response_body(response))
 
 
 @pytest.mark.anyio

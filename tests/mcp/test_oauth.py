@@ -139,15 +139,18 @@ async def registered(http: httpx2.AsyncClient, **overrides: Any) -> str:
 
 def authorization_url(client_id: str, challenge: str, **overrides: str | None) -> str:
     params: dict[str, str | None] = {
-        "response_type": "code",
-        "client_id": client_id,
-        "redirect_uri": REDIRECT_URI,
-        "code_challenge": challenge,
-        "code_challenge_method": "S256",
-        "state": "the-state",
-        "scope": "read write",
-        "resource": MCP_URL,
-    } | overrides
+        **{
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": REDIRECT_URI,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            "state": "the-state",
+            "scope": "read write",
+            "resource": MCP_URL,
+        },
+        **overrides,
+    }
     return str(httpx2.URL("/authorize", params={k: v for k, v in params.items() if v is not None}))
 
 

@@ -1,0 +1,130 @@
+"""The whole OAuth flow, as the `mcp` SDK's OAuthClientProvider runs it, through the two real doors: the MCP
+function's own `handler` fed function-URL events (its wiring, over moto), and `agent-memory serve` over HTTP (over
+DynamoDB Local). From a bare 401 to tools called, refreshed, a rotated refresh token refused, and revoked."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from core.keys import KeyService
+from core.repository.dynamodb import DynamoDBKeyRepository
+from handlers import lambda_mcp
+from tests.conftest import Engine, serving
+from tests.mcp.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker
+from tests.mcp.oauth_flow import MemoryTokenStorage, Person, oauth_client
+
+pytestmark = pytest.mark.anyio
+
+
+async def run_the_whole_flow(
+    base: str, key: str, namespace: str, transport: httpx2.AsyncBaseTransport | None = None
+) -> None:
+    """Connect by URL alone, consent with `key`, call tools (writes only: moto cannot run the stamps of reads),
+    refresh, check the rotated refresh token is refused (which ends the grant), then connect again and revoke."""
+    async with (
+        httpx2.AsyncClient(transport=transport, base_url=base) as http,
+        httpx2.AsyncClient(transport=transport, base_url=base) as browser,
+        httpx2.AsyncClient(transport=transport, base_url=base) as plain,
+    ):
+        await _flow(http, browser, plain, f"{base}/mcp", key, namespace)
+
+
+async def _flow(
+    http: httpx2.AsyncClient,
+    browser: httpx2.AsyncClient,
+    plain: httpx2.AsyncClient,
+    mcp_url: str,
+    key: str,
+    namespace: str,
+) -> None:
+    person = Person(browser, namespace, key)
+    storage = MemoryTokenStorage()
+    provider = oauth_client(mcp_url, person, storage)
+    http.auth = provider
+
+    async with Client(streamable_http_client(mcp_url, http_client=http)) as client:
+        created = await client.call_tool("create_memory", {"content": "The user is left-handed"})
+        assert not created.is_error, created
+    assert storage.tokens is not None
+    first = storage.tokens
+
+    provider.context.token_expiry_time = time.time() - 1  # the client believes its token expired: it refreshes
+    async with Client(streamable_http_client(mcp_url, http_client=http)) as client:
+        second = await client.call_tool("create_memory", {"content": "The user keeps bees"})
+    assert second.structured_content is not None
+    assert second.structured_content["id"] == 2  # the same namespace: the one the key consented for
+    assert storage.tokens.refresh_token != first.refresh_token
+
+    client_id = storage.client_info.client_id if storage.client_info else ""
+    token_url = str(http.base_url.join("/token"))  # `plain` sends what it is given: no OAuth of its own
+    reuse = await plain.post(
+        token_url,
+        data={"grant_type": "refresh_token", "client_id": client_id, "refresh_token": first.refresh_token or ""},
+    )
+    assert (reuse.status_code, reuse.json()["error"]) == (400, "invalid_grant")
+    ended = await plain.post(
+        str(http.base_url.join("/mcp")),
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={
+            "authorization": f"Bearer {storage.tokens.access_token}",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-11-25",
+        },
+    )
+    assert ended.status_code == 401  # the reuse ended the whole grant
+
+    again = MemoryTokenStorage()
+    http.auth = oauth_client(mcp_url, Person(browser, namespace, key), again)
+    async with Client(streamable_http_client(mcp_url, http_client=http)) as client:
+        third = await client.call_tool("create_memory", {"content": "The user keeps wasps"})
+    assert third.structured_content is not None
+    assert third.structured_content["id"] == 3
+    assert again.tokens is not None
+    assert again.client_info is not None
+    revoked = await plain.post(
+        str(http.base_url.join("/revoke")),
+        data={"token": again.tokens.access_token, "client_id": again.client_info.client_id or ""},
+    )
+    refused = await plain.post(
+        token_url,
+        data={
+            "grant_type": "refresh_token",
+            "client_id": again.client_info.client_id or "",
+            "refresh_token": again.tokens.refresh_token or "",
+        },
+    )
+    assert revoked.status_code == 200
+    assert refused.json()["error"] == "invalid_grant"
+
+
+@pytest.fixture
+async def bridge(lambda_worker: LambdaWorker) -> FunctionUrlBridge:
+    return FunctionUrlBridge(lambda_mcp.handler, lambda_worker)
+
+
+@pytest.mark.usefixtures("deployed_environment")
+async def test_the_mcp_function_runs_the_whole_flow_through_function_url_events(
+    bridge: FunctionUrlBridge, moto_engine: Engine
+) -> None:
+    _, key = KeyService(DynamoDBKeyRepository(moto_engine.client, "agent-memory-mcp-test")).create("alice")
+    await run_the_whole_flow(f"https://{FUNCTION_URL_HOST}", key, "alice", bridge)
+
+    assert {"GET", "POST"} == set(bridge.methods)
+
+
+@pytest.fixture
+async def served(tmp_path: Path) -> AsyncIterator[tuple[str, str]]:
+    with serving(tmp_path) as (base, key):
+        yield base, key
+
+
+async def test_serve_runs_the_whole_flow_over_http(served: tuple[str, str]) -> None:
+    base, key = served
+    await run_the_whole_flow(base, key, "default")  # serve's first key is of namespace default
