@@ -239,12 +239,12 @@ class GrantService:
         try:
             principal = self._keys.authenticate(api_key.strip())
         except AuthenticationError:
-            raise ConsentRefusedError("that API key is not valid: it is unknown, revoked or expired") from None
+            raise ConsentRefusedError("That API key is not valid: it is unknown, revoked or expired.") from None
         if principal.namespace != namespace or principal.key_id is None:
-            raise ConsentRefusedError(f"that API key is not a key of namespace {namespace}")
+            raise ConsentRefusedError(f"That API key is not a key of namespace {namespace}.")
         missing = [scope for scope in wanted if scope not in principal.scopes]
         if missing:
-            raise ConsentRefusedError(f"that API key may not grant {' or '.join(missing)}: it lacks that scope")
+            raise ConsentRefusedError(f"That API key may not grant {' or '.join(missing)}: it lacks that scope.")
         for _ in range(3):
             grant_id = secrets.token_hex(GRANT_ID_HEX_CHARS // 2)
             code = new_token("code", grant_id)
