@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 import pytest
@@ -25,15 +26,16 @@ pytestmark = pytest.mark.anyio
 
 async def run_the_whole_flow(
     base: str, key: str, namespace: str, transport: httpx2.AsyncBaseTransport | None = None
-) -> None:
+) -> list[str]:
     """Connect by URL alone, consent with `key`, call tools (writes only: moto cannot run the stamps of reads),
-    refresh, check the rotated refresh token is refused (which ends the grant), then connect again and revoke."""
+    refresh, check the rotated refresh token is refused (which ends the grant), then connect again and revoke.
+    Returns every secret the flow handled: codes, access and refresh tokens."""
     async with (
         httpx2.AsyncClient(transport=transport, base_url=base) as http,
         httpx2.AsyncClient(transport=transport, base_url=base) as browser,
         httpx2.AsyncClient(transport=transport, base_url=base) as plain,
     ):
-        await _flow(http, browser, plain, f"{base}/mcp", key, namespace)
+        return await _flow(http, browser, plain, f"{base}/mcp", key, namespace)
 
 
 async def _flow(
@@ -43,7 +45,7 @@ async def _flow(
     mcp_url: str,
     key: str,
     namespace: str,
-) -> None:
+) -> list[str]:
     person = Person(browser, namespace, key)
     storage = MemoryTokenStorage()
     provider = oauth_client(mcp_url, person, storage)
@@ -81,7 +83,8 @@ async def _flow(
     assert ended.status_code == 401  # the reuse ended the whole grant
 
     again = MemoryTokenStorage()
-    http.auth = oauth_client(mcp_url, Person(browser, namespace, key), again)
+    second_person = Person(browser, namespace, key)
+    http.auth = oauth_client(mcp_url, second_person, again)
     async with Client(streamable_http_client(mcp_url, http_client=http)) as client:
         third = await client.call_tool("create_memory", {"content": "The user keeps wasps"})
     assert third.structured_content is not None
@@ -102,6 +105,9 @@ async def _flow(
     )
     assert revoked.status_code == 200
     assert refused.json()["error"] == "invalid_grant"
+    codes = [parse_qs(urlsplit(p.redirect or "").query)["code"][0] for p in (person, second_person)]
+    tokens = [first, storage.tokens, again.tokens]
+    return [*codes, *(t.access_token for t in tokens), *(t.refresh_token or "" for t in tokens)]
 
 
 @pytest.fixture

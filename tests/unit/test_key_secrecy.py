@@ -4,6 +4,7 @@ even when POWERTOOLS_LOGGER_LOG_EVENT asks for it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -23,6 +24,8 @@ from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_c
 from handlers import bootstrap, http_api, lambda_http, lambda_mcp, mcp_server
 from local.template import table_definition
 from tests.conftest import EVENT_API_KEY, store_event_key
+from tests.mcp.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker
+from tests.mcp.test_oauth_doors import run_the_whole_flow
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
@@ -192,3 +195,20 @@ def test_the_handlers_never_log_the_event_even_when_powertools_is_told_to() -> N
     for text in (handlers, completed.stderr):
         assert EVENT_API_KEY not in text
         assert SECRET not in text
+
+
+def test_the_oauth_flow_through_the_mcp_function_logs_no_key_code_or_token(logs: Callable[[], str]) -> None:
+    _, key = KeyService(DynamoDBKeyRepository(make_client(None, REGION), TABLE)).create("alice")
+    worker = LambdaWorker()
+    try:
+        bridge = FunctionUrlBridge(lambda_mcp.handler, worker)
+        secrets = asyncio.run(run_the_whole_flow(f"https://{FUNCTION_URL_HOST}", key, "alice", bridge))
+    finally:
+        worker.close()
+
+    text = logs()
+    assert_no_key_in(text)
+    assert len(secrets) == 8
+    for secret in [key, *secrets]:
+        assert secret not in text
+        assert secret.rsplit("_", 1)[1] not in text
