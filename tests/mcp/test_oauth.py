@@ -21,7 +21,9 @@ from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import NewMemory
 from core.repository import KeyRepository
+from handlers import bootstrap
 from handlers.auth import key_authenticator
+from handlers.http_api import create_app
 from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app
 from handlers.mcp_tools import create_server
 from handlers.oauth import OAuthServer
@@ -775,3 +777,78 @@ async def test_the_sdk_client_refreshes_an_expired_token_by_itself(
     assert storage.tokens is not None
     assert storage.tokens.refresh_token != first.refresh_token
     assert len([page for page in person.pages if page.request.method == "POST"]) == 1  # no second consent
+
+
+# --- where the issuer comes from, and what it covers ---
+
+
+async def test_a_configured_issuer_is_used_whatever_host_a_request_reached(
+    memory_service: MemoryService, key_service: KeyService, grants: GrantService
+) -> None:
+    keys = key_authenticator(lambda: key_service)
+    server = create_server(version="test", provide_service=lambda: memory_service, authenticate=keys)
+    oauth = OAuthServer(lambda: grants, issuer="https://memory.example.com/")
+    endpoint = create_mcp_asgi_app(server, authenticate=keys, oauth=oauth)
+    transport = httpx2.ASGITransport(app=endpoint)
+    async with httpx2.AsyncClient(transport=transport, base_url="https://abc.lambda-url.us-east-1.on.aws") as http:
+        metadata = (await http.get("/.well-known/oauth-authorization-server")).json()
+        resource = (await http.get("/.well-known/oauth-protected-resource/mcp")).json()
+        bare = await mcp_call(http, None, "prime_memory_context")
+
+    assert metadata["issuer"] == "https://memory.example.com"
+    assert metadata["token_endpoint"] == "https://memory.example.com/token"
+    assert resource["resource"] == "https://memory.example.com/mcp"
+    assert bare.headers["www-authenticate"].endswith(
+        'resource_metadata="https://memory.example.com/.well-known/oauth-protected-resource/mcp"'
+    )
+
+
+@pytest.mark.parametrize("host", ['127.0.0.1"/x', "127.0.0.1:80:80", "", "a b"])
+async def test_a_host_header_that_is_no_plain_host_makes_no_issuer(http: httpx2.AsyncClient, host: str) -> None:
+    response = await http.get("/.well-known/oauth-authorization-server", headers={"host": host})
+
+    assert response.status_code == 404
+
+
+async def test_an_overlong_state_is_refused(http: httpx2.AsyncClient, browser: httpx2.AsyncClient) -> None:
+    client_id = await registered(http)
+
+    response = await browser.get(authorization_url(client_id, pkce()[1], state="s" * 1025))
+
+    assert response.status_code == 302
+    assert query_of(response.headers["location"])["error"] == "invalid_request"
+
+
+async def test_the_http_api_takes_api_keys_only(
+    http: httpx2.AsyncClient,
+    browser: httpx2.AsyncClient,
+    alice_key: str,
+    memory_service: MemoryService,
+    key_service: KeyService,
+) -> None:
+    tokens = await tokens_for(http, browser, alice_key)
+    api = create_app(
+        version="test", provide_service=lambda: memory_service, authenticate=key_authenticator(lambda: key_service)
+    )
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=api), base_url=ORIGIN) as rest:
+        with_token = await rest.get("/memories", headers={"authorization": f"Bearer {tokens['access_token']}"})
+        with_key = await rest.get("/memories", headers={"authorization": f"Bearer {alice_key}"})
+
+    assert with_token.status_code == 401
+    assert with_key.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("env", "enabled", "issuer"),
+    [
+        ({}, True, None),
+        ({"OAUTH_ENABLED": "false", "OAUTH_ISSUER": ""}, False, None),
+        ({"OAUTH_ENABLED": "true", "OAUTH_ISSUER": "https://memory.example.com"}, True, "https://memory.example.com"),
+    ],
+)
+def test_the_functions_settings_turn_the_authorization_server_on_and_name_its_issuer(
+    env: dict[str, str], enabled: bool, issuer: str | None
+) -> None:
+    settings = bootstrap.settings_from_env(env)
+
+    assert (settings.oauth_enabled, settings.oauth_issuer) == (enabled, issuer)
