@@ -32,11 +32,11 @@ from moto import mock_aws
 import core.errors
 from core.access import SCOPES, ApiKey, hash_key, key_id_of
 from core.errors import DomainError
-from core.grants import GrantRepository, GrantService
+from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import Memory
-from core.repository import KeyRepository, MemoryRepository
+from core.repository import GrantRepository, KeyRepository, MemoryRepository
 from core.repository.dynamodb import (
     DynamoDBGrantRepository,
     DynamoDBKeyRepository,

@@ -14,11 +14,10 @@ from datetime import UTC, datetime
 from core.access import ApiKey
 from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
-from core.grants import Client, Grant
 from core.history import Change, Revision
 from core.limits import IDEMPOTENCY_WINDOW_SECONDS
 from core.model import IdempotentCreate, Memory, MemoryChanges
-from core.repository import IdempotencyKeyTakenError, Matches, PriorCreate, Revisions
+from core.repository import Client, Grant, IdempotencyKeyTakenError, Matches, PriorCreate, Revisions
 
 _TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 

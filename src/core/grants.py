@@ -17,13 +17,14 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import Final, Literal, Protocol
+from typing import Final, Literal
 from urllib.parse import urlsplit
 
 from core.access import Principal, Scope, hash_key, parse_scopes, validate_namespace
 from core.errors import AuthenticationError, FieldError, InvalidInputError, WriteConflictError
 from core.keys import KeyService
 from core.model import Clock, utc_now
+from core.repository import Client, Grant, GrantRepository
 
 # RFC 6749 §4.1.2 says at most 10 minutes; the issue and OAuth 2.1 practice say short.
 CODE_TTL: Final = timedelta(minutes=5)
@@ -63,39 +64,6 @@ class GrantError(Exception):
 
 
 @dataclass(frozen=True)
-class Client:
-    """A registered OAuth client: its RFC 7591 metadata as JSON (what the door validated), and until when the
-    registration lasts unless used (epoch seconds)."""
-
-    client_id: str
-    metadata: str
-    expires_at: int
-
-
-@dataclass(frozen=True)
-class Grant:
-    """What one consent granted one client, and the hashes of the tokens it issued. Times are epoch seconds."""
-
-    grant_id: str
-    client_id: str
-    namespace: str
-    scopes: tuple[Scope, ...]
-    key_id: str
-    resource: str
-    redirect_uri: str
-    code_challenge: str
-    code_hash: str
-    code_expires_at: int
-    code_used: bool = False
-    refresh_hash: str | None = None
-    expires_at: int = 0  # when the grant ends unless refreshed: the code's expiry until it is redeemed
-    access_hash: str | None = None
-    access_scopes: tuple[Scope, ...] = ()
-    access_expires_at: int = 0
-    revoked: bool = False
-
-
-@dataclass(frozen=True)
 class Tokens:
     """A token response: the plaintexts exist only here."""
 
@@ -103,35 +71,6 @@ class Tokens:
     refresh_token: str
     expires_in: int
     scopes: tuple[Scope, ...]
-
-
-class GrantRepository(Protocol):
-    """Clients and grants, by id. Reads are strongly consistent, so a revoke or a rotation is seen at once."""
-
-    def add_client(self, client: Client) -> None: ...
-
-    def get_client(self, client_id: str) -> Client | None: ...
-
-    def add_grant(self, grant: Grant) -> None:
-        """Store a new grant; never overwrites one (WriteConflictError instead)."""
-        ...
-
-    def get_grant(self, grant_id: str) -> Grant | None: ...
-
-    def issue(self, issued: Grant, expected_hash: str, spent: bool, client_expires_at: int) -> bool:
-        """Store `issued` (new refresh and access token hashes) in place of the stored grant, only if that grant is
-        not revoked and still holds `expected_hash`: its unused code (`spent=False`: a redemption) or its current
-        refresh token (`spent=True`: a rotation, which also remembers that refresh token as spent). Extends the
-        client's registration to `client_expires_at`. False when the condition failed and nothing was written."""
-        ...
-
-    def is_spent(self, grant_id: str, refresh_hash: str) -> bool:
-        """Whether `refresh_hash` is a refresh token of the grant that a rotation replaced."""
-        ...
-
-    def revoke(self, grant_id: str) -> None:
-        """Mark the grant revoked (harmlessly again if it is); nothing when there is no such grant."""
-        ...
 
 
 def new_token(kind: TokenKind, grant_id: str) -> str:

@@ -42,7 +42,8 @@ from starlette.routing import BaseRoute, Route
 
 from core.access import SCOPES
 from core.errors import InvalidInputError
-from core.grants import MAX_STATE_CHARS, Grant, GrantError, GrantService, Tokens, is_access_token
+from core.grants import MAX_STATE_CHARS, GrantError, GrantService, Tokens, is_access_token
+from core.repository import Grant
 from handlers.concurrency import RunBlocking
 from handlers.consent import CONSENT_PATH, ConsentPage
 from handlers.oauth import AUTHORIZATION_SERVER_METADATA, PROTECTED_RESOURCE_METADATA

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from core.access import ApiKey
+from core.access import ApiKey, Scope
 from core.contract import RetrievalQuery
 from core.history import Revision
 from core.model import IdempotentCreate, Memory, MemoryChanges
@@ -161,4 +161,66 @@ class KeyRepository(Protocol):
 
     def revoke(self, key_id: str) -> ApiKey | None:
         """Mark the key revoked (again, harmlessly, if it already is) and return it; None when unknown."""
+        ...
+
+
+@dataclass(frozen=True)
+class Client:
+    """A registered OAuth client: its RFC 7591 metadata as JSON (what the door validated), and until when the
+    registration lasts unless used (epoch seconds)."""
+
+    client_id: str
+    metadata: str
+    expires_at: int
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What one consent granted one client, and the hashes of the tokens it issued. Times are epoch seconds."""
+
+    grant_id: str
+    client_id: str
+    namespace: str
+    scopes: tuple[Scope, ...]
+    key_id: str
+    resource: str
+    redirect_uri: str
+    code_challenge: str
+    code_hash: str
+    code_expires_at: int
+    code_used: bool = False
+    refresh_hash: str | None = None
+    expires_at: int = 0  # when the grant ends unless refreshed: the code's expiry until it is redeemed
+    access_hash: str | None = None
+    access_scopes: tuple[Scope, ...] = ()
+    access_expires_at: int = 0
+    revoked: bool = False
+
+
+class GrantRepository(Protocol):
+    """Clients and grants, by id. Reads are strongly consistent, so a revoke or a rotation is seen at once."""
+
+    def add_client(self, client: Client) -> None: ...
+
+    def get_client(self, client_id: str) -> Client | None: ...
+
+    def add_grant(self, grant: Grant) -> None:
+        """Store a new grant; never overwrites one (WriteConflictError instead)."""
+        ...
+
+    def get_grant(self, grant_id: str) -> Grant | None: ...
+
+    def issue(self, issued: Grant, expected_hash: str, spent: bool, client_expires_at: int) -> bool:
+        """Store `issued` (new refresh and access token hashes) in place of the stored grant, only if that grant is
+        not revoked and still holds `expected_hash`: its unused code (`spent=False`: a redemption) or its current
+        refresh token (`spent=True`: a rotation, which also remembers that refresh token as spent). Extends the
+        client's registration to `client_expires_at`. False when the condition failed and nothing was written."""
+        ...
+
+    def is_spent(self, grant_id: str, refresh_hash: str) -> bool:
+        """Whether `refresh_hash` is a refresh token of the grant that a rotation replaced."""
+        ...
+
+    def revoke(self, grant_id: str) -> None:
+        """Mark the grant revoked (harmlessly again if it is); nothing when there is no such grant."""
         ...

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from core.access import Scope
 from core.errors import WriteConflictError
-from core.grants import Client, Grant
+from core.repository import Client, Grant
 from core.repository.dynamodb.client import ConditionFailedError, TransactionCancelledError, call
 from core.repository.dynamodb.stored import Items
 
