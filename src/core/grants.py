@@ -23,10 +23,11 @@ from urllib.parse import urlsplit
 from core.access import Principal, Scope, hash_key, parse_scopes, validate_namespace
 from core.errors import AuthenticationError, FieldError, InvalidInputError, WriteConflictError
 from core.keys import KeyService
+from core.limits import MAX_CLIENT_METADATA_BYTES, MAX_REDIRECT_URI_CHARS, MAX_REDIRECT_URIS
 from core.model import Clock, utc_now
 from core.repository import Client, Grant, GrantRepository
 
-# RFC 6749 §4.1.2 says at most 10 minutes; the issue and OAuth 2.1 practice say short.
+# RFC 6749 §4.1.2 asks for at most 10 minutes; a code only has to survive one redirect and one token request.
 CODE_TTL: Final = timedelta(minutes=5)
 ACCESS_TTL: Final = timedelta(hours=1)
 # A grant whose refresh token goes unused this long ends; every refresh starts the window again.
@@ -37,10 +38,6 @@ UNUSED_CLIENT_TTL: Final = timedelta(days=1)
 TOKEN_CACHE_TTL: Final = timedelta(seconds=30)
 TOKEN_CACHE_MAX_ENTRIES: Final = 1024
 
-MAX_CLIENT_METADATA_BYTES: Final = 8 * 1024
-MAX_REDIRECT_URIS: Final = 10
-MAX_REDIRECT_URI_CHARS: Final = 2000
-MAX_STATE_CHARS: Final = 1024
 GRANT_ID_HEX_CHARS: Final = 16
 _SECRET_BYTES: Final = 32
 
@@ -95,7 +92,7 @@ def check_redirect_uri(uri: str) -> str:
     if len(uri) > MAX_REDIRECT_URI_CHARS:
         raise InvalidInputError([FieldError("redirect_uris", f"each must be at most {MAX_REDIRECT_URI_CHARS} chars")])
     parts = urlsplit(uri)
-    loopback = parts.scheme == "http" and _is_loopback(parts.hostname or "")
+    loopback = parts.scheme == "http" and is_loopback(parts.hostname or "")
     if not (parts.scheme == "https" and parts.hostname) and not loopback:
         raise InvalidInputError([FieldError("redirect_uris", f"{uri!r} must be https, or http on a loopback host")])
     if parts.fragment:
@@ -103,11 +100,12 @@ def check_redirect_uri(uri: str) -> str:
     return uri
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
+def is_loopback(host: str) -> bool:
+    """Whether a host name or address (IPv6 with or without brackets) is this machine's loopback."""
+    if host.lower() == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
 
@@ -242,13 +240,6 @@ class GrantService:
     def rotate(self, grant: Grant, scopes: Iterable[str]) -> Tokens:
         """New access and refresh tokens for a refreshable grant, for `scopes` (at most the grant's), replacing the
         refresh token presented. Refused (and the grant revoked) when the consenting key is no longer active."""
-        try:
-            self._keys.principal_of(grant.key_id)
-        except AuthenticationError:
-            self._revoke(grant.grant_id)
-            raise GrantError(
-                "invalid_grant", "the API key that consented to this grant was revoked or expired"
-            ) from None
         narrowed = tuple(scope for scope in grant.scopes if scope in set(scopes))
         if not narrowed:
             raise GrantError("invalid_scope", "ask for at least one scope of the grant")
@@ -316,6 +307,13 @@ class GrantService:
                 del self._cache[digest]
 
     def _issue(self, grant: Grant, expected_hash: str, *, spent: bool, scopes: tuple[Scope, ...]) -> Tokens:
+        try:
+            self._keys.principal_of(grant.key_id)
+        except AuthenticationError:
+            self._revoke(grant.grant_id)
+            raise GrantError(
+                "invalid_grant", "the API key that consented to this grant was revoked or expired"
+            ) from None
         access, refresh = new_token("access", grant.grant_id), new_token("refresh", grant.grant_id)
         now = self.now()
         refresh_ends = now + int(REFRESH_TTL.total_seconds())

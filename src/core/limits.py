@@ -27,5 +27,11 @@ Q_MAX_CHARS: Final = 256
 # The largest offset: a signed 64-bit integer, the range every client language holds.
 MAX_OFFSET: Final = 2**63 - 1
 
+# OAuth (core.grants): what one client registration, and one authorization request's `state`, may hold.
+MAX_CLIENT_METADATA_BYTES: Final = 8 * 1024
+MAX_REDIRECT_URIS: Final = 10
+MAX_REDIRECT_URI_CHARS: Final = 2000
+MAX_STATE_CHARS: Final = 1024
+
 # A request body, at either door: the largest create is far below it.
 MAX_REQUEST_BYTES: Final = 128 * 1024

@@ -28,7 +28,8 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from core.access import SCOPES
 from core.errors import DomainError
-from core.grants import MAX_STATE_CHARS, ConsentRefusedError, GrantService
+from core.grants import ConsentRefusedError, GrantService
+from core.limits import MAX_STATE_CHARS
 from handlers.concurrency import RunBlocking
 
 CONSENT_PATH: Final = "/consent"

@@ -18,7 +18,7 @@ from starlette.types import Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from core.access import Principal
-from core.grants import GrantService, is_access_token
+from core.grants import GrantService, is_access_token, is_loopback
 from handlers.auth import Authenticator, bearer_token
 from handlers.concurrency import RunBlocking, inline
 from handlers.problem import problem_response
@@ -43,7 +43,6 @@ PATHS: Final = frozenset(
     }
 )
 _HOST: Final = re.compile(r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
-_LOOPBACK: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 # Issuers whose routes are kept built: one on a function URL; a few locally (localhost and 127.0.0.1).
 _MAX_ISSUERS: Final = 8
 
@@ -68,7 +67,7 @@ class OAuthServer:
         if not _HOST.fullmatch(host) or scheme not in ("http", "https"):
             return None
         hostname = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        if scheme == "http" and hostname.lower() not in _LOOPBACK:
+        if scheme == "http" and not is_loopback(hostname):
             return None
         return f"{scheme}://{host.lower()}"
 

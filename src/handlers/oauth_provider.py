@@ -42,7 +42,8 @@ from starlette.routing import BaseRoute, Route
 
 from core.access import SCOPES
 from core.errors import InvalidInputError
-from core.grants import MAX_STATE_CHARS, GrantError, GrantService, Tokens, is_access_token
+from core.grants import GrantError, GrantService, Tokens, is_access_token
+from core.limits import MAX_STATE_CHARS
 from core.repository import Grant
 from handlers.concurrency import RunBlocking
 from handlers.consent import CONSENT_PATH, ConsentPage

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import errno
 import functools
-import ipaddress
 import socket
 import sys
 import tempfile
@@ -18,6 +17,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
 from core.access import DEFAULT_NAMESPACE, ApiKey
 from core.errors import DomainError, TableMissingError
+from core.grants import is_loopback
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.repository.dynamodb import ensure_table, make_client
@@ -40,15 +40,6 @@ ENGINE_HEAP = "256m"
 # A small footprint for the engine's JVM: the serial collector (no G1 region bookkeeping; one process, few cores),
 # a smaller code cache and thread stacks. Its data lives outside the heap (SQLite in memory).
 ENGINE_JVM_OPTIONS = ("-XX:+UseSerialGC", "-XX:ReservedCodeCacheSize=64m", "-Xss512k")
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def port_in_use(host: str, port: int) -> bool:

@@ -852,3 +852,17 @@ def test_the_functions_settings_turn_the_authorization_server_on_and_name_its_is
     settings = bootstrap.settings_from_env(env)
 
     assert (settings.oauth_enabled, settings.oauth_issuer) == (enabled, issuer)
+
+
+async def test_a_code_whose_consenting_key_was_revoked_before_the_exchange_gets_no_tokens(
+    http: httpx2.AsyncClient, browser: httpx2.AsyncClient, key_service: KeyService
+) -> None:
+    key, token = key_service.create("alice")
+    client_id = await registered(http)
+    code, verifier = await code_for(browser, client_id, token)
+    key_service.revoke(key.key_id)
+
+    response = await exchange(http, client_id, code, verifier)
+
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_grant")
+    assert "revoked or expired" in response.json()["error_description"]

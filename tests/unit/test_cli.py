@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from core.errors import AuthenticationError
+from core.grants import is_loopback
 from core.keys import KeyService
-from local import cli, portability, serve
+from local import cli, portability
 from tests.conftest import Engine, FakeClock
 
 KEY = re.compile(r"am_[0-9a-f]{12}_[A-Za-z0-9_-]{43}")
@@ -234,7 +235,7 @@ def test_serve_refuses_no_auth_on_a_host_other_than_loopback_before_starting_any
     ],
 )
 def test_loopback_hosts_are_told_from_the_rest(host: str, loopback: bool) -> None:
-    assert serve.is_loopback(host) is loopback
+    assert is_loopback(host) is loopback
 
 
 # --- serve's engine ---
