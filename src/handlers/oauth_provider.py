@@ -154,7 +154,8 @@ class GrantProvider:
         return _token_response(await self._tokens(self._grants().rotate, refresh_token.grant, scopes))
 
     async def load_access_token(self, token: str) -> AccessToken | None:
-        """For the revocation endpoint only: /mcp checks tokens in its own guard (GrantService.verify)."""
+        """The protocol's view of a live access token. The SDK's routes used here never ask for it: /mcp checks
+        tokens in its own guard (GrantService.verify), and /revoke is Revocation's."""
         grant = await self._run(self._grants().holder, token) if is_access_token(token) else None
         if grant is None or grant.revoked:
             return None

@@ -107,15 +107,7 @@ class DynamoDBGrantRepository:
             "metadata": {"S": client.metadata},
             "expires_at": {"N": str(client.expires_at)},
         }
-        try:
-            call(
-                self._client.put_item,
-                TableName=self._table,
-                Item=item,
-                ConditionExpression="attribute_not_exists(pk)",
-            )
-        except ConditionFailedError:
-            raise WriteConflictError(f"client id {client.client_id} is already taken; retry") from None
+        self._put_new(item, f"client id {client.client_id}")
 
     def get_client(self, client_id: str) -> Client | None:
         item = self._get(_client_key(client_id))
@@ -124,15 +116,7 @@ class DynamoDBGrantRepository:
         return Client(client_id, item["metadata"]["S"], int(item["expires_at"]["N"]))
 
     def add_grant(self, grant: Grant) -> None:
-        try:
-            call(
-                self._client.put_item,
-                TableName=self._table,
-                Item=_to_grant_item(grant),
-                ConditionExpression="attribute_not_exists(pk)",
-            )
-        except ConditionFailedError:
-            raise WriteConflictError(f"grant id {grant.grant_id} is already taken; retry") from None
+        self._put_new(_to_grant_item(grant), f"grant id {grant.grant_id}")
 
     def get_grant(self, grant_id: str) -> Grant | None:
         item = self._get(_grant_key(grant_id))
@@ -190,6 +174,17 @@ class DynamoDBGrantRepository:
             )
         except ConditionFailedError:
             return
+
+    def _put_new(self, item: dict[str, Any], what: str) -> None:
+        try:
+            call(
+                self._client.put_item,
+                TableName=self._table,
+                Item=item,
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ConditionFailedError:
+            raise WriteConflictError(f"{what} is already taken; retry") from None
 
     def _get(self, key: dict[str, Any]) -> dict[str, Any] | None:
         response = call(self._client.get_item, TableName=self._table, Key=key, ConsistentRead=True)
