@@ -211,6 +211,14 @@ def serving(log_dir: Path, *options: str) -> Iterator[tuple[str, str]]:
                 process.wait()
 
 
+@pytest.fixture(scope="session")
+def shared_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """One `agent-memory serve` per test process (its own DynamoDB Local on a free port), shared by the tests that need
+    only a running server and its first key (namespace default) and never count what other tests stored there."""
+    with serving(tmp_path_factory.mktemp("shared-serve"), "--ddb-port", str(free_port())) as served:
+        yield served
+
+
 def missing_test_peer(what: str, reason: str, install: str) -> NoReturn:
     """A real peer (DynamoDB Local, the MCP Inspector) is absent: a failure in CI, a skip saying why elsewhere."""
     if os.environ.get("CI"):

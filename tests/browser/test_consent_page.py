@@ -19,7 +19,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.browser.test_cors import chromium_executable
-from tests.conftest import free_port, serving
+from tests.conftest import free_port
 from tests.mcp.oauth_flow import client_metadata, pkce
 
 pytestmark = pytest.mark.browser
@@ -93,14 +93,10 @@ class Scene:
 
 
 @pytest.fixture(scope="module")
-def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
+def scene(shared_serve: tuple[str, str]) -> Iterator[Scene]:
     executable = chromium_executable()
-    log_dir = tmp_path_factory.mktemp("serve")
-    with (
-        callback_server() as (redirect_uri, received),
-        serving(log_dir, "--ddb-port", str(free_port())) as (base, key),
-        sync_playwright() as playwright,
-    ):
+    base, key = shared_serve
+    with callback_server() as (redirect_uri, received), sync_playwright() as playwright:
         registered = httpx2.post(
             f"{base}/register",
             json=client_metadata(client_name="Claude", redirect_uris=[redirect_uri]).model_dump(

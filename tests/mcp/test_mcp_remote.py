@@ -13,14 +13,16 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.conftest import SERVE_ROOT, missing_test_peer, serving
+from tests.conftest import SERVE_ROOT, missing_test_peer
 
 pytestmark = pytest.mark.anyio
 
 MCP_REMOTE = SERVE_ROOT / "tests" / "mcp_remote" / "node_modules" / ".bin" / "mcp-remote"
 
 
-async def test_mcp_remote_completes_the_oauth_flow_against_serve_and_calls_tools(tmp_path: Path) -> None:
+async def test_mcp_remote_completes_the_oauth_flow_against_serve_and_calls_tools(
+    tmp_path: Path, shared_serve: tuple[str, str]
+) -> None:
     node = shutil.which("node")
     if node is None or not MCP_REMOTE.exists():
         missing_test_peer("mcp-remote", "node or tests/mcp_remote/node_modules is missing", "make install")
@@ -28,29 +30,29 @@ async def test_mcp_remote_completes_the_oauth_flow_against_serve_and_calls_tools
     browser.write_text(f'#!/bin/sh\ncd "{SERVE_ROOT}" && exec "{sys.executable}" -m tests.mcp.scripted_browser "$1"\n')
     browser.chmod(0o755)
     log = tmp_path / "browser.log"
-    with serving(tmp_path) as (base, key):
-        bridge = StdioServerParameters(
-            command=node,
-            args=[str(MCP_REMOTE), f"{base}/mcp", "--transport", "http-only"],
-            env={
-                "HOME": str(tmp_path),  # mcp-remote keeps its registration and tokens under ~/.mcp-auth
-                "BROWSER": str(browser),
-                "AM_BROWSER_LOG": str(log),
-                "AM_CONSENT_NAMESPACE": "default",
-                "AM_CONSENT_KEY": key,
-                "PYTHONPATH": f"{SERVE_ROOT / 'src'}:{SERVE_ROOT}",
-            },
-        )
-        with (tmp_path / "mcp-remote.log").open("w") as errlog:
-            async with Client(stdio_client(bridge, errlog=errlog)) as client:
-                tools = await client.list_tools()
-                created = await client.call_tool("create_memory", {"content": "The user connects by URL"})
-                primed = await client.call_tool("prime_memory_context", {})
+    base, key = shared_serve
+    bridge = StdioServerParameters(
+        command=node,
+        args=[str(MCP_REMOTE), f"{base}/mcp", "--transport", "http-only"],
+        env={
+            "HOME": str(tmp_path),  # mcp-remote keeps its registration and tokens under ~/.mcp-auth
+            "BROWSER": str(browser),
+            "AM_BROWSER_LOG": str(log),
+            "AM_CONSENT_NAMESPACE": "default",
+            "AM_CONSENT_KEY": key,
+            "PYTHONPATH": f"{SERVE_ROOT / 'src'}:{SERVE_ROOT}",
+        },
+    )
+    with (tmp_path / "mcp-remote.log").open("w") as errlog:
+        async with Client(stdio_client(bridge, errlog=errlog)) as client:
+            tools = await client.list_tools()
+            created = await client.call_tool("create_memory", {"content": "The user connects by URL"})
+            primed = await client.call_tool("prime_memory_context", {"q": "connects by URL"})
 
     assert len(tools.tools) == 6, (tmp_path / "mcp-remote.log").read_text()
     assert not created.is_error
     assert primed.structured_content is not None
-    assert primed.structured_content["total"] == 1
+    assert primed.structured_content["items"][0]["content"] == "The user connects by URL"
     consented, called_back = log.read_text().splitlines()
     assert consented.startswith("consent 200 -> 302 http://localhost:")  # mcp-remote's own callback server
     assert called_back == "callback 200"

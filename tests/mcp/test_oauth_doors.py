@@ -5,8 +5,7 @@ DynamoDB Local). From a bare 401 to tools called, refreshed, a rotated refresh t
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
-from pathlib import Path
+from datetime import UTC, datetime
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
@@ -14,10 +13,17 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from core.grants import ACCESS_TTL, GrantService
 from core.keys import KeyService
+from core.memories import MemoryService
 from core.repository.dynamodb import DynamoDBKeyRepository
 from handlers import lambda_mcp
-from tests.conftest import Engine, serving
+from handlers.auth import key_authenticator
+from handlers.mcp_server import create_handler
+from handlers.mcp_tools import create_server
+from handlers.oauth import OAuthServer
+from tests.conftest import Engine, FakeClock
+from tests.inmemory import InMemoryGrantRepository
 from tests.mcp.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker
 from tests.mcp.oauth_flow import MemoryTokenStorage, Person, oauth_client
 
@@ -61,7 +67,8 @@ async def _flow(
     async with Client(streamable_http_client(mcp_url, http_client=http)) as client:
         second = await client.call_tool("create_memory", {"content": "The user keeps bees"})
     assert second.structured_content is not None
-    assert second.structured_content["id"] == 2  # the same namespace: the one the key consented for
+    assert created.structured_content is not None
+    assert second.structured_content["id"] == created.structured_content["id"] + 1  # the namespace consented for
     assert storage.tokens.refresh_token != first.refresh_token
 
     client_id = storage.client_info.client_id if storage.client_info else ""
@@ -88,7 +95,7 @@ async def _flow(
     async with Client(streamable_http_client(mcp_url, http_client=http)) as client:
         third = await client.call_tool("create_memory", {"content": "The user keeps wasps"})
     assert third.structured_content is not None
-    assert third.structured_content["id"] == 3
+    assert third.structured_content["id"] == second.structured_content["id"] + 1
     assert again.tokens is not None
     assert again.client_info is not None
     revoked = await plain.post(
@@ -125,12 +132,47 @@ async def test_the_mcp_function_runs_the_whole_flow_through_function_url_events(
     assert {"GET", "POST"} == set(bridge.methods)
 
 
-@pytest.fixture
-async def served(tmp_path: Path) -> AsyncIterator[tuple[str, str]]:
-    with serving(tmp_path) as (base, key):
-        yield base, key
-
-
-async def test_serve_runs_the_whole_flow_over_http(served: tuple[str, str]) -> None:
-    base, key = served
+async def test_serve_runs_the_whole_flow_over_http(shared_serve: tuple[str, str]) -> None:
+    base, key = shared_serve
     await run_the_whole_flow(base, key, "default")  # serve's first key is of namespace default
+
+
+async def test_through_function_url_events_an_expired_token_is_refused_and_the_client_refreshes_it(
+    lambda_worker: LambdaWorker, memory_service: MemoryService, key_service: KeyService
+) -> None:
+    clock = FakeClock(datetime.now(UTC))  # the grants' clock, moved on by hand
+    grants = GrantService(InMemoryGrantRepository(), key_service, clock)
+    keys = key_authenticator(lambda: key_service)
+    server = create_server(version="test", provide_service=lambda: memory_service, authenticate=keys)
+    bridge = FunctionUrlBridge(
+        create_handler(server, authenticate=keys, oauth=OAuthServer(lambda: grants)), lambda_worker
+    )
+    base = f"https://{FUNCTION_URL_HOST}"
+    storage = MemoryTokenStorage()
+    async with (
+        httpx2.AsyncClient(transport=bridge, base_url=base) as http,
+        httpx2.AsyncClient(transport=bridge, base_url=base) as browser,
+    ):
+        provider = oauth_client(f"{base}/mcp", Person(browser, "alice", key_service.create("alice")[1]), storage)
+        http.auth = provider
+        async with Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client:
+            await client.call_tool("create_memory", {"content": "The user keeps bees"})
+        assert storage.tokens is not None
+        expired_token = storage.tokens.access_token
+        clock.advance(seconds=ACCESS_TTL.total_seconds())
+
+        refused = await browser.post(
+            "/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"authorization": f"Bearer {expired_token}", "accept": "application/json, text/event-stream"},
+        )
+        provider.context.token_expiry_time = time.time() - 1  # the client's clock agrees
+        async with Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client:
+            found = await client.call_tool("search_memories", {})
+
+    assert refused.status_code == 401
+    assert refused.json()["detail"] == "the access token expired: refresh it"
+    assert 'error="invalid_token"' in refused.headers["www-authenticate"]
+    assert found.structured_content is not None
+    assert found.structured_content["total"] == 1
+    assert storage.tokens.access_token != expired_token
