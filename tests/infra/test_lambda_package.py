@@ -36,7 +36,15 @@ def lambda_package() -> ModuleType:
         ),
         (
             "handlers.lambda_mcp",
-            {"handlers/mcp_tools.py", "handlers/mcp_server.py", "core/repository/dynamodb/memories.py"},
+            {
+                "handlers/mcp_tools.py",
+                "handlers/mcp_server.py",
+                "core/repository/dynamodb/memories.py",
+                # imported on the first OAuth request only, yet shipped: a function cannot fetch a module later
+                "handlers/oauth_provider.py",
+                "handlers/consent.py",
+                "core/repository/dynamodb/grants.py",
+            },
             {"handlers/http_api.py", "handlers/openapi_doc.py", "handlers/lambda_http.py", "local"},
         ),
     ],
