@@ -112,9 +112,10 @@ class InMemoryMemoryRepository:
         self._rows[namespace, memory.id] = stamped = memory.model_copy(update={"last_accessed_at": accessed_at})
         return stamped
 
-    def read(self, namespace: str, memory_id: int, accessed_at: str) -> Memory:
+    def read(self, namespace: str, memory_id: int, accessed_at: str | None) -> Memory:
         with self._lock:
-            return _copy(self._stamp_one(namespace, self._visible(namespace, memory_id), accessed_at))
+            visible = self._visible(namespace, memory_id)
+            return _copy(visible if accessed_at is None else self._stamp_one(namespace, visible, accessed_at))
 
     def apply(
         self,

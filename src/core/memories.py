@@ -41,8 +41,9 @@ class MemoryService:
             return _replayed(taken.prior, new, idempotency)
         return memory
 
-    def get(self, namespace: str, memory_id: int) -> Memory:
-        return self._repository.read(namespace, memory_id, self._now())
+    def get(self, namespace: str, memory_id: int, *, stamp: bool = True) -> Memory:
+        """A visible memory, stamped as read unless `stamp` is False (a person auditing, not an agent using it)."""
+        return self._repository.read(namespace, memory_id, self._now() if stamp else None)
 
     def update(
         self,
@@ -89,11 +90,12 @@ class MemoryService:
         """Purge every memory deleted longer than `retention` ago; how many were purged."""
         return self._repository.purge_deleted(format_timestamp(self._clock() - retention))
 
-    def search(self, namespace: str, query: RetrievalQuery) -> Page:
-        """Filter, order and page as the contract says, then stamp exactly the returned rows with one timestamp."""
+    def search(self, namespace: str, query: RetrievalQuery, *, stamp: bool = True) -> Page:
+        """Filter, order and page as the contract says, then stamp exactly the returned rows with one timestamp
+        (unless `stamp` is False: then nothing is stamped and the rows show their stored stamps)."""
         matches = self._repository.find(namespace, query)
         page = matches.items
-        if page:
+        if page and stamp:
             now = self._now()
             self._repository.stamp(namespace, [memory.id for memory in page], now)
             page = [memory.model_copy(update={"last_accessed_at": now}) for memory in page]

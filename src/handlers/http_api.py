@@ -1,6 +1,7 @@
 """The HTTP door: FastAPI routes over the core's service (handlers.lambda_http serves it on Lambda)."""
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Annotated, Literal
 
 from aws_lambda_powertools import Logger
@@ -22,9 +23,11 @@ from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory, parse
 from handlers.auth import Authenticator, authorize, presented_credentials
 from handlers.concurrency import RunBlocking, inline
 from handlers.http_input import (
+    NO_STAMP,
     HttpProblemError,
     etag,
     parse_if_match,
+    prefers_no_stamp,
     query_string,
     read_json_body,
     retrieval_query,
@@ -183,9 +186,18 @@ def create_app(
         response.headers["Location"] = f"/memories/{memory.id}"
         return _with_etag(memory, response)
 
-    @app.get("/memories/{memory_id}", response_model=Memory, responses=NOT_FOUND_RESPONSES, summary="Read one memory")
-    async def get_memory(memory_id: str, response: Response, service: Service, caller: Reader) -> Memory:
-        memory = await blocking(service.get, caller.namespace, parse_memory_id(memory_id))
+    @app.get(
+        "/memories/{memory_id}",
+        response_model=Memory,
+        responses=NOT_FOUND_RESPONSES,
+        summary="Read one memory",
+        description=f"Stamps `last_accessed_at`, unless the request says `Prefer: {NO_STAMP}`.",
+    )
+    async def get_memory(
+        memory_id: str, request: Request, response: Response, service: Service, caller: Reader, prefer: Prefer = None
+    ) -> Memory:
+        stamp = _stamps(request, response)
+        memory = await blocking(partial(service.get, stamp=stamp), caller.namespace, parse_memory_id(memory_id))
         rows_served(1)
         return _with_etag(memory, response)
 
@@ -279,15 +291,37 @@ def create_app(
         responses=INVALID_INPUT_RESPONSES,
         openapi_extra={"parameters": retrieval_parameters()},
         summary="Filter, sort and page memories",
+        description=f"Stamps `last_accessed_at` of each returned record, unless the request says `Prefer: {NO_STAMP}`.",
     )
-    async def search_memories(request: Request, service: Service, caller: Reader) -> Page:
+    async def search_memories(
+        request: Request, response: Response, service: Service, caller: Reader, prefer: Prefer = None
+    ) -> Page:
+        stamp = _stamps(request, response)
         params = {name: request.query_params.getlist(name) for name in request.query_params}
-        page = await blocking(service.search, caller.namespace, retrieval_query(params))
+        page = await blocking(partial(service.search, stamp=stamp), caller.namespace, retrieval_query(params))
         rows_served(len(page.items))
         return page
 
     document_schemas(app)
     return app
+
+
+# Documents the header in the OpenAPI document; prefers_no_stamp reads it (all of its values, RFC 7240).
+Prefer = Annotated[
+    str | None,
+    Header(
+        description=f"`{NO_STAMP}` (RFC 7240): read without stamping `last_accessed_at`, as a person auditing "
+        f"rather than an agent using the memories; the response then says `Preference-Applied: {NO_STAMP}`.",
+    ),
+]
+
+
+def _stamps(request: Request, response: Response) -> bool:
+    """Whether this read stamps; when it does not, the response says the preference was applied."""
+    if prefers_no_stamp(request):
+        response.headers["Preference-Applied"] = NO_STAMP
+        return False
+    return True
 
 
 def _allowed_methods(app: FastAPI, scope: AsgiScope) -> list[str]:

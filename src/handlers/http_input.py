@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from starlette.requests import Request
 
@@ -101,3 +101,17 @@ def query_string(model: type[Query], params: Mapping[str, list[str]]) -> Query:
 def retrieval_query(params: Mapping[str, list[str]]) -> RetrievalQuery:
     """The retrieval a query string asks for."""
     return query_string(RetrievalQuery, params)
+
+
+NO_STAMP: Final = "no-stamp"
+
+
+def prefers_no_stamp(request: Request) -> bool:
+    """Whether the request says `Prefer: no-stamp` (RFC 7240: comma-separated preferences, each a token with an
+    optional `=value` and `;` parameters, names compared case-insensitively, in one or several Prefer headers)."""
+    for value in request.headers.getlist("prefer"):
+        for preference in value.split(","):
+            name = preference.split(";", 1)[0].split("=", 1)[0].strip().lower()
+            if name == NO_STAMP:
+                return True
+    return False

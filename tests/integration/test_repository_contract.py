@@ -584,3 +584,43 @@ def test_service_calls_in_one_namespace_never_reach_another(service: MemoryServi
         service.delete(NS, 2)
     page = service.search(NS, RetrievalQuery.parse({}))
     assert [m.content for m in page.items] == [mine.content]
+
+
+# --- reading without stamping (Prefer: no-stamp at the HTTP door) ---
+
+
+def test_a_read_without_a_stamp_returns_the_stored_memory_and_changes_nothing(repository: StoredMemories) -> None:
+    repository.add(NS, memory(1, updated_at=at(1)))
+    repository.read(NS, 1, at(10))
+
+    read = repository.read(NS, 1, None)
+
+    assert read == memory(1, updated_at=at(1), last_accessed_at=at(10))
+    assert repository.get(NS, 1) == read
+
+
+def test_a_read_without_a_stamp_of_a_deleted_or_missing_memory_is_not_found(repository: StoredMemories) -> None:
+    repository.add(NS, memory(1))
+    repository.delete(NS, 1, at(9))
+
+    for missing in (1, 2):
+        with pytest.raises(MemoryNotFoundError):
+            repository.read(NS, missing, None)
+    assert repository.get(NS, 2) is None
+
+
+def test_a_service_asked_not_to_stamp_stamps_nothing_on_get_or_search(service: MemoryService) -> None:
+    created = service.create(NS, NewMemory.parse({"content": "The user keeps bees"}))
+    service.create(NS, NewMemory.parse({"content": "The user keeps wasps"}))
+
+    got = service.get(NS, created.id, stamp=False)
+    listed = service.search(NS, RetrievalQuery.parse({}), stamp=False)
+
+    assert got.last_accessed_at is None
+    assert [m.last_accessed_at for m in listed.items] == [None, None]
+    assert listed.total == 2
+    stamped = service.search(NS, RetrievalQuery.parse({"limit": 1}))  # without the preference, as before
+    assert stamped.items[0].last_accessed_at is not None
+    assert service.get(NS, created.id, stamp=False).last_accessed_at == (
+        stamped.items[0].last_accessed_at if stamped.items[0].id == created.id else None
+    )

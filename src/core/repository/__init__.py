@@ -76,9 +76,10 @@ class MemoryRepository(Protocol):
         """
         ...
 
-    def read(self, namespace: str, memory_id: int, accessed_at: str) -> Memory:
+    def read(self, namespace: str, memory_id: int, accessed_at: str | None) -> Memory:
         """Stamp a visible memory's `last_accessed_at` with `accessed_at` (never backwards) and return it, in one
-        round trip. MemoryNotFoundError when the memory is missing or deleted; a missing memory is never created.
+        round trip; with None, return it as stored, stamping nothing. MemoryNotFoundError when the memory is
+        missing or deleted; a missing memory is never created.
         """
         ...
 

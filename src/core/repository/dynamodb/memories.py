@@ -117,8 +117,13 @@ class DynamoDBMemoryRepository:
         stored = self._items.read(namespace, memory_id)
         return stored.memory if stored else None
 
-    def read(self, namespace: str, memory_id: int, accessed_at: str) -> Memory:
-        return self._stamps.read(namespace, memory_id, accessed_at)
+    def read(self, namespace: str, memory_id: int, accessed_at: str | None) -> Memory:
+        if accessed_at is not None:
+            return self._stamps.read(namespace, memory_id, accessed_at)
+        stored = self._items.read(namespace, memory_id)
+        if stored is None or stored.memory.status == "deleted":
+            raise MemoryNotFoundError(memory_id)
+        return stored.memory
 
     def apply(
         self,
