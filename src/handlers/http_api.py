@@ -16,12 +16,13 @@ from starlette.types import Scope as AsgiScope
 from core.access import Principal, Scope, sees_records
 from core.contract import Page
 from core.errors import DomainError, FieldError, InvalidInputError
-from core.history import HistoryPage, HistoryQuery
+from core.history import DEFAULT_RETENTION_DAYS, HistoryPage, HistoryQuery
 from core.limits import IDEMPOTENCY_KEY_MAX_CHARS, IDEMPOTENCY_WINDOW_HOURS
 from core.memories import MemoryService
 from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory, parse_memory_id
 from handlers.auth import Authenticator, authorize, presented_credentials
 from handlers.concurrency import RunBlocking, inline
+from handlers.console import CONSOLE_PATH, Console
 from handlers.http_input import (
     NO_STAMP,
     HttpProblemError,
@@ -76,6 +77,7 @@ def create_app(
     authenticate: Authenticator,
     version: str,
     run_blocking: RunBlocking = inline,
+    retention_days: int = DEFAULT_RETENTION_DAYS,
 ) -> FastAPI:
     """The HTTP API over the service `provide_service` gives (called per request, so it can be built lazily),
     authenticating each request with `authenticate`; handlers.bootstrap assembles both, tests pass their own.
@@ -150,6 +152,12 @@ def create_app(
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
+
+    # The memory console: a page for people, open like /healthz (it holds no data; the person's key is sent by it).
+    console = Console(retention_days)
+    app.add_route(CONSOLE_PATH, console.redirect, methods=["GET", "HEAD"], include_in_schema=False)
+    app.add_route(f"{CONSOLE_PATH}/", console.serve, methods=["GET", "HEAD"], include_in_schema=False)
+    app.add_route(f"{CONSOLE_PATH}/{{name}}", console.serve, methods=["GET", "HEAD"], include_in_schema=False)
 
     @app.post(
         "/memories",

@@ -20,6 +20,7 @@ app = create_app(
     authenticate=bootstrap.lambda_authenticator(),
     version=bootstrap.VERSION,
     run_blocking=inline,
+    retention_days=bootstrap.settings_from_env().deleted_retention_days,
 )
 
 

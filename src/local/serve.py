@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 from core.access import DEFAULT_NAMESPACE, ApiKey
 from core.errors import DomainError, TableMissingError
 from core.grants import is_loopback
+from core.history import DEFAULT_RETENTION_DAYS
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.repository.dynamodb import ensure_table, make_client
@@ -127,6 +128,7 @@ def serve_app(
     *,
     oauth: bool = False,
     issuer: str | None = None,
+    retention_days: int = DEFAULT_RETENTION_DAYS,
 ) -> ASGIApp:
     """What `serve` runs: both doors over `services`, with every blocking storage call in a worker thread, so a slow
     call holds up only its own request. With `oauth`, the MCP door hosts its authorization server (handlers.oauth)
@@ -148,7 +150,7 @@ def serve_app(
     mcp = create_mcp_asgi_app(
         server, allowed_origins, authenticate=authenticate, run_blocking=policy, oauth=authorization
     )
-    http = create_app(memories, authenticate, version, run_blocking=policy)
+    http = create_app(memories, authenticate, version, run_blocking=policy, retention_days=retention_days)
     return with_mcp_endpoint(http, mcp)
 
 
@@ -244,7 +246,14 @@ def serve(args: argparse.Namespace) -> int:
         key = first_key()
         env = bootstrap.settings_from_env()
         oauth = env.oauth_enabled and not args.no_auth
-        app = serve_app(guarded, authenticate, env.mcp_allowed_origins, oauth=oauth, issuer=env.oauth_issuer)
+        app = serve_app(
+            guarded,
+            authenticate,
+            env.mcp_allowed_origins,
+            oauth=oauth,
+            issuer=env.oauth_issuer,
+            retention_days=args.deleted_retention_days,
+        )
         where = (
             f"Amazon DynamoDB Local at {endpoint_url} (in memory: data is lost on exit)"
             if engine
@@ -252,6 +261,7 @@ def serve(args: argparse.Namespace) -> int:
         )
         print(f"agent-memory HTTP API  {base}/memories", flush=True)
         print(f"agent-memory MCP       {base}/mcp", flush=True)
+        print(f"agent-memory console   {base}/console/", flush=True)
         if oauth:
             print(
                 f"OAuth                  {env.oauth_issuer or base} (clients connect by URL; consent with a key)",

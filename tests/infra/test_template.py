@@ -36,7 +36,7 @@ LOCAL_ONLY_ENV = {"AWS_ENDPOINT_URL_DYNAMODB"}
 # POWERTOOLS_METRICS_NAMESPACE: its fallback would mix the stages' metrics, and the alarms read the stage's own.
 # DELETED_RETENTION_DAYS: its fallback would ignore the stack's DeletedRetentionDays.
 REQUIRED_ENV = {
-    "HttpFunction": {"TABLE_NAME", "POWERTOOLS_METRICS_NAMESPACE"},
+    "HttpFunction": {"TABLE_NAME", "DELETED_RETENTION_DAYS", "POWERTOOLS_METRICS_NAMESPACE"},
     "McpFunction": {
         "TABLE_NAME",
         "MCP_ALLOWED_ORIGINS",

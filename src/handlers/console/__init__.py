@@ -1,0 +1,95 @@
+"""The memory console: static files (static/) the HTTP door serves at /console/, and the settings they read from the
+core (config.json), so the page names the same types, statuses, sorts and tags the API checks.
+
+No build step and nothing from elsewhere: the page loads only its own files and talks only to the JSON API. Every
+answer carries a strict Content-Security-Policy (no inline script or style, no framing) and is revalidated on each
+use (`no-cache` with an ETag), so a deploy is seen at once and an unchanged file costs a 304.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, get_args
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from core.contract import SortKey
+from core.limits import CONTENT_MAX_CHARS, DEFAULT_LIMIT, MAX_LIMIT
+from core.model import MEMORY_TYPES, STANDARD_TAGS, Status, WritableStatus
+
+CONSOLE_PATH: Final = "/console"
+STATIC: Final = Path(__file__).parent / "static"
+CONTENT_TYPES: Final = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json",
+    ".svg": "image/svg+xml",
+}
+CONTENT_SECURITY_POLICY: Final = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+HEADERS: Final = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+}
+
+
+@dataclass(frozen=True)
+class _File:
+    body: bytes
+    content_type: str
+    etag: str
+
+
+def _file(body: bytes, suffix: str) -> _File:
+    return _File(body, CONTENT_TYPES[suffix], f'"{hashlib.sha256(body).hexdigest()[:32]}"')
+
+
+class Console:
+    """The console's files, read once, and config.json for a service whose deleted memories stay restorable for
+    `retention_days`."""
+
+    def __init__(self, retention_days: int) -> None:
+        self._files = {path.name: _file(path.read_bytes(), path.suffix) for path in STATIC.iterdir() if path.is_file()}
+        config = {
+            "memory_types": list(MEMORY_TYPES),
+            "statuses": list(get_args(Status)),
+            "writable_statuses": list(get_args(WritableStatus)),
+            "sorts": list(get_args(SortKey)),
+            "standard_tags": list(STANDARD_TAGS),
+            "default_limit": DEFAULT_LIMIT,
+            "max_limit": MAX_LIMIT,
+            "content_max_chars": CONTENT_MAX_CHARS,
+            "retention_days": retention_days,
+        }
+        self._files["config.json"] = _file(json.dumps(config, separators=(",", ":")).encode(), ".json")
+
+    @property
+    def weight(self) -> int:
+        """Bytes a first visit downloads: every file of the page."""
+        return sum(len(file.body) for file in self._files.values())
+
+    async def redirect(self, request: Request) -> Response:
+        return RedirectResponse(f"{CONSOLE_PATH}/", status_code=308, headers=HEADERS)
+
+    async def serve(self, request: Request) -> Response:
+        name = request.path_params.get("name") or "index.html"
+        file = self._files.get(name)
+        if file is None:
+            return Response(
+                f"no console file {name[:100]!r}", status_code=404, media_type="text/plain", headers=HEADERS
+            )
+        headers = {**HEADERS, "ETag": file.etag}
+        if file.etag in request.headers.get("if-none-match", ""):
+            return Response(status_code=304, headers=headers)
+        body = b"" if request.method == "HEAD" else file.body
+        return Response(body, media_type=file.content_type, headers={**headers, "Content-Length": str(len(file.body))})
