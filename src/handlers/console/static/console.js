@@ -248,7 +248,7 @@ const SORT_NAMES = {
 function showFieldErrors(form, problem) {
   for (const old of form.querySelectorAll(".field-error")) old.remove();
   for (const error of problem.errors || []) {
-    const name = error.field.split(".")[0];
+    const name = error.field.split(/[.[]/)[0];
     const field = form.querySelector(`[name="${CSS.escape(name)}"]`);
     const message = h("p", { class: "field-error", id: `${name}-error` }, error.message);
     if (field) {
@@ -467,6 +467,7 @@ function changedFields(base, edited) {
 }
 
 function editView(memory) {
+  notify("");
   const form = memoryForm(memory, "Save", (submitted) => save(memory, readForm(submitted), submitted));
   show(`Edit memory #${memory.id}`, h("p", { class: "hint" }, `Editing version ${memory.version}.`), form);
 }
@@ -486,6 +487,7 @@ async function save(base, edited, form) {
 }
 
 async function conflictView(base, changed) {
+  notify("");
   let current;
   try {
     current = (await api("GET", `/memories/${base.id}`)).json;

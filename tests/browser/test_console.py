@@ -1,0 +1,391 @@
+"""The memory console in a real browser (Debian's Chromium, driven by Playwright) against a running `agent-memory
+serve` on DynamoDB Local: a person pastes a key, lists, filters by every field, pages, opens, edits, meets a
+conflicting edit made through the API meanwhile, invalidates, deletes, restores and purges; what they only looked at
+keeps its `last_accessed_at`. Wrong keys, read-only keys and a busy store get human messages; axe-core finds no
+violation on any view; keyboard alone works; the page fits a phone and 200 % zoom. Screenshots of the main views go
+to .pytest_cache/screenshots/."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, Route, expect, sync_playwright
+
+from tests.browser.test_cors import chromium_executable
+from tests.conftest import SERVE_ROOT, free_port, serve_env, serving
+
+pytestmark = pytest.mark.browser
+
+SCREENSHOTS = SERVE_ROOT / ".pytest_cache" / "screenshots"
+AXE = SERVE_ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
+SEED: list[dict[str, Any]] = [
+    {
+        "content": "The user prefers concise answers with examples.",
+        "memory_type": "preference",
+        "tags": ["writing-style"],
+    },
+    {"content": "The user's daughter Ana was born on 2019-03-02.", "memory_type": "identity", "tags": ["person"]},
+    {"content": "The user works at Acme as a data engineer.", "memory_type": "identity", "tags": ["work", "profile"]},
+    {"content": "The user is allergic to peanuts.", "memory_type": "fact", "tags": ["health"]},
+    {"content": "The user flies to Lisbon on 2026-12-20.", "memory_type": "event", "tags": ["travel"]},
+    {"content": "The user lives in Berlin.", "memory_type": "identity", "tags": ["place"], "status": "invalid"},
+    *({"content": f"Project note {n}: the build uses uv.", "tags": ["project", "tooling"]} for n in range(1, 7)),
+]
+
+
+@dataclass
+class Scene:
+    base: str
+    key: str
+    reader: str
+    browser: Browser
+    api: httpx2.Client
+
+    def page(self, **options: Any) -> Page:
+        context: BrowserContext = self.browser.new_context(**options)
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        return page
+
+    def open_console(self, page: Page, key: str | None = None, fragment: str = "") -> None:
+        page.goto(f"{self.base}/console/{fragment}")
+        page.get_by_label("API key").fill(key or self.key)
+        page.get_by_role("button", name="Open").click()
+
+    def stamps(self) -> dict[int, str | None]:
+        """Every memory's last_accessed_at, read without stamping."""
+        found = self.api.get("/memories", params={"limit": 100, "status": "active"}, headers={"Prefer": "no-stamp"})
+        invalid = self.api.get("/memories", params={"limit": 100, "status": "invalid"}, headers={"Prefer": "no-stamp"})
+        return {m["id"]: m["last_accessed_at"] for m in [*found.json()["items"], *invalid.json()["items"]]}
+
+
+def keys_create(ddb_port: int, scopes: str) -> str:
+    created = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "local",
+            "keys",
+            "create",
+            "--namespace",
+            "default",
+            "--scopes",
+            scopes,
+            "--json",
+            "--ddb-port",
+            str(ddb_port),
+        ],
+        cwd=SERVE_ROOT,
+        env=serve_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    key: str = json.loads(created.stdout)["key"]
+    return key
+
+
+@pytest.fixture(scope="module")
+def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
+    executable = chromium_executable()
+    ddb_port = free_port()
+    with (
+        serving(tmp_path_factory.mktemp("serve"), "--ddb-port", str(ddb_port)) as (base, key),
+        sync_playwright() as playwright,
+        httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}) as api,
+    ):
+        for memory in SEED:
+            assert api.post("/memories", json=memory).status_code == 201
+        browser = playwright.chromium.launch(executable_path=executable)
+        try:
+            yield Scene(base, key, keys_create(ddb_port, "read"), browser, api)
+        finally:
+            browser.close()
+
+
+def screenshot(page: Page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"console-{name}.png"), full_page=True)
+
+
+def summary(page: Page) -> str:
+    return page.locator("#summary").inner_text()
+
+
+def search(page: Page, **fields: str) -> None:
+    for label, value in fields.items():
+        control = page.get_by_label(label, exact=True)
+        if control.evaluate("element => element.tagName") == "SELECT":
+            control.select_option(value)
+        else:
+            control.fill(value)
+    page.get_by_role("button", name="Search").click()
+
+
+def test_a_person_lists_filters_pages_opens_edits_resolves_a_conflict_and_restores(scene: Scene) -> None:
+    before = scene.stamps()
+    page = scene.page()
+    scene.open_console(page)
+
+    expect(page.locator("#summary")).to_have_text("12 memories · page 1 of 2")
+    screenshot(page, "list")
+    search(page, Status="invalid")
+    expect(page.locator("#summary")).to_have_text("1 memory · page 1 of 1")
+    page.get_by_role("button", name="Clear").click()
+    search(page, Type="identity")
+    expect(page.locator("#summary")).to_have_text("3 memories · page 1 of 1")
+    page.get_by_role("button", name="Clear").click()
+    search(page, Tag="travel")
+    expect(page.get_by_role("link", name="The user flies to Lisbon on 2026-12-20.")).to_be_visible()
+    page.get_by_role("button", name="Clear").click()
+    search(page, **{"Text contains": "PEANUT"})
+    expect(page.locator("#summary")).to_have_text("1 memory · page 1 of 1")
+    page.get_by_role("button", name="Clear").click()
+    search(page, **{"Sort by": "updated_at", "Per page": "20"})
+    expect(page.locator("#summary")).to_have_text("12 memories · page 1 of 1")
+    assert page.locator("tbody tr").first.inner_text().startswith("#12")
+    page.get_by_role("button", name="Clear").click()
+
+    page.get_by_role("button", name="Next page").click()
+    expect(page.locator("#summary")).to_have_text("12 memories · page 2 of 2")
+    assert page.url.endswith("#/?offset=10")
+    page.reload()  # the fragment keeps the view; the key stays in this tab's sessionStorage
+    expect(page.locator("#summary")).to_have_text("12 memories · page 2 of 2")
+    page.get_by_role("link", name="Memories").click()
+
+    page.get_by_role("link", name="The user prefers concise answers with examples.").click()
+    expect(page.get_by_role("heading", name="Memory #1")).to_be_visible()
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_label("Content").fill("The user prefers short answers with code examples.")
+    page.get_by_label("preference", exact=True).check()
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#notice")).to_have_text("Memory #1 is saved.")
+    expect(page.locator("dl.fields")).to_contain_text("The user prefers short answers with code examples.")
+
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_label("Content").fill("The user prefers short answers, with one code example.")
+    changed = scene.api.patch("/memories/1", json={"tags": ["writing-style", "preference", "style"]})
+    assert changed.status_code == 200
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("heading", name="Memory #1 changed while you edited it")).to_be_visible()
+    expect(page.locator("main")).to_contain_text("Tags added: style")
+    screenshot(page, "conflict")
+    page.get_by_role("button", name="Re-apply my changes").click()
+    expect(page.locator("#notice")).to_have_text("Your changes are applied on top of version 3.")
+    record = scene.api.get("/memories/1", headers={"Prefer": "no-stamp"}).json()
+    assert record["content"] == "The user prefers short answers, with one code example."
+    assert record["tags"] == ["writing-style", "preference", "style"]  # the other writer's change kept
+
+    page.get_by_role("button", name="Mark invalid").click()
+    expect(page.locator("dl.fields")).to_contain_text("invalid")
+    page.get_by_role("button", name="Delete").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("You can restore it for 30 days")
+    dialog.get_by_role("button", name="Delete").click()
+    expect(page.get_by_role("button", name="Restore")).to_be_visible()
+    expect(page.locator("dl.fields")).to_contain_text("deleted")
+    page.get_by_role("button", name="Restore").click()
+    expect(page.locator("#notice")).to_have_text("Memory #1 is restored.")
+    expect(page.locator("dl.fields")).to_contain_text("invalid")  # the status it had before the delete
+    changes = page.locator("ol.timeline .change").all_inner_texts()
+    assert changes == ["Restored", "Deleted", "Updated", "Updated", "Updated", "Updated", "Created"]
+    expect(page.locator("ol.timeline")).to_contain_text("Tags added: preference")
+    screenshot(page, "memory")
+
+    after = scene.stamps()
+    assert {mid: stamp for mid, stamp in after.items() if mid != 1} == {
+        mid: stamp for mid, stamp in before.items() if mid != 1
+    }  # looking is not using: nothing the person only viewed was stamped
+    assert after[1] == before[1]
+
+
+def test_creating_shows_the_apis_own_words_next_to_the_field_and_offers_the_standard_tags(scene: Scene) -> None:
+    page = scene.page()
+    scene.open_console(page)
+    page.get_by_role("link", name="New memory").click()
+
+    page.get_by_label("Other tags").fill("Not A Tag!")
+    page.get_by_role("button", name="Create").click()
+    expect(page.locator("#content-error")).to_have_text("must be 1 to 8192 characters after trimming")
+    expect(page.locator("#tags-error")).to_contain_text("must be 1 to 64 characters of a-z 0-9")
+    screenshot(page, "new-invalid")
+
+    page.get_by_label("Content").fill("The user runs on Sundays.")
+    page.get_by_label("health", exact=True).check()
+    page.get_by_label("Other tags").fill("sport:running")
+    page.get_by_label("Type").select_option("fact")
+    page.get_by_role("button", name="Create").click()
+
+    expect(page.locator("#notice")).to_contain_text("is created.")
+    expect(page.locator("dl.fields")).to_contain_text("The user runs on Sundays.")
+    expect(page.locator("dl.fields")).to_contain_text("sport:running")
+
+
+def test_a_deleted_memory_is_purged_only_after_a_confirmation_that_says_it_is_final(scene: Scene) -> None:
+    created = scene.api.post("/memories", json={"content": "A memory to purge."}).json()
+    scene.api.delete(f"/memories/{created['id']}")
+    page = scene.page()
+    scene.open_console(page, fragment=f"#/memory/{created['id']}")
+
+    page.get_by_role("button", name="Purge").click()
+    expect(page.get_by_role("dialog")).to_contain_text("Purging is final")
+    page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
+    assert scene.api.get(f"/memories/{created['id']}/history").status_code == 200
+    page.get_by_role("button", name="Purge").click()
+    page.get_by_role("dialog").get_by_role("button", name="Purge for good").click()
+
+    expect(page.locator("#notice")).to_have_text(f"Memory #{created['id']} is purged.")
+    assert scene.api.get(f"/memories/{created['id']}/history").status_code == 404
+
+
+def test_a_wrong_key_is_told_it_is_not_valid(scene: Scene) -> None:
+    page = scene.page()
+
+    scene.open_console(page, key="am_0123456789ab_" + "w" * 43)
+
+    expect(page.locator("#notice")).to_have_text("This key is not valid (expired or revoked?). Paste another key.")
+    expect(page.get_by_label("API key")).to_be_visible()
+
+
+def test_a_read_only_key_is_told_it_may_only_read(scene: Scene) -> None:
+    page = scene.page()
+    scene.open_console(page, key=scene.reader, fragment="#/memory/2")
+
+    page.get_by_role("button", name="Mark invalid").click()
+
+    expect(page.locator("#notice")).to_have_text("This key may only read: it cannot change memories.")
+    assert scene.api.get("/memories/2", headers={"Prefer": "no-stamp"}).json()["status"] == "active"
+
+
+def test_a_busy_store_is_retried_after_its_retry_after_with_a_message(scene: Scene) -> None:
+    page = scene.page()
+    busy = {"left": 1}
+
+    def once_busy(route: Route) -> None:
+        if busy["left"]:
+            busy["left"] -= 1
+            problem = {
+                "type": "urn:agent-memory:problem:storage-unavailable",
+                "title": "Storage is briefly unavailable",
+                "status": 503,
+                "detail": "storage is busy; retry shortly",
+            }
+            route.fulfill(status=503, headers={"Retry-After": "1"}, json=problem)
+        else:
+            route.continue_()
+
+    scene.open_console(page)
+    expect(page.locator("#summary")).to_be_visible()
+    page.route("**/memories?*", once_busy)
+    page.get_by_role("button", name="Search").click()
+
+    expect(page.locator("#notice")).to_have_text("Storage is busy, retrying in 1 s…")
+    expect(page.locator("#notice")).to_be_hidden()
+    expect(page.locator("#summary")).to_contain_text("memories")
+
+
+def test_keyboard_alone_opens_a_memory_and_edits_it(scene: Scene) -> None:
+    page = scene.page()
+    page.goto(f"{scene.base}/console/")
+    for _ in range(5):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.id") == "key":
+            break
+    page.keyboard.type(scene.key)
+    page.keyboard.press("Enter")
+    expect(page.locator("#summary")).to_be_visible()
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.textContent") == "#3":
+            break
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Memory #3")).to_be_visible()
+    for _ in range(20):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.textContent") == "Edit":
+            break
+    page.keyboard.press("Enter")
+    expect(page.get_by_label("Content")).to_be_visible()
+    page.get_by_label("Content").focus()
+    page.keyboard.press("End")
+    page.keyboard.type(" since 2021")
+    for _ in range(30):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.textContent") == "Save":
+            break
+    page.keyboard.press("Enter")
+
+    expect(page.locator("#notice")).to_have_text("Memory #3 is saved.")
+    assert scene.api.get("/memories/3", headers={"Prefer": "no-stamp"}).json()["content"].endswith("since 2021")
+
+
+@pytest.mark.parametrize(("name", "width"), [("phone", 375), ("zoom-200", 640)])
+def test_the_views_fit_a_narrow_window_without_sideways_scrolling(scene: Scene, name: str, width: int) -> None:
+    page = scene.page(viewport={"width": width, "height": 800})
+    scene.open_console(page)
+    expect(page.locator("#summary")).to_be_visible()
+    screenshot(page, f"list-{name}")
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    page.get_by_role("link", name="#4").click()
+    expect(page.get_by_role("heading", name="Memory #4")).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+
+
+def test_dark_mode_follows_the_system_setting(scene: Scene) -> None:
+    page = scene.page(color_scheme="dark")
+    scene.open_console(page)
+    expect(page.locator("#summary")).to_be_visible()
+    screenshot(page, "list-dark")
+
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+
+    assert background == "rgb(17, 20, 24)"
+
+
+def axe_violations(page: Page) -> list[dict[str, Any]]:
+    page.add_script_tag(path=str(AXE))
+    result: list[dict[str, Any]] = page.evaluate("async () => (await axe.run(document)).violations")
+    return result
+
+
+def test_axe_finds_no_violation_on_any_view(scene: Scene) -> None:
+    if not AXE.exists():
+        pytest.fail("axe-core is missing: run `make install` (npm ci in tests/browser)")
+    page = scene.page(bypass_csp=True)  # only so axe's own script can be injected
+    page.goto(f"{scene.base}/console/")
+    views: dict[str, list[dict[str, Any]]] = {"key": axe_violations(page)}
+    scene.open_console(page)
+    expect(page.locator("#summary")).to_be_visible()
+    views["list"] = axe_violations(page)
+    page.get_by_role("link", name="#5").click()
+    expect(page.locator("#history")).to_be_visible()
+    views["memory"] = axe_violations(page)
+    page.get_by_role("button", name="Edit").click()
+    views["edit"] = axe_violations(page)
+    page.get_by_role("link", name="New memory").click()
+    page.get_by_role("button", name="Create").click()
+    expect(page.locator("#content-error")).to_be_visible()
+    views["new with errors"] = axe_violations(page)
+
+    assert {view: [v["id"] for v in found] for view, found in views.items()} == {view: [] for view in views}
+
+
+def test_the_page_runs_within_its_content_security_policy(scene: Scene) -> None:
+    page = scene.page()
+    messages: list[str] = []
+    page.on("console", lambda message: messages.append(message.text))
+    scene.open_console(page)
+    expect(page.locator("#summary")).to_be_visible()
+    page.get_by_role("link", name="#2").click()
+    expect(page.locator("#history")).to_be_visible()
+
+    assert not [m for m in messages if "Content Security Policy" in m or "Refused" in m], messages
+    assert "agent-memory-key" in page.evaluate("Object.keys(sessionStorage)")
+    assert scene.key not in page.url
