@@ -1,5 +1,6 @@
 """Puts one Lambda function's own code into its artifact: exactly the modules of our packages its entrypoint imports
-(directly or not, as import-linter's graph library grimp reads them), their packages' __init__ files, and the
+(directly or not, as import-linter's graph library grimp reads them), their packages' __init__ files and `static/`
+files, and the
 project's distribution metadata, so `importlib.metadata.version("agent-memory")` answers on Lambda as it does locally.
 
 Usage (the Makefile's build-% target, from a copy of src/): lambda_package.py ENTRY_MODULE SRC_DIR ARTIFACTS_DIR
@@ -16,6 +17,8 @@ import grimp
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("core", "handlers", "local")
+# A package's files that are not Python but ship with it (served as they are) live in this directory of it.
+STATIC = "static"
 
 
 def closure(entry: str, src: Path) -> set[str]:
@@ -42,10 +45,17 @@ def write_dist_info(target: Path) -> Path:
     return dist_info
 
 
+def static_files(modules: set[str], src: Path) -> list[Path]:
+    """The files a carried package serves as they are (its `static/` directory, e.g. the console's page)."""
+    directories = [src.joinpath(*module.split(".")) / STATIC for module in modules]
+    return sorted(
+        path for directory in directories if directory.is_dir() for path in directory.rglob("*") if path.is_file()
+    )
+
+
 def main(entry: str, src: Path, target: Path) -> int:
-    modules = sorted(closure(entry, src))
-    for module in modules:
-        origin = source_file(module, src)
+    modules = closure(entry, src)
+    for origin in [*(source_file(module, src) for module in sorted(modules)), *static_files(modules, src)]:
         destination = target / origin.relative_to(src)
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(origin, destination)

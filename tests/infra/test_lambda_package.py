@@ -31,7 +31,15 @@ def lambda_package() -> ModuleType:
     [
         (
             "handlers.lambda_http",
-            {"handlers/http_api.py", "handlers/openapi_doc.py", "core/repository/dynamodb/memories.py"},
+            {
+                "handlers/http_api.py",
+                "handlers/openapi_doc.py",
+                "core/repository/dynamodb/memories.py",
+                # the console's page is served from the package's static files
+                "handlers/console/static/index.html",
+                "handlers/console/static/console.js",
+                "handlers/console/static/console.css",
+            },
             {"handlers/mcp_tools.py", "handlers/mcp_server.py", "handlers/lambda_mcp.py", "local"},
         ),
         (
@@ -45,7 +53,7 @@ def lambda_package() -> ModuleType:
                 "handlers/consent.py",
                 "core/repository/dynamodb/grants.py",
             },
-            {"handlers/http_api.py", "handlers/openapi_doc.py", "handlers/lambda_http.py", "local"},
+            {"handlers/http_api.py", "handlers/openapi_doc.py", "handlers/lambda_http.py", "handlers/console", "local"},
         ),
     ],
 )

@@ -39,6 +39,7 @@ EXPECTED_STATUS = {
     "http_get_missing": 404,
     "http_get_unauthenticated": 401,
     "http_healthz": 200,
+    "http_console": 200,
     "http_patch": 200,
     "http_patch_stale": 412,
     "http_search": 200,

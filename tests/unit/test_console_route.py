@@ -1,0 +1,113 @@
+"""The console's files as the HTTP door serves them at /console/: open like /healthz, a strict Content-Security-
+Policy, revalidated with an ETag, its settings from the core, small; and on Lambda through an API Gateway event."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import get_args
+
+import pytest
+from fastapi.testclient import TestClient
+
+from core.contract import SortKey
+from core.history import DEFAULT_RETENTION_DAYS
+from core.limits import CONTENT_MAX_CHARS, DEFAULT_LIMIT, MAX_LIMIT
+from core.memories import MemoryService
+from core.model import MEMORY_TYPES, STANDARD_TAGS, Status, WritableStatus
+from handlers.auth import open_access
+from handlers.console import STATIC, Console
+from handlers.http_api import create_app
+
+EVENTS = Path(__file__).resolve().parents[2] / "events"
+# The page a first visit downloads, all files together (the issue's aim: under 100 KB).
+WEIGHT_BUDGET = 100 * 1024
+
+
+def test_console_redirects_to_its_directory_so_relative_files_resolve(http: TestClient) -> None:
+    response = http.get("/console", follow_redirects=False)
+
+    assert response.status_code == 308
+    assert response.headers["location"] == "/console/"
+
+
+@pytest.mark.parametrize(
+    ("path", "content_type"),
+    [
+        ("/console/", "text/html; charset=utf-8"),
+        ("/console/index.html", "text/html; charset=utf-8"),
+        ("/console/console.js", "text/javascript; charset=utf-8"),
+        ("/console/console.css", "text/css; charset=utf-8"),
+        ("/console/favicon.svg", "image/svg+xml"),
+        ("/console/config.json", "application/json"),
+    ],
+)
+def test_every_file_is_served_without_a_key_under_a_strict_policy(
+    http: TestClient, path: str, content_type: str
+) -> None:
+    response = http.get(path)  # the `http` fixture's app is open, but these routes check no key at all
+
+    assert response.status_code == 200
+    assert response.headers["content-type"] == content_type
+    policy = response.headers["content-security-policy"]
+    assert "script-src 'self'" in policy
+    assert "frame-ancestors 'none'" in policy
+    assert "unsafe" not in policy
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["cache-control"] == "no-cache"
+    assert re.fullmatch(r'"[0-9a-f]{32}"', response.headers["etag"])
+
+
+def test_an_unchanged_file_is_a_304_and_a_head_has_no_body(http: TestClient) -> None:
+    etag = http.get("/console/console.js").headers["etag"]
+
+    again = http.get("/console/console.js", headers={"If-None-Match": etag})
+    head = http.head("/console/console.js")
+
+    assert again.status_code == 304
+    assert again.content == b""
+    assert head.status_code == 200
+    assert head.content == b""
+    assert head.headers["content-length"] == str(len(http.get("/console/console.js").content))
+
+
+@pytest.mark.parametrize("name", ["missing.js", "..%2F__init__.py", "static", "%2e%2e%2fhttp_api.py"])
+def test_anything_else_under_console_is_a_404(http: TestClient, name: str) -> None:
+    response = http.get(f"/console/{name}")
+
+    assert response.status_code == 404
+
+
+def test_the_page_loads_no_inline_script_or_style_and_nothing_from_elsewhere() -> None:
+    page = (STATIC / "index.html").read_text()
+    scripts = re.findall(r"<script\b[^>]*>", page)
+
+    assert scripts == ['<script type="module" src="console.js">']
+    assert "style=" not in page
+    assert "<style" not in page
+    assert not re.search(r"(src|href)=\"(https?:)?//", page)
+    assert "http" not in (STATIC / "console.js").read_text().replace("HTTP ", "")  # no absolute URLs, no CDN
+
+
+def test_the_settings_the_page_reads_come_from_the_core(http: TestClient, memory_service: MemoryService) -> None:
+    config = http.get("/console/config.json").json()
+
+    assert config == {
+        "memory_types": list(MEMORY_TYPES),
+        "statuses": list(get_args(Status)),
+        "writable_statuses": list(get_args(WritableStatus)),
+        "sorts": list(get_args(SortKey)),
+        "standard_tags": list(STANDARD_TAGS),
+        "default_limit": DEFAULT_LIMIT,
+        "max_limit": MAX_LIMIT,
+        "content_max_chars": CONTENT_MAX_CHARS,
+        "retention_days": DEFAULT_RETENTION_DAYS,
+    }
+
+    seven = create_app(lambda: memory_service, open_access(), "test", retention_days=7)
+    with TestClient(seven) as client:
+        assert client.get("/console/config.json").json()["retention_days"] == 7
+
+
+def test_the_whole_page_weighs_under_its_budget() -> None:
+    assert Console(DEFAULT_RETENTION_DAYS).weight < WEIGHT_BUDGET
