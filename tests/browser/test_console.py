@@ -389,3 +389,32 @@ def test_the_page_runs_within_its_content_security_policy(scene: Scene) -> None:
     assert not [m for m in messages if "Content Security Policy" in m or "Refused" in m], messages
     assert "agent-memory-key" in page.evaluate("Object.keys(sessionStorage)")
     assert scene.key not in page.url
+
+
+def test_a_conflicting_edit_can_be_discarded_and_then_nothing_of_it_is_written(scene: Scene) -> None:
+    created = scene.api.post("/memories", json={"content": "The user drinks tea."}).json()
+    page = scene.page()
+    scene.open_console(page, fragment=f"#/memory/{created['id']}")
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_label("Content").fill("The user drinks coffee.")
+    assert (
+        scene.api.patch(f"/memories/{created['id']}", json={"content": "The user drinks green tea."}).status_code == 200
+    )
+
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("main")).to_contain_text("green")  # the change made in the meantime, shown as a diff
+    page.get_by_role("button", name="Discard my changes").click()
+
+    expect(page.locator("#notice")).to_have_text("Your changes are discarded.")
+    expect(page.locator("dl.fields")).to_contain_text("The user drinks green tea.")
+    stored = scene.api.get(f"/memories/{created['id']}", headers={"Prefer": "no-stamp"}).json()
+    assert (stored["content"], stored["version"]) == ("The user drinks green tea.", 2)
+
+
+def test_before_a_key_is_given_only_the_key_form_is_offered(scene: Scene) -> None:
+    page = scene.page()
+    page.goto(f"{scene.base}/console/")
+
+    expect(page.get_by_label("API key")).to_be_visible()
+    expect(page.get_by_role("link", name="New memory")).to_be_hidden()
+    expect(page.get_by_role("button", name="Forget key")).to_be_hidden()

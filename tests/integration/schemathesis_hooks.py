@@ -16,6 +16,11 @@ Restore: only a deleted memory can be restored; CONTRACT.md answers 404 for one 
 just created never is. ST302 (created resource not found) excuses a 404 only after a DELETE of the resource, so for
 the restore it is told that a memory not deleted is, for a restore, a resource that is not there; every other
 operation's 404 after a create is still reported.
+
+History: a deleted memory's history stays readable until the memory is purged (CONTRACT.md: a person must be able to
+see what was deleted, and restore it), so ST301 (deleted resource still available) is not told that a GET of
+`/memories/{id}/history` after a DELETE of `/memories/{id}` reads the deleted resource; a GET of the memory itself
+after its DELETE is still reported.
 """
 
 from __future__ import annotations
@@ -66,3 +71,16 @@ def before_call(ctx: Any, case: Any, **kwargs: Any) -> None:
     key = (case.headers or {}).get("Idempotency-Key")
     if isinstance(key, str) and _WELL_FORMED_KEY.fullmatch(key):
         case.headers["Idempotency-Key"] = f"{key[:222]}-{uuid.uuid4().hex}"
+
+
+HISTORY = "/memories/{memory_id}/history"
+_schemathesis_is_prefix_operation = checks._is_prefix_operation
+
+
+def _is_prefix_operation(lhs: Any, rhs: Any) -> bool:
+    if rhs.value == HISTORY:
+        return False
+    return bool(_schemathesis_is_prefix_operation(lhs, rhs))
+
+
+checks._is_prefix_operation = _is_prefix_operation

@@ -119,7 +119,7 @@ def test_an_http_request_with_a_revoked_key_logs_no_key(logs: Callable[[], str])
 def test_an_http_request_that_crashes_after_authentication_logs_its_traceback_but_no_key(
     logs: Callable[[], str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(MemoryService, "get", lambda *args: 1 / 0)
+    monkeypatch.setattr(MemoryService, "get", lambda *args, **kwargs: 1 / 0)
 
     assert invoke_http(load_event("http_get.json")) == 500
     text = logs()
