@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -18,13 +17,11 @@ import httpx2
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.browser.test_cors import chromium_executable
+from tests.browser.chromium import chromium_executable, screenshot
 from tests.conftest import free_port
 from tests.mcp.oauth_flow import client_metadata, pkce
 
 pytestmark = pytest.mark.browser
-
-SCREENSHOTS = Path(__file__).resolve().parents[2] / ".pytest_cache" / "screenshots"
 
 
 class _Callback(BaseHTTPRequestHandler):
@@ -109,11 +106,6 @@ def scene(shared_serve: tuple[str, str]) -> Iterator[Scene]:
             yield Scene(base, key, redirect_uri, received, browser, registered.json()["client_id"])
         finally:
             browser.close()
-
-
-def screenshot(page: Page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
 def test_the_page_renders_who_asks_for_what_within_its_own_policy(scene: Scene) -> None:

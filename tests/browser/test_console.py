@@ -18,12 +18,11 @@ import httpx2
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Route, expect, sync_playwright
 
-from tests.browser.test_cors import chromium_executable
+from tests.browser.chromium import chromium_executable, screenshot
 from tests.conftest import SERVE_ROOT, free_port, serve_env, serving
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = SERVE_ROOT / ".pytest_cache" / "screenshots"
 AXE = SERVE_ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
 SEED: list[dict[str, Any]] = [
     {
@@ -110,11 +109,6 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
             browser.close()
 
 
-def screenshot(page: Page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"console-{name}.png"), full_page=True)
-
-
 def summary(page: Page) -> str:
     return page.locator("#summary").inner_text()
 
@@ -135,7 +129,7 @@ def test_a_person_lists_filters_pages_opens_edits_resolves_a_conflict_and_restor
     scene.open_console(page)
 
     expect(page.locator("#summary")).to_have_text("12 memories · page 1 of 2")
-    screenshot(page, "list")
+    screenshot(page, "console-list")
     search(page, Status="invalid")
     expect(page.locator("#summary")).to_have_text("1 memory · page 1 of 1")
     page.get_by_role("button", name="Clear").click()
@@ -176,7 +170,7 @@ def test_a_person_lists_filters_pages_opens_edits_resolves_a_conflict_and_restor
     page.get_by_role("button", name="Save").click()
     expect(page.get_by_role("heading", name="Memory #1 changed while you edited it")).to_be_visible()
     expect(page.locator("main")).to_contain_text("Tags added: style")
-    screenshot(page, "conflict")
+    screenshot(page, "console-conflict")
     page.get_by_role("button", name="Re-apply my changes").click()
     expect(page.locator("#notice")).to_have_text("Your changes are applied on top of version 3.")
     record = scene.api.get("/memories/1", headers={"Prefer": "no-stamp"}).json()
@@ -197,7 +191,7 @@ def test_a_person_lists_filters_pages_opens_edits_resolves_a_conflict_and_restor
     changes = page.locator("ol.timeline .change").all_inner_texts()
     assert changes == ["Restored", "Deleted", "Updated", "Updated", "Updated", "Updated", "Created"]
     expect(page.locator("ol.timeline")).to_contain_text("Tags added: preference")
-    screenshot(page, "memory")
+    screenshot(page, "console-memory")
 
     after = scene.stamps()
     assert {mid: stamp for mid, stamp in after.items() if mid != 1} == {
@@ -215,7 +209,7 @@ def test_creating_shows_the_apis_own_words_next_to_the_field_and_offers_the_stan
     page.get_by_role("button", name="Create").click()
     expect(page.locator("#content-error")).to_have_text("must be 1 to 8192 characters after trimming")
     expect(page.locator("#tags-error")).to_contain_text("must be 1 to 64 characters of a-z 0-9")
-    screenshot(page, "new-invalid")
+    screenshot(page, "console-new-invalid")
 
     page.get_by_label("Content").fill("The user runs on Sundays.")
     page.get_by_label("health", exact=True).check()
@@ -331,7 +325,7 @@ def test_the_views_fit_a_narrow_window_without_sideways_scrolling(scene: Scene, 
     page = scene.page(viewport={"width": width, "height": 800})
     scene.open_console(page)
     expect(page.locator("#summary")).to_be_visible()
-    screenshot(page, f"list-{name}")
+    screenshot(page, f"console-list-{name}")
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
     page.get_by_role("link", name="#4").click()
     expect(page.get_by_role("heading", name="Memory #4")).to_be_visible()
@@ -342,7 +336,7 @@ def test_dark_mode_follows_the_system_setting(scene: Scene) -> None:
     page = scene.page(color_scheme="dark")
     scene.open_console(page)
     expect(page.locator("#summary")).to_be_visible()
-    screenshot(page, "list-dark")
+    screenshot(page, "console-list-dark")
 
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
 

@@ -4,7 +4,6 @@ itself refuses."""
 
 from __future__ import annotations
 
-import shutil
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,7 +14,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.conftest import free_port, missing_test_peer, serving
+from tests.browser.chromium import chromium_executable
+from tests.conftest import free_port, serving
 
 pytestmark = pytest.mark.browser
 
@@ -84,13 +84,6 @@ def page_origin() -> Iterator[str]:
         pages.shutdown()
         pages.server_close()
         thread.join(timeout=5)
-
-
-def chromium_executable() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        missing_test_peer("Chromium", "no `chromium` on PATH", "run `make browser` (apt-get install -y chromium)")
-    return found
 
 
 @dataclass
