@@ -10,22 +10,20 @@ never outlives the API key that consented: every token check and refresh asks wh
 from __future__ import annotations
 
 import hmac
-import ipaddress
-import re
 import secrets
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Final, Literal
-from urllib.parse import urlsplit
 
 from core.access import Principal, Scope, hash_key, parse_scopes, validate_namespace
 from core.errors import AuthenticationError, FieldError, InvalidInputError, WriteConflictError
 from core.keys import KeyService
-from core.limits import MAX_CLIENT_METADATA_BYTES, MAX_REDIRECT_URI_CHARS, MAX_REDIRECT_URIS
+from core.limits import MAX_CLIENT_METADATA_BYTES, MAX_REDIRECT_URIS
 from core.model import Clock, utc_now
 from core.repository import Client, Grant, GrantRepository
+from core.tokens import GRANT_ID_HEX_CHARS, TokenKind, check_redirect_uri, grant_of, is_access_token, new_token
 
 # RFC 6749 §4.1.2 asks for at most 10 minutes; a code only has to survive one redirect and one token request.
 CODE_TTL: Final = timedelta(minutes=5)
@@ -38,12 +36,6 @@ UNUSED_CLIENT_TTL: Final = timedelta(days=1)
 TOKEN_CACHE_TTL: Final = timedelta(seconds=30)
 TOKEN_CACHE_MAX_ENTRIES: Final = 1024
 
-GRANT_ID_HEX_CHARS: Final = 16
-_SECRET_BYTES: Final = 32
-
-TokenKind = Literal["code", "refresh", "access"]
-_PREFIXES: Final[dict[TokenKind, str]] = {"code": "amc_", "refresh": "amr_", "access": "amt_"}
-_TOKEN: Final = re.compile(rf"(am[crt])_([0-9a-f]{{{GRANT_ID_HEX_CHARS}}})_[A-Za-z0-9_-]{{43}}")
 INVALID_TOKEN: Final = "the access token is not valid"  # noqa: S105  # a message, not a secret
 
 
@@ -68,46 +60,6 @@ class Tokens:
     refresh_token: str
     expires_in: int
     scopes: tuple[Scope, ...]
-
-
-def new_token(kind: TokenKind, grant_id: str) -> str:
-    return f"{_PREFIXES[kind]}{grant_id}_{secrets.token_urlsafe(_SECRET_BYTES)}"
-
-
-def grant_of(token: str, kind: TokenKind) -> str | None:
-    """The grant id a token of `kind` names; None when it cannot be such a token."""
-    match = _TOKEN.fullmatch(token)
-    if match is None or f"{match.group(1)}_" != _PREFIXES[kind]:
-        return None
-    return match.group(2)
-
-
-def is_access_token(token: str) -> bool:
-    return token.startswith(_PREFIXES["access"])
-
-
-def check_redirect_uri(uri: str) -> str:
-    """A redirect URI a client may register: `https`, or `http` to a loopback address (a native app), no fragment
-    (RFC 6749 §3.1.2). Custom schemes are refused: any app could claim one."""
-    if len(uri) > MAX_REDIRECT_URI_CHARS:
-        raise InvalidInputError([FieldError("redirect_uris", f"each must be at most {MAX_REDIRECT_URI_CHARS} chars")])
-    parts = urlsplit(uri)
-    loopback = parts.scheme == "http" and is_loopback(parts.hostname or "")
-    if not (parts.scheme == "https" and parts.hostname) and not loopback:
-        raise InvalidInputError([FieldError("redirect_uris", f"{uri!r} must be https, or http on a loopback host")])
-    if parts.fragment:
-        raise InvalidInputError([FieldError("redirect_uris", f"{uri!r} must not have a fragment")])
-    return uri
-
-
-def is_loopback(host: str) -> bool:
-    """Whether a host name or address (IPv6 with or without brackets) is this machine's loopback."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True)

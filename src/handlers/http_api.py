@@ -8,10 +8,8 @@ from aws_lambda_powertools import Logger
 from fastapi import Depends, FastAPI, Header, Query, Request, Response, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import Scope as AsgiScope
 
 from core.access import Principal, Scope, sees_records
 from core.contract import Page
@@ -26,13 +24,15 @@ from handlers.console import CONSOLE_PATH, Console
 from handlers.http_input import (
     NO_STAMP,
     HttpProblemError,
+    Prefer,
     etag,
     parse_if_match,
-    prefers_no_stamp,
     query_string,
     read_json_body,
     retrieval_query,
+    stamps_wanted,
 )
+from handlers.http_routing import allowed_methods, no_route
 from handlers.metrics import rows_served
 from handlers.openapi_doc import (
     BODY_RESPONSES,
@@ -138,10 +138,10 @@ def create_app(
         headers = dict(exc.headers) if exc.headers else {}
         detail = str(exc.detail)
         if exc.status_code == 404:
-            detail = _no_route(app, request)
+            detail = no_route(app, request)
         if exc.status_code == 405:
             # Starlette names only the first route matching the path; a resource allows every route's methods.
-            headers["Allow"] = ", ".join(_allowed_methods(app, request.scope))
+            headers["Allow"] = ", ".join(allowed_methods(app, request.scope))
         return problem_response(exc.status_code, "http-error", title, detail, headers=headers)
 
     @app.exception_handler(Exception)
@@ -204,7 +204,7 @@ def create_app(
     async def get_memory(
         memory_id: str, request: Request, response: Response, service: Service, caller: Reader, prefer: Prefer = None
     ) -> Memory:
-        stamp = _stamps(request, response)
+        stamp = stamps_wanted(request, response)
         memory = await blocking(partial(service.get, stamp=stamp), caller.namespace, parse_memory_id(memory_id))
         rows_served(1)
         return _with_etag(memory, response)
@@ -304,7 +304,7 @@ def create_app(
     async def search_memories(
         request: Request, response: Response, service: Service, caller: Reader, prefer: Prefer = None
     ) -> Page:
-        stamp = _stamps(request, response)
+        stamp = stamps_wanted(request, response)
         params = {name: request.query_params.getlist(name) for name in request.query_params}
         page = await blocking(partial(service.search, stamp=stamp), caller.namespace, retrieval_query(params))
         rows_served(len(page.items))
@@ -312,44 +312,3 @@ def create_app(
 
     document_schemas(app)
     return app
-
-
-# Documents the header in the OpenAPI document; prefers_no_stamp reads it (all of its values, RFC 7240).
-Prefer = Annotated[
-    str | None,
-    Header(
-        description=f"`{NO_STAMP}` (RFC 7240): read without stamping `last_accessed_at`, as a person auditing "
-        f"rather than an agent using the memories; the response then says `Preference-Applied: {NO_STAMP}`.",
-    ),
-]
-
-
-def _stamps(request: Request, response: Response) -> bool:
-    """Whether this read stamps; when it does not, the response says the preference was applied."""
-    if prefers_no_stamp(request):
-        response.headers["Preference-Applied"] = NO_STAMP
-        return False
-    return True
-
-
-def _allowed_methods(app: FastAPI, scope: AsgiScope) -> list[str]:
-    methods: set[str] = set()
-    for route in app.routes:
-        if isinstance(route, APIRoute) and route.methods and route.path_regex.fullmatch(scope["path"]):
-            methods |= route.methods
-    return sorted(methods)
-
-
-def _no_route(app: FastAPI, request: Request) -> str:
-    """The 404 detail of a path no route serves, naming the routes that exist: this app's, and those of an app
-    it is served beside (`serve` puts /mcp beside it; the outermost router is the scope's `router`)."""
-    routers = [app.router, request.scope.get("router", app.router)]
-    paths = {
-        route.path
-        for router in routers
-        for route in getattr(router, "routes", [])
-        if isinstance(getattr(route, "path", None), str) and not route.path.endswith("/")
-    }
-    # A path is text the client sent, possibly with lone surrogates, which JSON cannot carry as they are.
-    path = request.scope["path"][:200].encode("utf-8", "backslashreplace").decode("utf-8")
-    return f"no route {request.method} {path}; the routes are {', '.join(sorted(paths))}"

@@ -1,14 +1,17 @@
 """What the HTTP door reads from a request: the JSON body (bounded), the `If-Match` precondition, the retrieval
-query string; and the failures only this door has (unreadable or oversized bodies, a malformed If-Match)."""
+query string, `Prefer: no-stamp`; and the failures only this door has (unreadable or oversized bodies, a malformed
+If-Match)."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Mapping
-from typing import Final, TypeVar
+from typing import Annotated, Final, TypeVar
 
+from fastapi import Header
 from starlette.requests import Request
+from starlette.responses import Response
 
 from core.contract import RetrievalQuery
 from core.errors import FieldError, InvalidInputError
@@ -115,3 +118,21 @@ def prefers_no_stamp(request: Request) -> bool:
             if name == NO_STAMP:
                 return True
     return False
+
+
+# Documents the header in the OpenAPI document; prefers_no_stamp reads it (all of its values, RFC 7240).
+Prefer = Annotated[
+    str | None,
+    Header(
+        description=f"`{NO_STAMP}` (RFC 7240): read without stamping `last_accessed_at`, as a person auditing "
+        f"rather than an agent using the memories; the response then says `Preference-Applied: {NO_STAMP}`.",
+    ),
+]
+
+
+def stamps_wanted(request: Request, response: Response) -> bool:
+    """Whether this read stamps; when it does not, the response says the preference was applied."""
+    if prefers_no_stamp(request):
+        response.headers["Preference-Applied"] = NO_STAMP
+        return False
+    return True

@@ -18,7 +18,8 @@ from starlette.types import Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from core.access import Principal
-from core.grants import GrantService, is_access_token, is_loopback
+from core.grants import GrantService
+from core.tokens import is_access_token, is_loopback
 from handlers.auth import Authenticator, bearer_token
 from handlers.concurrency import RunBlocking, inline
 from handlers.problem import problem_response

@@ -42,9 +42,10 @@ from starlette.routing import BaseRoute, Route
 
 from core.access import SCOPES
 from core.errors import InvalidInputError
-from core.grants import GrantError, GrantService, Tokens, is_access_token
+from core.grants import GrantError, GrantService, Tokens
 from core.limits import MAX_STATE_CHARS
 from core.repository import Grant
+from core.tokens import is_access_token
 from handlers.concurrency import RunBlocking
 from handlers.consent import CONSENT_PATH, ConsentPage
 from handlers.oauth import AUTHORIZATION_SERVER_METADATA, PROTECTED_RESOURCE_METADATA

@@ -20,7 +20,7 @@ from core.memories import MemoryService
 from core.model import IdempotentCreate, MemoryChanges, NewMemory, format_timestamp
 from core.repository.dynamodb import DynamoDBMemoryRepository, ensure_table, migrate
 from core.repository.dynamodb.codec import DELETED_INDEX
-from local.serve import start_purging
+from local.purging import start_purging
 from local.template import table_definition
 from tests.conftest import Engine, FakeClock
 from tests.copies import assert_copies_mirror, scan
