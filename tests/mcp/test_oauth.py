@@ -30,6 +30,7 @@ from handlers.oauth import OAuthServer
 from tests.conftest import FakeClock
 from tests.inmemory import InMemoryGrantRepository
 from tests.mcp.oauth_flow import REDIRECT_URI, MemoryTokenStorage, Person, client_metadata, form_of, oauth_client, pkce
+from tests.mcp.test_auth import READ_CALLS, WRITE_CALLS
 
 pytestmark = pytest.mark.anyio
 
@@ -866,3 +867,19 @@ async def test_a_code_whose_consenting_key_was_revoked_before_the_exchange_gets_
 
     assert (response.status_code, response.json()["error"]) == (400, "invalid_grant")
     assert "revoked or expired" in response.json()["error_description"]
+
+
+async def test_the_scope_a_token_needs_per_tool_is_the_one_each_tool_itself_requires(
+    http: httpx2.AsyncClient, browser: httpx2.AsyncClient, key_service: KeyService
+) -> None:
+    # test_auth.py's READ_CALLS and WRITE_CALLS are what the tools themselves refuse a key lacking `read` or `write`
+    # for; the guard derives a token's needed scope from the tools' read-only annotations: the two must agree.
+    readers = await tokens_for(http, browser, key_service.create("alice", ["read"])[1], scopes=["read"])
+    writers = await tokens_for(http, browser, key_service.create("alice", ["write"])[1], scopes=["write"])
+
+    for tool, arguments in READ_CALLS:
+        assert (await mcp_call(http, writers["access_token"], tool, **arguments)).status_code == 403, tool
+        assert (await mcp_call(http, readers["access_token"], tool, **arguments)).status_code == 200, tool
+    for tool, arguments in WRITE_CALLS:
+        assert (await mcp_call(http, readers["access_token"], tool, **arguments)).status_code == 403, tool
+        assert (await mcp_call(http, writers["access_token"], tool, **arguments)).status_code == 200, tool
