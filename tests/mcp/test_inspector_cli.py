@@ -10,14 +10,13 @@ import shutil
 import subprocess
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
 
-from tests.conftest import free_port, missing_test_peer, serving
+from tests.conftest import missing_test_peer
 
 ROOT = Path(__file__).resolve().parents[2]
 INSPECTOR_DIR = ROOT / "tests" / "mcp_inspector"
@@ -44,11 +43,11 @@ def inspector() -> Path:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """`agent-memory serve` on free loopback ports with its embedded engine, for this module, and the key it
-    printed on creating the empty table's first key."""
-    with serving(tmp_path_factory.mktemp("serve"), "--ddb-port", str(free_port())) as (base, key):
-        yield Served(f"{base}/mcp", key)
+def served(shared_serve: tuple[str, str]) -> Served:
+    """The test process's shared `agent-memory serve` (its embedded engine on free loopback ports) and the key it
+    printed on creating the empty table's first key; nothing here counts what other tests stored."""
+    base, key = shared_serve
+    return Served(f"{base}/mcp", key)
 
 
 def run_inspector(inspector: Path, served: Served, home: Path, *arguments: str) -> Any:
