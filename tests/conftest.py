@@ -212,11 +212,20 @@ def serving(log_dir: Path, *options: str) -> Iterator[tuple[str, str]]:
 
 
 @pytest.fixture(scope="session")
-def shared_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """One `agent-memory serve` per test process (its own DynamoDB Local on a free port), shared by the tests that need
-    only a running server and its first key (namespace default) and never count what other tests stored there."""
-    with serving(tmp_path_factory.mktemp("shared-serve"), "--ddb-port", str(free_port())) as served:
-        yield served
+def shared_serve_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, int]]:
+    """One `agent-memory serve` per test process (its own DynamoDB Local on a free port): its base URL, its first key
+    (namespace default) and its DynamoDB Local port, through which `keys create` gives keys of other namespaces."""
+    ddb_port = free_port()
+    with serving(tmp_path_factory.mktemp("shared-serve"), "--ddb-port", str(ddb_port)) as (base, key):
+        yield base, key, ddb_port
+
+
+@pytest.fixture(scope="session")
+def shared_serve(shared_serve_engine: tuple[str, str, int]) -> tuple[str, str]:
+    """The shared `serve` and its first key, for tests that never count what other tests stored in namespace
+    default; a test that counts works in a namespace of its own (shared_serve_engine)."""
+    base, key, _ = shared_serve_engine
+    return base, key
 
 
 def missing_test_peer(what: str, reason: str, install: str) -> NoReturn:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Route, expect, sync_playwright
 
 from tests.browser.chromium import chromium_executable, screenshot
-from tests.conftest import SERVE_ROOT, free_port, serve_env, serving
+from tests.conftest import SERVE_ROOT, serve_env
 
 pytestmark = pytest.mark.browser
 
@@ -65,21 +66,12 @@ class Scene:
         return {m["id"]: m["last_accessed_at"] for m in [*found.json()["items"], *invalid.json()["items"]]}
 
 
-def keys_create(ddb_port: int, scopes: str) -> str:
+def keys_create(ddb_port: int, namespace: str, scopes: str) -> str:
     created = subprocess.run(
         [
             sys.executable,
-            "-m",
-            "local",
-            "keys",
-            "create",
-            "--namespace",
-            "default",
-            "--scopes",
-            scopes,
-            "--json",
-            "--ddb-port",
-            str(ddb_port),
+            *("-m", "local", "keys", "create", "--namespace", namespace, "--scopes", scopes, "--json"),
+            *("--ddb-port", str(ddb_port)),
         ],
         cwd=SERVE_ROOT,
         env=serve_env(),
@@ -92,11 +84,14 @@ def keys_create(ddb_port: int, scopes: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
+def scene(shared_serve_engine: tuple[str, str, int]) -> Iterator[Scene]:
+    """The test process's shared `serve`, seen through keys of a namespace of this module's own (its counts are
+    exact whatever other tests store), seeded with SEED."""
     executable = chromium_executable()
-    ddb_port = free_port()
+    base, _, ddb_port = shared_serve_engine
+    namespace = f"console-{uuid.uuid4().hex[:8]}"
+    key = keys_create(ddb_port, namespace, "read,write")
     with (
-        serving(tmp_path_factory.mktemp("serve"), "--ddb-port", str(ddb_port)) as (base, key),
         sync_playwright() as playwright,
         httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}) as api,
     ):
@@ -104,7 +99,7 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
             assert api.post("/memories", json=memory).status_code == 201
         browser = playwright.chromium.launch(executable_path=executable)
         try:
-            yield Scene(base, key, keys_create(ddb_port, "read"), browser, api)
+            yield Scene(base, key, keys_create(ddb_port, namespace, "read"), browser, api)
         finally:
             browser.close()
 
