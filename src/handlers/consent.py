@@ -93,15 +93,15 @@ class ConsentPage:
         try:
             wanted = await self._validated(params)
         except _BadRequestError as exc:
-            return _page("This authorization request cannot be used", _paragraph(str(exc)), 400, request)
+            return _page("This authorization request cannot be used", _paragraph(str(exc)), 400)
         except DomainError:
-            return _page("Try again shortly", _paragraph("Storage is briefly unavailable."), 503, request)
+            return _page("Try again shortly", _paragraph("Storage is briefly unavailable."), 503)
         if request.method == "GET":
             return self._form(wanted, request)
         cookie = request.cookies.get(CSRF_COOKIE, "")
         if not cookie or not hmac.compare_digest(cookie, params.get("csrf", "")):
             detail = "This form expired or was not sent from this page. Start again from your application."
-            return _page("This form cannot be sent", _paragraph(detail), 403, request)
+            return _page("This form cannot be sent", _paragraph(detail), 403)
         if params.get("decision") != "approve":
             return _redirect(wanted, error="access_denied", error_description="the person denied access")
         granted = [scope for scope in SCOPES if scope in wanted.scopes and params.get(f"scope_{scope}") == "on"]
@@ -176,7 +176,7 @@ namespace, with at most the key's scopes, which stops working when the key is re
 <button type="submit" name="decision" value="deny" formnovalidate>Deny</button></div>
 </form>"""
         title = f"Allow {wanted.client_name} to use your memories?"
-        response = _page(title, body, 400 if error else 200, request, form_target=wanted.redirect_uri)
+        response = _page(title, body, 400 if error else 200, form_target=wanted.redirect_uri)
         response.set_cookie(
             CSRF_COOKIE,
             csrf,
@@ -193,7 +193,7 @@ def _paragraph(text: str) -> str:
     return f"<p>{html.escape(text)}</p>"
 
 
-def _page(title: str, body: str, status: int, request: Request, form_target: str | None = None) -> HTMLResponse:
+def _page(title: str, body: str, status: int, form_target: str | None = None) -> HTMLResponse:
     # A form's redirect is checked against form-action too: allow this page's own origin and the client's.
     targets = "'self'" + (f" {_origin(form_target)}" if form_target else "")
     document = (
