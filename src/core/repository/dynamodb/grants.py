@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from core.access import Scope
-from core.errors import WriteConflictError
 from core.repository import Client, Grant
 from core.repository.dynamodb.client import ConditionFailedError, TransactionCancelledError, call
 from core.repository.dynamodb.stored import Items
@@ -107,19 +106,19 @@ class DynamoDBGrantRepository:
             "metadata": {"S": client.metadata},
             "expires_at": {"N": str(client.expires_at)},
         }
-        self._put_new(item, f"client id {client.client_id}")
+        self._items.put_new(item, f"client id {client.client_id}")
 
     def get_client(self, client_id: str) -> Client | None:
-        item = self._get(_client_key(client_id))
+        item = self._items.get(_client_key(client_id))
         if item is None:
             return None
         return Client(client_id, item["metadata"]["S"], int(item["expires_at"]["N"]))
 
     def add_grant(self, grant: Grant) -> None:
-        self._put_new(_to_grant_item(grant), f"grant id {grant.grant_id}")
+        self._items.put_new(_to_grant_item(grant), f"grant id {grant.grant_id}")
 
     def get_grant(self, grant_id: str) -> Grant | None:
-        item = self._get(_grant_key(grant_id))
+        item = self._items.get(_grant_key(grant_id))
         return _from_grant_item(item) if item is not None else None
 
     def issue(self, issued: Grant, expected_hash: str, spent: bool, client_expires_at: int) -> bool:
@@ -160,7 +159,7 @@ class DynamoDBGrantRepository:
         return True
 
     def is_spent(self, grant_id: str, refresh_hash: str) -> bool:
-        return self._get(_grant_key(grant_id, f"SPENT#{refresh_hash}")) is not None
+        return self._items.get(_grant_key(grant_id, f"SPENT#{refresh_hash}")) is not None
 
     def revoke(self, grant_id: str) -> None:
         try:
@@ -174,19 +173,3 @@ class DynamoDBGrantRepository:
             )
         except ConditionFailedError:
             return
-
-    def _put_new(self, item: dict[str, Any], what: str) -> None:
-        try:
-            call(
-                self._client.put_item,
-                TableName=self._table,
-                Item=item,
-                ConditionExpression="attribute_not_exists(pk)",
-            )
-        except ConditionFailedError:
-            raise WriteConflictError(f"{what} is already taken; retry") from None
-
-    def _get(self, key: dict[str, Any]) -> dict[str, Any] | None:
-        response = call(self._client.get_item, TableName=self._table, Key=key, ConsistentRead=True)
-        item: dict[str, Any] | None = response.get("Item")
-        return item

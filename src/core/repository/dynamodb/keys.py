@@ -10,8 +10,8 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from core.access import ApiKey, Scope
-from core.errors import WriteConflictError
 from core.repository.dynamodb.client import ConditionFailedError, call
+from core.repository.dynamodb.stored import Items
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -58,21 +58,13 @@ class DynamoDBKeyRepository:
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self._client = client
         self._table = table_name
+        self._items = Items(client, table_name)
 
     def add(self, key: ApiKey) -> None:
-        try:
-            call(
-                self._client.put_item,
-                TableName=self._table,
-                Item=_to_key_item(key),
-                ConditionExpression="attribute_not_exists(pk)",
-            )
-        except ConditionFailedError:
-            raise WriteConflictError(f"key id {key.key_id} is already taken; retry") from None
+        self._items.put_new(_to_key_item(key), f"key id {key.key_id}")
 
     def get(self, key_id: str) -> ApiKey | None:
-        response = call(self._client.get_item, TableName=self._table, Key=api_key_key(key_id), ConsistentRead=True)
-        item = response.get("Item")
+        item = self._items.get(api_key_key(key_id))
         return _from_key_item(item) if item else None
 
     def find(self, namespace: str | None) -> Iterator[ApiKey]:

@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from core.errors import StorageUnavailableError
+from core.errors import StorageUnavailableError, WriteConflictError
 from core.model import Memory
-from core.repository.dynamodb.client import TransactionCancelledError, call
+from core.repository.dynamodb.client import ConditionFailedError, TransactionCancelledError, call
 from core.repository.dynamodb.codec import TAG_COPIES, from_item, memory_key
 
 if TYPE_CHECKING:
@@ -71,8 +71,8 @@ class Stored:
 
 
 class Items:
-    """The items of one table as the writes use them: the consistent read of a memory, the transaction, batch
-    writes, and every page of a Query or Scan."""
+    """The items of one table as the writes use them: consistent reads (of a memory, of any item), a put that never
+    overwrites, the transaction, batch writes, and every page of a Query or Scan."""
 
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self._client = client
@@ -80,11 +80,24 @@ class Items:
 
     def read(self, namespace: str, memory_id: int) -> Stored | None:
         """The memory item by a strongly consistent read; None when there is none."""
-        response = call(
-            self._client.get_item, TableName=self._table, Key=memory_key(namespace, memory_id), ConsistentRead=True
-        )
-        item = response.get("Item")
+        item = self.get(memory_key(namespace, memory_id))
         return Stored.of(item) if item else None
+
+    def get(self, key: dict[str, Any]) -> dict[str, Any] | None:
+        """The item under `key` by a strongly consistent read; None when there is none."""
+        item: dict[str, Any] | None = call(
+            self._client.get_item, TableName=self._table, Key=key, ConsistentRead=True
+        ).get("Item")
+        return item
+
+    def put_new(self, item: dict[str, Any], what: str) -> None:
+        """Store `item` only where nothing is stored yet; WriteConflictError naming `what` otherwise."""
+        try:
+            call(
+                self._client.put_item, TableName=self._table, Item=item, ConditionExpression="attribute_not_exists(pk)"
+            )
+        except ConditionFailedError:
+            raise WriteConflictError(f"{what} is already taken; retry") from None
 
     def transact(self, actions: list[dict[str, Any]]) -> None:
         """One all-or-nothing write, retried (with jittered backoff) only while it collides with another one."""
