@@ -1,12 +1,19 @@
-"""What every browser test shares: Debian's Chromium for Playwright, and where screenshots of the pages go."""
+"""What every browser test shares: Debian's Chromium for Playwright, where screenshots of the pages go, and a page
+served on a loopback origin of its own."""
 
 from __future__ import annotations
 
 import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from playwright.sync_api import Page
 
-from tests.conftest import SERVE_ROOT, missing_test_peer
+from tests.conftest import SERVE_ROOT, free_port, missing_test_peer
 
 # Written by each run, looked at by people (the README's console picture is one of them); git-ignored.
 SCREENSHOTS = SERVE_ROOT / ".pytest_cache" / "screenshots"
@@ -22,3 +29,34 @@ def chromium_executable() -> str:
 def screenshot(page: Page, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+@contextmanager
+def page_origin(page: bytes) -> Iterator[tuple[str, list[dict[str, str]]]]:
+    """`page` served at every path of a free loopback port while the block runs: its origin, and the query of each
+    request it answered (but the browser's own /favicon.ico), e.g. the OAuth redirect a client receives."""
+    received: list[dict[str, str]] = []
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            parts = urlsplit(self.path)
+            if parts.path != "/favicon.ico":
+                received.append({name: values[0] for name, values in parse_qs(parts.query).items()})
+            self.send_response(200)
+            self.send_header("content-type", "text/html; charset=utf-8")
+            self.send_header("content-length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", free_port()), Page)
+    thread = threading.Thread(target=server.serve_forever, name="page-origin", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", received
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

@@ -5,57 +5,21 @@ redirect URI, and Deny returns access_denied."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 import httpx2
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.browser.chromium import chromium_executable, screenshot
-from tests.conftest import free_port
+from tests.browser.chromium import chromium_executable, page_origin, screenshot
 from tests.mcp.oauth_flow import client_metadata, pkce
 
 pytestmark = pytest.mark.browser
 
 
-class _Callback(BaseHTTPRequestHandler):
-    """The client's redirect URI: records each query it receives and says so."""
-
-    received: list[dict[str, str]]
-
-    def do_GET(self) -> None:
-        if urlsplit(self.path).path == "/callback":  # not the browser's own /favicon.ico
-            self.received.append({k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()})
-        body = b"<!doctype html><title>back at the client</title><p>received"
-        self.send_response(200)
-        self.send_header("content-type", "text/html")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@contextmanager
-def callback_server() -> Iterator[tuple[str, list[dict[str, str]]]]:
-    received: list[dict[str, str]] = []
-    handler = type("Callback", (_Callback,), {"received": received})
-    server = ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
-    thread = threading.Thread(target=server.serve_forever, name="oauth-callback", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/callback", received
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+CALLBACK_PAGE = b"<!doctype html><title>back at the client</title><p>received"
 
 
 @dataclass
@@ -93,7 +57,8 @@ class Scene:
 def scene(shared_serve: tuple[str, str]) -> Iterator[Scene]:
     executable = chromium_executable()
     base, key = shared_serve
-    with callback_server() as (redirect_uri, received), sync_playwright() as playwright:
+    with page_origin(CALLBACK_PAGE) as (client, received), sync_playwright() as playwright:
+        redirect_uri = f"{client}/callback"
         registered = httpx2.post(
             f"{base}/register",
             json=client_metadata(client_name="Claude", redirect_uris=[redirect_uri]).model_dump(

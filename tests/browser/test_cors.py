@@ -4,17 +4,14 @@ itself refuses."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.browser.chromium import chromium_executable
+from tests.browser.chromium import chromium_executable, page_origin
 from tests.conftest import free_port, serving
 
 pytestmark = pytest.mark.browser
@@ -60,32 +57,6 @@ DISCOVER = {
 }
 
 
-class _PageHandler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/html; charset=utf-8")
-        self.send_header("content-length", str(len(PAGE)))
-        self.end_headers()
-        self.wfile.write(PAGE)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@contextmanager
-def page_origin() -> Iterator[str]:
-    """The page served on a free loopback port while the block runs: its origin."""
-    pages = ThreadingHTTPServer(("127.0.0.1", free_port()), _PageHandler)
-    thread = threading.Thread(target=pages.serve_forever, name="page-origin", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{pages.server_address[1]}"
-    finally:
-        pages.shutdown()
-        pages.server_close()
-        thread.join(timeout=5)
-
-
 @dataclass
 class Scene:
     """A running `serve` admitting one page origin, a page on that origin and one on another, and a browser."""
@@ -112,7 +83,7 @@ class Scene:
 @pytest.fixture(scope="module")
 def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
     executable = chromium_executable()
-    with page_origin() as allowed, page_origin() as foreign, pytest.MonkeyPatch.context() as env:
+    with page_origin(PAGE) as (allowed, _), page_origin(PAGE) as (foreign, _), pytest.MonkeyPatch.context() as env:
         env.setenv("MCP_ALLOWED_ORIGINS", allowed)
         log_dir = tmp_path_factory.mktemp("serve")
         with serving(log_dir, "--ddb-port", str(free_port())) as (base, key), sync_playwright() as playwright:
