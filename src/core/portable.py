@@ -176,3 +176,21 @@ def parse_line(text: str, line_number: int) -> ExportedMemory:
         raise BadLineError(line_number, field_errors(exc)) from None
     except ValueError as exc:
         raise BadLineError(line_number, [FieldError("line", f"is not JSON: {exc}")]) from None
+
+
+def parse_export(text: str) -> list[ExportedMemory]:
+    """Every memory of an export, each line checked; BadLineError names the first bad line."""
+    lines = text.splitlines()
+    if not lines:
+        raise BadLineError(1, [FieldError("header", "is missing: the file is empty")])
+    parse_header(lines[0])
+    memories: list[ExportedMemory] = []
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        memory = parse_line(line, number)
+        if memories and memory.memory.id <= memories[-1].memory.id:
+            before = memories[-1].memory.id
+            raise BadLineError(number, [FieldError("memory.id", f"must be above {before}, the id before it")])
+        memories.append(memory)
+    return memories

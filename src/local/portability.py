@@ -11,9 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from core.errors import FieldError
 from core.model import format_timestamp, utc_now
-from core.portable import BadLineError, ExportedMemory, ExportHeader, header_line, parse_header, parse_line
+from core.portable import BadLineError, ExportHeader, header_line, parse_export
 from core.repository.dynamodb.namespaces import Namespaces
 from handlers import bootstrap
 from local.store import on_store
@@ -76,7 +75,7 @@ def import_namespace(args: argparse.Namespace) -> int:
     path: Path = args.file
     try:
         data = path.read_bytes()
-        memories = _validated(data.decode("utf-8"))
+        memories = parse_export(data.decode("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         print(f"agent-memory: cannot read {path}: {exc}", file=sys.stderr)
         return 1
@@ -96,24 +95,6 @@ def import_namespace(args: argparse.Namespace) -> int:
         print(f"Imported {len(memories)} memories into namespace {args.namespace!r}.")
 
     return on_store(args, run)
-
-
-def _validated(text: str) -> list[ExportedMemory]:
-    """Every memory of an export, each line checked; BadLineError names the first bad line."""
-    lines = text.splitlines()
-    if not lines:
-        raise BadLineError(1, [FieldError("header", "is missing: the file is empty")])
-    parse_header(lines[0])
-    memories: list[ExportedMemory] = []
-    for number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        memory = parse_line(line, number)
-        if memories and memory.memory.id <= memories[-1].memory.id:
-            before = memories[-1].memory.id
-            raise BadLineError(number, [FieldError("memory.id", f"must be above {before}, the id before it")])
-        memories.append(memory)
-    return memories
 
 
 def erase_namespace(args: argparse.Namespace, ask: Callable[[str], str] = input) -> int:
