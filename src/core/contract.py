@@ -8,7 +8,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
 
 from core.limits import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, Q_MAX_CHARS
-from core.model import InputModel, Memory, MemoryType, Status
+from core.model import InputModel, Memory, MemoryType, Status, normalize_tag
 
 SortKey = Literal["id", "created_at", "updated_at", "last_accessed_at"]
 SORT_KEYS: tuple[str, ...] = get_args(SortKey)
@@ -112,6 +112,20 @@ class RetrievalQuery(InputModel):
         if value is not None and len(value) > Q_MAX_CHARS:
             raise ValueError(f"must be 1 to {Q_MAX_CHARS} characters")
         return value
+
+    @property
+    def matches_nothing(self) -> bool:
+        """Whether no memory can match, whatever is stored: a `tag` that no stored tag can equal, one that fails the
+        tag rule (too long, characters outside the tag alphabet). The service answers such a query without asking
+        the store, which could not even look it up: a tag's partition key holds the tag, and DynamoDB refuses keys
+        over 2,048 bytes."""
+        if self.tag is None:
+            return False
+        try:
+            normalize_tag(self.tag)
+        except ValueError:
+            return True
+        return False
 
     def matches(self, memory: Memory) -> bool:
         """The `tag` and `q` filters; `status` and `memory_type` are applied by the store."""

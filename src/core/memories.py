@@ -93,6 +93,8 @@ class MemoryService:
     def search(self, namespace: str, query: RetrievalQuery, *, stamp: bool = True) -> Page:
         """Filter, order and page as the contract says, then stamp exactly the returned rows with one timestamp
         (unless `stamp` is False: then nothing is stamped and the rows show their stored stamps)."""
+        if query.matches_nothing:
+            return Page(items=[], total=0, limit=query.limit, offset=query.offset, has_more=False)
         matches = self._repository.find(namespace, query)
         page = matches.items
         if page and stamp:
