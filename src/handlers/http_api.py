@@ -95,6 +95,9 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         swagger_ui_oauth2_redirect_url=None,
+        # A path with a stray slash is a 404 problem: Starlette's redirect would build its Location from the Host
+        # header the client sent, an open redirect to any host.
+        redirect_slashes=False,
     )
 
     # Dependencies are coroutines, like the routes: FastAPI would run plain functions in a worker thread, a hop

@@ -16,6 +16,8 @@ from fastapi.testclient import TestClient
 from core.memories import MemoryService
 from handlers.auth import open_access
 from handlers.http_api import create_app
+from handlers.mcp_server import create_mcp_asgi_app, with_mcp_endpoint
+from handlers.mcp_tools import create_server
 
 PROBLEM_JSON = "application/problem+json"
 MAX_BODY = 128 * 1024
@@ -280,6 +282,43 @@ def test_a_refused_search_stamps_nothing(door: TestClient) -> None:
 )
 def test_an_unknown_route_is_404(door: TestClient, method: str, path: str) -> None:
     assert_problem(door.request(method, path), 404)
+
+
+TRAILING_SLASHES = [
+    ("GET", "/memories/"),
+    ("POST", "/memories/"),
+    ("GET", "/memories/1/"),
+    ("PATCH", "/memories/1/"),
+    ("DELETE", "/memories/1/"),
+    ("GET", "/memories/1/history/"),
+    ("POST", "/memories/1/restore/"),
+    ("GET", "/healthz/"),
+]
+
+
+@pytest.mark.parametrize(("method", "path"), TRAILING_SLASHES)
+def test_a_trailing_slash_is_a_404_problem_never_a_redirect_to_the_host_sent(
+    door: TestClient, method: str, path: str
+) -> None:
+    response = door.request(method, path, headers={"host": "evil.example"}, follow_redirects=False)
+
+    assert_problem(response, 404)
+    assert "location" not in response.headers
+    assert "evil.example" not in response.text
+
+
+@pytest.mark.parametrize(("method", "path"), TRAILING_SLASHES)
+def test_a_trailing_slash_is_the_same_404_beside_the_mcp_endpoint_as_serve_runs_them(
+    memory_service: MemoryService, method: str, path: str
+) -> None:
+    open_ = open_access()
+    api = create_app(version="test", provide_service=lambda: memory_service, authenticate=open_)
+    server = create_server(version="test", provide_service=lambda: memory_service, authenticate=open_)
+    with TestClient(with_mcp_endpoint(api, create_mcp_asgi_app(server, authenticate=open_))) as served:
+        response = served.request(method, path, headers={"host": "evil.example"}, follow_redirects=False)
+
+    assert_problem(response, 404)
+    assert "location" not in response.headers
 
 
 @pytest.mark.parametrize(
