@@ -22,7 +22,14 @@ from core.limits import (
     TAG_MAX_CHARS,
     TAGS_MAX,
 )
-from core.schema import CONTENT_SCHEMA, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_KEY_SCHEMA, TAG_SCHEMA, TAGS_SCHEMA
+from core.schema import (
+    CONTENT_SCHEMA,
+    HIDDEN,
+    IDEMPOTENCY_KEY_PATTERN,
+    IDEMPOTENCY_KEY_SCHEMA,
+    TAG_SCHEMA,
+    TAGS_SCHEMA,
+)
 
 MemoryType = Literal["preference", "fact", "identity", "event"]
 Status = Literal["active", "invalid", "deleted"]
@@ -72,7 +79,8 @@ def format_timestamp(moment: datetime) -> str:
 
 
 # Invisible to a person reading a memory, yet read by the model it is injected into: a way to hide instructions.
-_HIDDEN_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\U000e0000-\U000e007f]")
+# core.schema lists them once, for this validator and for the content schema both doors publish.
+_HIDDEN_CHARACTERS = re.compile(f"[{HIDDEN}]")
 
 
 def _require_unicode(value: str) -> None:

@@ -46,9 +46,16 @@ WHITESPACE_POINTS: Final = (
     0x3000,
 )
 WHITESPACE: Final = _ranges(list(WHITESPACE_POINTS))
-# What content may not hold once trimmed (core.model's hidden characters): C0 controls but tab and newline, and the
-# Unicode tag characters.
-HIDDEN: Final = _ranges([*range(0x00, 0x09), *range(0x0B, 0x20), *range(0xE0000, 0xE0080)])
+# What content may not hold once trimmed, the one list core.model's validator reads too: the control characters (C0
+# but tab and newline, DEL, C1), and the Unicode tag characters. Some are whitespace as well (U+000D, U+0085): at
+# the ends they are trimmed like any whitespace, inside they are refused.
+HIDDEN_POINTS: Final = (
+    *range(0x00, 0x09),
+    *range(0x0B, 0x20),
+    *range(0x7F, 0xA0),
+    *range(0xE0000, 0xE0080),
+)
+HIDDEN: Final = _ranges(list(HIDDEN_POINTS))
 
 # Content: at least one character once trimmed, none of them hidden, any whitespace around them.
 CONTENT_PATTERN: Final = (

@@ -410,6 +410,9 @@ def test_a_huge_integer_for_content_is_422_not_400(door: TestClient) -> None:
         pytest.param("POST", "/memories", rb'{"content": "remember \u001b[8mthis"}', id="POST-escape"),
         pytest.param("POST", "/memories", rb'{"content": "hi \udb40\udc41 there"}', id="POST-unicode-tag-char"),
         pytest.param("PATCH", "/memories/1", rb'{"content": "carriage\rreturn"}', id="PATCH-cr"),
+        pytest.param("POST", "/memories", rb'{"content": "rub\u007fout"}', id="POST-del"),
+        pytest.param("POST", "/memories", b'{"content": "raw C1 \xc2\x9b31m"}', id="POST-raw-c1"),
+        pytest.param("PATCH", "/memories/1", rb'{"content": "next\u0085line"}', id="PATCH-next-line"),
     ],
 )
 def test_content_hiding_characters_is_422_and_changes_nothing(

@@ -117,7 +117,7 @@ def test_a_tag_with_a_lone_surrogate_is_refused_naming_its_position() -> None:
     assert named(refused(NewMemory, {"content": "x", "tags": ["ok", "a\ud800"]})) == ["tags[1]"]
 
 
-HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\U000e0000-\U000e007f]")
+HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\U000e0000-\U000e007f]")
 
 
 @given(st.text(min_size=1, max_size=200).filter(lambda s: s.strip() != "" and not HIDDEN.search(s.strip())))
@@ -519,6 +519,11 @@ def test_format_timestamp_pads_the_year_to_four_digits() -> None:
         ("bell\x07", "U+0007"),
         ("plain \U000e0049\U000e0067\U000e006e\U000e006f\U000e0072\U000e0065 text", "U+E0049"),
         ("\U000e007f end", "U+E007F"),
+        ("rub\x7fout", "U+007F"),
+        ("\x80 first of C1", "U+0080"),
+        ("next\x85line", "U+0085"),
+        ("csi\x9b31m red", "U+009B"),
+        ("last of C1 \x9f", "U+009F"),
     ],
 )
 def test_content_with_control_or_unicode_tag_characters_is_refused_naming_the_character(
@@ -535,6 +540,15 @@ def test_content_with_control_or_unicode_tag_characters_is_refused_naming_the_ch
 
 def test_tabs_newlines_and_trimmed_carriage_returns_are_kept_or_trimmed_not_refused() -> None:
     assert NewMemory.parse({"content": "\r\n one\tcolumn\ntwo \r\n"}).content == "one\tcolumn\ntwo"
+
+
+def test_a_next_line_at_the_ends_is_trimmed_as_whitespace_before_the_rule_applies() -> None:
+    assert NewMemory.parse({"content": "\x85 tea \x85\n"}).content == "tea"
+    assert MemoryChanges.parse({"content": "\x85tea\x85"}).content == "tea"
+
+
+def test_the_neighbours_of_del_and_the_c1_controls_are_ordinary_text() -> None:
+    assert NewMemory.parse({"content": "non\xa0breaking \xa9 \x7e"}).content == "non\xa0breaking \xa9 \x7e"
 
 
 @pytest.mark.parametrize(

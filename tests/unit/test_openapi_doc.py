@@ -63,6 +63,11 @@ def test_whitespace_is_exactly_what_strip_removes() -> None:
 @example(" \x1c x \x1f\r\n")
 @example("a\x0bb")
 @example("x\U000e0001y")
+@example("a\x7fb")
+@example("\x85a\x85")
+@example("a\x85b")
+@example(" \x80")
+@example("\x9f")
 def test_the_content_pattern_accepts_what_the_core_accepts(content: str) -> None:
     assert _content_documented(content) == _content_accepted(content)
 
