@@ -22,17 +22,20 @@ Offset = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 0, "maximu
 _INTEGER = re.compile(r"-?[0-9]+")
 
 
-def integer(value: object) -> object:
-    # Query strings arrive as text and tool arguments as numbers; both mean the same integer.
-    if isinstance(value, bool):
-        raise ValueError("must be an integer")
+def integer(value: object) -> int:
+    """An integer as either door sends one: query strings as text, tool arguments as JSON numbers (a whole number
+    written with a fraction, 3.0, is that integer, as JSON Schema's `integer` says). Anything else is refused here,
+    in the contract's words."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
     if isinstance(value, str):
         text = value.strip()
         # Beyond 4300 digits int() refuses to parse; such a number is no use as a limit or offset anyway.
-        if not _INTEGER.fullmatch(text) or len(text) > 4000:
-            raise ValueError("must be an integer")
-        return int(text)
-    return value
+        if _INTEGER.fullmatch(text) and len(text) <= 4000:
+            return int(text)
+    raise ValueError("must be an integer")
 
 
 def cap_limit(value: int) -> int:

@@ -39,6 +39,8 @@ MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 READ_ONLY_FIELDS = frozenset({"id", "created_at", "updated_at", "last_accessed_at", "version"})
+# What a field left out that must be given is told, at either door.
+IS_REQUIRED = "is required"
 
 # The controlled half of the hybrid tag vocabulary; any other well-formed tag is accepted as freeform.
 STANDARD_TAGS: tuple[str, ...] = (
@@ -274,7 +276,7 @@ def _message(err: Any) -> str:
     kind = err["type"]
     field = err["loc"][-1] if err["loc"] else ""
     if kind == "missing":
-        return "is required"
+        return IS_REQUIRED
     if kind == "extra_forbidden":
         return "is read-only" if field in READ_ONLY_FIELDS else "is not a field of this request"
     if kind == "string_type":

@@ -1,18 +1,30 @@
 """The MCP tools' arguments, derived from the core's types: each publishes the core field's JSON schema (its rule
-and bounds) and description, and reaches the core unvalidated, for the core to parse in the HTTP 422's words."""
+and bounds) and description, and reaches the core unvalidated, for the core to parse in the HTTP 422's words; a
+required one is published as required, yet reaches the core even when left out, for it to say so in those words."""
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Final, get_args
 
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.tools import Tool
 from pydantic import BaseModel, PlainValidator, TypeAdapter, WithJsonSchema
 
 from core.contract import RetrievalQuery
+from core.errors import FieldError, InvalidInputError
 from core.limits import IDEMPOTENCY_WINDOW_HOURS
-from core.model import ExpectedVersion, IdempotencyKey, MemoryChanges, MemoryId, NewMemory
+from core.model import (
+    IS_REQUIRED,
+    ExpectedVersion,
+    IdempotencyKey,
+    MemoryChanges,
+    MemoryId,
+    NewMemory,
+    parse_memory_id,
+)
 
 
 def _as_given(value: object) -> object:
@@ -60,6 +72,39 @@ def _admits_none(annotation: Any) -> bool:
 # A tool argument left out arrives as None; typed Any so it can default a parameter annotated `str` (see above).
 ABSENT: Final[Any] = None
 
+
+class _Required:
+    """Marks an argument a call must give (in its annotation). Its parameter still defaults to ABSENT: a required
+    parameter would make the SDK refuse a call without it in pydantic's words, before the core could."""
+
+
+REQUIRED: Final = _Required()
+
+
+def published(tool: Tool) -> Tool:
+    """`tool` as clients see it: its REQUIRED arguments listed as required, without the null default their
+    parameters have."""
+    parameters = copy.deepcopy(tool.parameters)
+    signature = inspect.signature(tool.fn, eval_str=True)
+    required = [
+        name
+        for name, parameter in signature.parameters.items()
+        if REQUIRED in getattr(parameter.annotation, "__metadata__", ())
+    ]
+    for name in required:
+        parameters["properties"][name].pop("default", None)
+    if required:
+        parameters["required"] = required
+    return tool.model_copy(update={"parameters": parameters})
+
+
+def required_id(value: object) -> int:
+    """The `id` argument, parsed as the core parses any id; left out or null, named as a missing field."""
+    if value is None:
+        raise InvalidInputError([FieldError("id", IS_REQUIRED)])
+    return parse_memory_id(value)
+
+
 StatusArg = Annotated[str, _field(RetrievalQuery, "status")]
 MemoryTypeArg = Annotated[str, _field(RetrievalQuery, "memory_type")]
 TagArg = Annotated[str, _field(RetrievalQuery, "tag")]
@@ -68,10 +113,12 @@ SortArg = Annotated[str, _field(RetrievalQuery, "sort")]
 LimitArg = Annotated[int, _field(RetrievalQuery, "limit")]
 OffsetArg = Annotated[int, _field(RetrievalQuery, "offset")]
 IdArg = Annotated[
-    int, _argument(MemoryId, "The memory's id, as returned by search_memories, prime_memory_context or create_memory.")
+    int,
+    _argument(MemoryId, "The memory's id, as returned by search_memories, prime_memory_context or create_memory."),
+    REQUIRED,
 ]
 
-NewContentArg = Annotated[str, _field(NewMemory, "content", optional=False)]
+NewContentArg = Annotated[str, _field(NewMemory, "content", optional=False), REQUIRED]
 NewTagsArg = Annotated[list[str], _field(NewMemory, "tags")]
 NewMemoryTypeArg = Annotated[str, _field(NewMemory, "memory_type", optional=False)]
 NewStatusArg = Annotated[str, _field(NewMemory, "status", optional=False)]

@@ -2,10 +2,11 @@
 descriptions, and one translation of domain errors into tool errors."""
 
 from collections.abc import Callable
-from typing import Annotated, Final
+from typing import Annotated, Final, TypeVar
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ToolAnnotations
 
 from core.access import Principal, Scope, require, sees_records
@@ -20,7 +21,6 @@ from core.model import (
     NewMemory,
     Status,
     parse_expected_version,
-    parse_memory_id,
 )
 from handlers.auth import Authenticator
 from handlers.concurrency import RunBlocking, inline
@@ -44,6 +44,8 @@ from handlers.mcp_arguments import (
     StatusChangeArg,
     TagArg,
     TagsChangeArg,
+    published,
+    required_id,
     sent_arguments,
     undeclared_arguments,
 )
@@ -86,6 +88,8 @@ seen; when it is refused, read the memory again and decide afresh.
 page with offset while has_more is true.
 """
 
+ToolFunction = TypeVar("ToolFunction", bound=Callable[..., object])
+
 _READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
@@ -120,11 +124,14 @@ def create_server(
     a key, which for API keys is nothing (a 401 tool error) and for open access the open namespace. Every storage
     call goes through `run_blocking`, the entrypoint's concurrency policy (handlers.concurrency).
     """
-    # No subscriptions/listen: its stream never ends, and nothing here changes behind a client's back.
-    server: MCPServer = MCPServer(
-        "agent-memory", instructions=INSTRUCTIONS, version=version, subscriptions=False, log_level="WARNING"
-    )
-    _serve_tools_only(server)
+    tools: list[Tool] = []
+
+    def tool(title: str, annotations: ToolAnnotations) -> Callable[[ToolFunction], ToolFunction]:
+        def register(function: ToolFunction) -> ToolFunction:
+            tools.append(published(Tool.from_function(function, title=title, annotations=annotations)))
+            return function
+
+        return register
 
     def caller(ctx: Context | None, scope: Scope) -> Principal:
         principal = verified_principal(ctx) or authenticate(None)
@@ -137,7 +144,7 @@ def create_server(
         rows_served(len(page.items))
         return page
 
-    @server.tool(title="Prime memory context", annotations=_READ)
+    @tool(title="Prime memory context", annotations=_READ)
     @domain_errors_as_tool_errors
     async def prime_memory_context(
         status: StatusArg = PRIME_STATUS,
@@ -169,7 +176,7 @@ def create_server(
             sent_arguments(status=status, memory_type=memory_type, tag=tag, q=q, sort=sort, limit=limit, offset=offset),
         )
 
-    @server.tool(title="Search memories", annotations=_READ)
+    @tool(title="Search memories", annotations=_READ)
     @domain_errors_as_tool_errors
     async def search_memories(
         status: StatusArg = ABSENT,
@@ -195,7 +202,7 @@ def create_server(
             sent_arguments(status=status, memory_type=memory_type, tag=tag, q=q, sort=sort, limit=limit, offset=offset),
         )
 
-    @server.tool(
+    @tool(
         title="Create a memory",
         annotations=ToolAnnotations(
             read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
@@ -203,7 +210,7 @@ def create_server(
     )
     @domain_errors_as_tool_errors
     async def create_memory(
-        content: NewContentArg,
+        content: NewContentArg = ABSENT,
         tags: NewTagsArg = ABSENT,
         memory_type: NewMemoryTypeArg = "fact",
         status: NewStatusArg = "active",
@@ -222,20 +229,20 @@ def create_server(
         idempotent = None if idempotency_key is None else IdempotentCreate.of(idempotency_key, new, "idempotency_key")
         return await run_blocking(provide_service().create, principal.namespace, new, idempotent, principal.key_id)
 
-    @server.tool(title="Read a memory", annotations=_READ)
+    @tool(title="Read a memory", annotations=_READ)
     @domain_errors_as_tool_errors
-    async def get_memory(id: IdArg, ctx: Context | None = None) -> Memory:
+    async def get_memory(id: IdArg = ABSENT, ctx: Context | None = None) -> Memory:
         """Read one memory by id, with its current version (pass that to update_memory as expected_version).
 
         A deleted or unknown id is an error. Reading stamps last_accessed_at and changes nothing else, so it is
         read-only from your side.
         """
         namespace = caller(ctx, "read").namespace
-        memory = await run_blocking(provide_service().get, namespace, parse_memory_id(id))
+        memory = await run_blocking(provide_service().get, namespace, required_id(id))
         rows_served(1)
         return memory
 
-    @server.tool(
+    @tool(
         title="Update a memory",
         annotations=ToolAnnotations(
             read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
@@ -243,7 +250,7 @@ def create_server(
     )
     @domain_errors_as_tool_errors
     async def update_memory(
-        id: IdArg,
+        id: IdArg = ABSENT,
         content: ContentChangeArg = ABSENT,
         tags: TagsChangeArg = ABSENT,
         memory_type: MemoryTypeChangeArg = ABSENT,
@@ -259,7 +266,7 @@ def create_server(
         deleting it. Every earlier version stays in the memory's history.
         """
         principal = caller(ctx, "write")
-        memory_id = parse_memory_id(id)
+        memory_id = required_id(id)
         sent = sent_arguments(content=content, tags=tags, memory_type=memory_type, status=status)
         changes = MemoryChanges.parse({**sent, **undeclared_arguments(ctx, update_memory)})
         memory = await run_blocking(
@@ -274,22 +281,32 @@ def create_server(
             return structured({"id": memory.id, "version": memory.version})
         return structured(memory.model_dump(mode="json"))
 
-    @server.tool(
+    @tool(
         title="Delete a memory",
         annotations=ToolAnnotations(
             read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
         ),
     )
     @domain_errors_as_tool_errors
-    async def delete_memory(id: IdArg, ctx: Context | None = None) -> DeletedMemory:
+    async def delete_memory(id: IdArg = ABSENT, ctx: Context | None = None) -> DeletedMemory:
         """Delete a memory the user asked you to forget: it disappears from reads and searches.
 
         For a memory that is merely wrong or outdated, use update_memory with status invalid instead, which keeps
         the record. Deleting an unknown or already deleted id is an error and changes nothing.
         """
         principal = caller(ctx, "write")
-        memory_id = parse_memory_id(id)
+        memory_id = required_id(id)
         await run_blocking(provide_service().delete, principal.namespace, memory_id, principal.key_id)
         return DeletedMemory(id=memory_id)
 
+    # No subscriptions/listen: its stream never ends, and nothing here changes behind a client's back.
+    server: MCPServer = MCPServer(
+        "agent-memory",
+        instructions=INSTRUCTIONS,
+        version=version,
+        subscriptions=False,
+        log_level="WARNING",
+        tools=tools,
+    )
+    _serve_tools_only(server)
     return server

@@ -149,6 +149,8 @@ BAD_SEARCHES: list[tuple[dict[str, Any], list[str]]] = [
     ({"status": "gone"}, ["status"]),
     ({"memory_type": "x"}, ["memory_type"]),
     ({"q": "q" * 257}, ["q"]),
+    ({"limit": 1.5}, ["limit"]),
+    ({"offset": 2.5}, ["offset"]),
     ({"status": "gone", "sort": "x", "limit": 0}, ["status", "sort", "limit"]),
 ]
 
@@ -173,6 +175,12 @@ BAD_CREATES: list[tuple[dict[str, Any], list[str]]] = [
     ({"content": "   "}, ["content"]),
     ({"content": "x" * 8193}, ["content"]),
     ({"content": 42}, ["content"]),
+    ({"content": "a\x7fb"}, ["content"]),  # DEL
+    ({"content": "next\x85line"}, ["content"]),  # a C1 control inside, though str.strip() trims it at the ends
+    ({"content": "\x9f"}, ["content"]),
+    ({}, ["content"]),
+    ({"tags": ["travel"]}, ["content"]),
+    ({"colour": "red"}, ["content", "colour"]),
     ({"content": "The user likes tea", "tags": "preference"}, ["tags"]),
     ({"content": "The user likes tea", "tags": ["Bad Tag!"]}, ["tags[0]"]),
     ({"content": "The user likes tea", "tags": [f"t{n}" for n in range(21)]}, ["tags"]),
@@ -202,6 +210,7 @@ BAD_UPDATES: list[tuple[dict[str, Any], str]] = [
     ({"status": "gone"}, "status"),
     ({"status": "deleted"}, "status"),
     ({"content": ""}, "content"),
+    ({"content": "a\x80b"}, "content"),
     ({"memory_type": "opinion"}, "memory_type"),
     ({"tags": ["ok", "-bad"]}, "tags"),
     ({"version": 4}, "version"),
