@@ -262,10 +262,11 @@ class MemoryChanges(InputModel):
 
 def field_errors(exc: ValidationError) -> list[FieldError]:
     """Translate pydantic's errors into the contract's field names and wording, shared by both doors."""
-    return [FieldError(_field_name(err["loc"]), _message(err)) for err in exc.errors()]
+    return [FieldError(field_name(err["loc"]), _message(err)) for err in exc.errors()]
 
 
-def _field_name(loc: tuple[int | str, ...]) -> str:
+def field_name(loc: tuple[int | str, ...]) -> str:
+    """A location in a body as the contract names a field: `tags[1]`, `a.b`; the body itself is `body`."""
     name = ""
     for part in loc:
         name += f"[{part}]" if isinstance(part, int) else (f".{part}" if name else str(part))

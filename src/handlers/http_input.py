@@ -1,11 +1,13 @@
-"""What the HTTP door reads from a request: the JSON body (bounded), the `If-Match` precondition, the retrieval
-query string, `Prefer: no-stamp`; and the failures only this door has (unreadable or oversized bodies, a malformed
-If-Match)."""
+"""What the HTTP door reads from a request: the JSON body (declared as JSON, bounded, each key given once), the
+`If-Match` precondition, the retrieval query string, `Prefer: no-stamp`; and the failures only this door has
+(bodies not declared as JSON, unreadable or oversized, a malformed If-Match)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping
 from typing import Annotated, Final, TypeVar
 
@@ -16,7 +18,8 @@ from starlette.responses import Response
 from core.contract import RetrievalQuery
 from core.errors import FieldError, InvalidInputError
 from core.limits import MAX_REQUEST_BYTES, VERSION_DIGITS
-from core.model import InputModel, Memory
+from core.model import InputModel, Memory, field_name
+from handlers.problem import UNSUPPORTED_MEDIA_TYPE, declares_json, media_type_refusal
 
 Query = TypeVar("Query", bound=InputModel)
 
@@ -39,7 +42,12 @@ class HttpProblemError(Exception):
 
 
 async def read_json_body(request: Request) -> object:
-    """The body parsed as JSON, bounded in size before it is read whole."""
+    """The body parsed as JSON: declared as JSON (a 415 before anything is read, or once a body came without a
+    Content-Type), bounded in size before it is read whole, and refused naming any key an object holds twice
+    (JSON leaves duplicates undefined; last-wins would store what a client may not have meant)."""
+    content_type = request.headers.get("content-type")
+    if content_type is not None and not declares_json(content_type):
+        raise _unsupported(content_type)
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_REQUEST_BYTES:
         raise HttpProblemError(413, "Body too large", f"the body must be at most {MAX_REQUEST_BYTES} bytes")
@@ -48,10 +56,58 @@ async def read_json_body(request: Request) -> object:
         body += chunk
         if len(body) > MAX_REQUEST_BYTES:
             raise HttpProblemError(413, "Body too large", f"the body must be at most {MAX_REQUEST_BYTES} bytes")
+    if content_type is None and body:
+        raise _unsupported(None)
+    found: list[_RepeatedKeys] = []
     try:
-        return json.loads(bytes(body), parse_constant=_reject_constant, parse_int=_parse_int)
+        parsed = json.loads(
+            bytes(body),
+            parse_constant=_reject_constant,
+            parse_int=_parse_int,
+            object_pairs_hook=functools.partial(_json_object, found),
+        )
     except (ValueError, RecursionError):
         raise HttpProblemError(400, "Body is not JSON", "the body must be a JSON object") from None
+    if found:
+        raise InvalidInputError(_repeated_keys(parsed))
+    return parsed
+
+
+def _unsupported(content_type: str | None) -> HttpProblemError:
+    status, slug, title = UNSUPPORTED_MEDIA_TYPE
+    return HttpProblemError(status, title, media_type_refusal(content_type), slug)
+
+
+class _RepeatedKeys(dict[str, object]):
+    """A JSON object holding some keys more than once (`repeated`), marked so the error can name each by its path."""
+
+    repeated: tuple[str, ...] = ()
+
+
+def _json_object(found: list[_RepeatedKeys], pairs: list[tuple[str, object]]) -> dict[str, object]:
+    parsed = dict(pairs)
+    if len(parsed) == len(pairs):
+        return parsed
+    marked = _RepeatedKeys(parsed)
+    marked.repeated = tuple(key for key, count in Counter(key for key, _ in pairs).items() if count > 1)
+    found.append(marked)
+    return marked
+
+
+def _repeated_keys(body: object) -> list[FieldError]:
+    """Each key given twice in an object of `body`, named by its path, in document order (a loop, not recursion:
+    the body may nest as deep as the parser allowed)."""
+    errors: list[FieldError] = []
+    pending: list[tuple[tuple[int | str, ...], object]] = [((), body)]
+    while pending:
+        loc, value = pending.pop()
+        if isinstance(value, dict):
+            for key in value.repeated if isinstance(value, _RepeatedKeys) else ():
+                errors.append(FieldError(field_name((*loc, key)), "is given more than once"))
+            pending += [((*loc, key), item) for key, item in reversed(value.items())]
+        elif isinstance(value, list):
+            pending += [((*loc, index), item) for index, item in reversed(list(enumerate(value)))]
+    return errors
 
 
 def _parse_int(text: str) -> object:

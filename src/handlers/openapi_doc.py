@@ -148,6 +148,7 @@ COMMON_RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
 BODY_RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
     400: problem_doc("The body is not JSON."),
     413: problem_doc(f"The body is over {MAX_REQUEST_BYTES} bytes."),
+    415: problem_doc("The body is not declared as JSON: send `Content-Type: application/json`."),
 }
 INVALID_INPUT_RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
     422: problem_doc("A field breaks the contract; `errors` names each one.")

@@ -3,6 +3,7 @@ statuses, shared by the HTTP API and the MCP endpoint's HTTP-level refusals."""
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from aws_lambda_powertools import Logger
@@ -105,3 +106,20 @@ def domain_problem(exc: DomainError) -> JSONResponse:
         headers["WWW-Authenticate"] = f'Bearer realm="{REALM}", error="insufficient_scope", scope="{exc.scope}"'
     errors = list(exc.errors) if isinstance(exc, InvalidInputError) else None
     return problem_response(status, slug, title, str(exc), errors, headers)
+
+
+# What both doors read a request body as: JSON, declared as `application/json` or any `application/<x>+json` (RFC
+# 6839), with any parameters, case-insensitively. A body declared as anything else is refused unread.
+_JSON_MEDIA_TYPE: Final = re.compile(r"application/(?:[!#$%&'*+.^_`|~0-9a-z-]+\+)?json", re.IGNORECASE)
+# The refusal's status, problem type slug and title.
+UNSUPPORTED_MEDIA_TYPE: Final = (415, "unsupported-media-type", "The body is not declared as JSON")
+
+
+def declares_json(content_type: str | None) -> bool:
+    return content_type is not None and bool(_JSON_MEDIA_TYPE.fullmatch(content_type.split(";", 1)[0].strip(" \t")))
+
+
+def media_type_refusal(content_type: str | None) -> str:
+    """The 415's detail for a body declared as `content_type` (None: not declared), naming what is read."""
+    sent = "none was given" if content_type is None else f"not {content_type[:60]!r}"
+    return f"the body must be JSON, declared as Content-Type: application/json (or application/<x>+json); {sent}"

@@ -91,6 +91,126 @@ def test_a_body_that_is_not_json_is_400(door: TestClient, method: str, path: str
     assert_problem(send(door, method, path, body), 400)
 
 
+# --- bodies not declared as JSON: 415, before they are read ---
+
+
+NOT_JSON_MEDIA_TYPES = [
+    "text/plain",
+    "text/plain; charset=utf-8",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data; boundary=x",
+    "image/png",
+    "text/json",
+    "application/jsonl",
+    "application/json-seq",
+    "application/xml",
+    "application/+json",
+    "json",
+    "",
+]
+JSON_MEDIA_TYPES = [
+    "application/json",
+    "application/json; charset=utf-8",
+    "Application/JSON",
+    "application/json;charset=UTF-8",
+    "application/merge-patch+json",
+    "application/vnd.agent-memory.v1+json; charset=utf-8",
+]
+
+
+def assert_unchanged(door: TestClient) -> None:
+    assert door.get("/memories", params={"status": "active"}).json()["total"] == 1
+    assert door.get("/memories/1").json()["version"] == 1
+
+
+@pytest.mark.parametrize("media_type", NOT_JSON_MEDIA_TYPES)
+@pytest.mark.parametrize(("method", "path"), BODY_ROUTES)
+def test_a_body_declared_as_anything_but_json_is_415_naming_what_is_read(
+    door: TestClient, method: str, path: str, media_type: str
+) -> None:
+    response = send(
+        door, method, path, as_json({"content": "declared otherwise"}), headers={"content-type": media_type}
+    )
+
+    problem = assert_problem(response, 415)
+    assert "application/json" in problem["detail"]
+    assert_unchanged(door)
+
+
+@pytest.mark.parametrize(("method", "path"), BODY_ROUTES)
+def test_a_body_without_a_content_type_is_415(door: TestClient, method: str, path: str) -> None:
+    response = door.request(method, path, content=as_json({"content": "undeclared"}))
+
+    assert "content-type" not in response.request.headers
+    assert_problem(response, 415)
+    assert_unchanged(door)
+
+
+def test_a_form_as_curl_d_sends_it_is_415_not_a_memory(door: TestClient) -> None:
+    assert_problem(door.post("/memories", data={"content": "from a form"}), 415)
+    assert_unchanged(door)
+
+
+@pytest.mark.parametrize(("method", "path"), BODY_ROUTES)
+def test_the_media_type_is_checked_before_the_body_is_parsed_or_its_size_read(
+    door: TestClient, method: str, path: str
+) -> None:
+    assert_problem(send(door, method, path, b"not json", headers={"content-type": "text/plain"}), 415)
+    assert_problem(send(door, method, path, padded(MAX_BODY + 1), headers={"content-type": "text/plain"}), 415)
+
+
+@pytest.mark.parametrize(("method", "path"), BODY_ROUTES)
+def test_an_empty_body_without_a_content_type_is_400_as_any_body_that_is_no_json_object(
+    door: TestClient, method: str, path: str
+) -> None:
+    assert_problem(door.request(method, path), 400)
+
+
+@pytest.mark.parametrize("media_type", JSON_MEDIA_TYPES)
+@pytest.mark.parametrize(("method", "path"), BODY_ROUTES)
+def test_every_json_media_type_is_read(door: TestClient, method: str, path: str, media_type: str) -> None:
+    response = send(door, method, path, as_json({"content": "declared as JSON"}), headers={"content-type": media_type})
+
+    assert response.status_code in (200, 201), response.text
+    assert response.json()["content"] == "declared as JSON"
+
+
+def test_a_restore_reads_no_body_so_needs_no_content_type(door: TestClient) -> None:
+    assert door.delete("/memories/1").status_code == 204
+
+    response = door.post("/memories/1/restore")
+
+    assert "content-type" not in response.request.headers
+    assert response.status_code == 200, response.text
+
+
+# --- a key given twice in a JSON object: 422 naming it, never last-wins ---
+
+
+DUPLICATE_KEYS = {
+    "content": (b'{"content": "first", "content": "second"}', {"content"}),
+    "same-value": (b'{"content": "same", "content": "same"}', {"content"}),
+    "escaped-spelling": (b'{"content": "a", "cont\\u0065nt": "b"}', {"content"}),
+    "tags": (b'{"content": "a", "tags": ["x"], "tags": []}', {"tags"}),
+    "two-keys": (b'{"content": "a", "status": "active", "content": "b", "status": "invalid"}', {"content", "status"}),
+    "three-times": (b'{"tags": [], "tags": [], "tags": [], "content": "a"}', {"tags"}),
+    "nested": (b'{"content": "a", "memory_type": {"k": 1, "k": 2}}', {"memory_type.k"}),
+    "in-a-list": (b'{"content": "a", "tags": ["x", {"k": 1, "k": 2}]}', {"tags[1].k"}),
+}
+
+
+@pytest.mark.parametrize(("body", "fields"), DUPLICATE_KEYS.values(), ids=DUPLICATE_KEYS.keys())
+@pytest.mark.parametrize(("method", "path"), BODY_ROUTES)
+def test_a_key_given_twice_is_422_naming_it_never_last_wins(
+    door: TestClient, method: str, path: str, body: bytes, fields: set[str]
+) -> None:
+    response = send(door, method, path, body)
+
+    assert_invalid(response, fields)
+    assert {error["message"] for error in response.json()["errors"]} == {"is given more than once"}
+    assert_unchanged(door)
+
+
 # --- JSON that is not an object: 422 naming the body ---
 
 

@@ -214,6 +214,15 @@ def test_a_create_declares_its_location(document: dict[str, Any]) -> None:
     assert (location["required"], location["schema"]["pattern"]) == (True, "^/memories/[1-9][0-9]*$")
 
 
+def test_exactly_the_operations_that_read_a_body_document_415(document: dict[str, Any]) -> None:
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            reads_a_body = "requestBody" in operation
+            assert ("415" in operation["responses"]) == reads_a_body, (method, path)
+            if reads_a_body:
+                assert list(operation["requestBody"]["content"]) == ["application/json"]
+
+
 def test_every_409_429_and_503_declares_retry_after(document: dict[str, Any]) -> None:
     declared = [
         (path, method, status, "Retry-After" in response.get("headers", {}))
