@@ -15,6 +15,18 @@ TAGS_MAX: Final = 20
 VERSION_DIGITS: Final = ID_DIGITS
 MAX_VERSION: Final = 10**VERSION_DIGITS - 1
 
+# An import (core.portable): ids and versions at most these, so about nine billion new memories after the highest id
+# and changes after the highest version stay addressable below MAX_MEMORY_ID and MAX_VERSION.
+IMPORT_MAX_ID: Final = 999_999_999
+IMPORT_MAX_VERSION: Final = 999_999_999
+# The longest line an import parses (characters): a memory's record and every revision of its history. A revision is
+# at most about 50,000 characters (8,192 of content, each escaped to at most six); typical memories' histories of
+# thousands of changes fit, and no line can make the parser build more than a few hundred MB.
+IMPORT_MAX_LINE_CHARS: Final = 10_000_000
+# How far a change's time may precede the change before it: overlapping requests land in either order, each with the
+# time it arrived, and none outlives API Gateway's 30 s (serve's requests get the same margin, doubled).
+IMPORT_CHANGED_AT_SLACK_SECONDS: Final = 60
+
 # Idempotent creates.
 IDEMPOTENCY_KEY_MAX_CHARS: Final = 255
 IDEMPOTENCY_WINDOW_HOURS: Final = 24
@@ -32,6 +44,13 @@ MAX_CLIENT_METADATA_BYTES: Final = 8 * 1024
 MAX_REDIRECT_URIS: Final = 10
 MAX_REDIRECT_URI_CHARS: Final = 2000
 MAX_STATE_CHARS: Final = 1024
+# Dynamic client registration, counted per fixed window in the store (every Lambda instance shares the counts). A
+# client registers once per installation, so one address (an IPv6 /64) registering more than this an hour is a
+# script, while an office behind one NAT still fits; the total bounds what addresses together can store (an unused
+# registration is kept a day: at most 24 x 1,000 of at most 8 KiB each).
+REGISTRATION_WINDOW_SECONDS: Final = 60 * 60
+REGISTRATIONS_PER_CALLER: Final = 20
+REGISTRATIONS_IN_TOTAL: Final = 1000
 
 # A request body, at either door: the largest create is far below it.
 MAX_REQUEST_BYTES: Final = 128 * 1024

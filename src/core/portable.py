@@ -2,25 +2,34 @@
 memory (in id order) with everything needed to bring it back exactly: the record (every timestamp, the version,
 the status), for a deleted memory the status it had and when it was deleted, and, when asked for, its history.
 
-Every line is validated by the contract's rules before anything is imported (`parse_line`), so a file is either
-imported whole or refused with the number of its first bad line.
+Every line is validated by the contract's rules before anything is imported (`parse_export`), so a file is either
+imported whole or refused with the number of its first bad line: a record in its stored form, ids and versions that
+leave room after them, a history some memory could have lived (core.life), a header whose flags agree with the lines.
+
+A line ends at "\n" only. The export writes every other character that line-splitting tools break lines at (U+2028,
+U+2029, U+0085; JSON already escapes those below U+0020) as a JSON escape, so each memory stays on one line for them
+too; files of the first version hold them raw and still import.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Final, Literal, Self, cast
+from typing import Annotated, Any, Final, Literal, Self, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from core.errors import FieldError, InvalidInputError
 from core.history import Revision
-from core.limits import MAX_MEMORY_ID, MAX_VERSION
+from core.life import life_errors
+from core.limits import IMPORT_MAX_ID, IMPORT_MAX_LINE_CHARS, IMPORT_MAX_VERSION, MAX_MEMORY_ID, MAX_VERSION
 from core.model import TIMESTAMP_FORMAT, Content, Memory, MemoryType, Status, Tags, WritableStatus, field_errors
 
 FORMAT: Final = "agent-memory-export"
 FORMAT_VERSION: Final = 1
+_BYTE_ORDER_MARK: Final = "\ufeff"
+_LINE_BREAKS: Final = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
 
 
 def _timestamp(value: str | None, field: str) -> None:
@@ -32,6 +41,33 @@ def _timestamp(value: str | None, field: str) -> None:
         valid = False
     if not valid:
         raise ValueError(f"{field} must be a timestamp like 2026-04-06T14:12:00.000000Z, not {value!r}")
+
+
+def _leaving_room(bound: int, room: str) -> Callable[[int], int]:
+    def check(value: int) -> int:
+        if value > bound:
+            raise ValueError(f"must be at most {bound} in an import, {room}")
+        return value
+
+    return check
+
+
+ImportedId = Annotated[
+    int,
+    Field(ge=1),
+    AfterValidator(
+        _leaving_room(IMPORT_MAX_ID, f"so new memories keep room for their ids after it (up to {MAX_MEMORY_ID})")
+    ),
+]
+ImportedVersion = Annotated[
+    int,
+    Field(ge=1),
+    AfterValidator(
+        _leaving_room(
+            IMPORT_MAX_VERSION, f"so the memory keeps room for its next changes (up to version {MAX_VERSION})"
+        )
+    ),
+]
 
 
 class ExportHeader(BaseModel):
@@ -48,11 +84,11 @@ class ExportHeader(BaseModel):
 
 
 class StoredRecord(BaseModel):
-    """A record as stored: the contract's rules for each field, already in their stored form."""
+    """A record as an import stores it: the contract's rules for each field, already in their stored form."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    id: int = Field(ge=1, le=MAX_MEMORY_ID)
+    id: ImportedId
     content: Content
     tags: Tags
     created_at: str
@@ -60,7 +96,7 @@ class StoredRecord(BaseModel):
     last_accessed_at: str | None
     memory_type: MemoryType
     status: Status
-    version: int = Field(ge=1, le=MAX_VERSION)
+    version: ImportedVersion
 
     @model_validator(mode="after")
     def _times(self) -> Self:
@@ -100,8 +136,6 @@ class ExportedMemory(BaseModel):
             _timestamp(revision.changed_at, "changed_at")
             if revision.id != self.memory.id:
                 raise ValueError(f"revision {revision.revision} belongs to memory {revision.id}")
-        if revisions and revisions[-1].memory() != self.memory.model_copy(update={"last_accessed_at": None}):
-            raise ValueError("the last revision must be the memory as it is (but last_accessed_at)")
 
     @classmethod
     def of(
@@ -124,7 +158,7 @@ def header_line(header: ExportHeader) -> str:
 
 
 def _dumps(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).translate(_LINE_BREAKS)
 
 
 class BadLineError(InvalidInputError):
@@ -136,12 +170,25 @@ class BadLineError(InvalidInputError):
 
 
 def parse_header(text: str) -> ExportHeader:
+    data = _json(text, 1, "header", f"must be a JSON object naming format {FORMAT!r}")
     try:
-        return ExportHeader.model_validate(json.loads(text))
+        return ExportHeader.model_validate(data)
     except ValidationError as exc:
         raise BadLineError(1, field_errors(exc)) from None
-    except ValueError:
-        raise BadLineError(1, [FieldError("header", f"must be a JSON object naming format {FORMAT!r}")]) from None
+
+
+def _json(text: str, line_number: int, field: str, not_json: str | None = None) -> object:
+    """One line's JSON, bounded: a line too long or nested too deeply to be an export's is refused, not parsed."""
+    if len(text) > IMPORT_MAX_LINE_CHARS:
+        message = f"is {len(text)} characters long; a line of an import holds at most {IMPORT_MAX_LINE_CHARS}"
+        raise BadLineError(line_number, [FieldError(field, message)])
+    try:
+        return json.loads(text)
+    except RecursionError:
+        message = "is nested too deeply: a line of an export nests objects and lists a few levels deep"
+        raise BadLineError(line_number, [FieldError(field, message)]) from None
+    except ValueError as exc:
+        raise BadLineError(line_number, [FieldError(field, not_json or f"is not JSON: {exc}")]) from None
 
 
 def _stored_form(record: object, field: str, line_number: int) -> None:
@@ -149,7 +196,11 @@ def _stored_form(record: object, field: str, line_number: int) -> None:
     try:
         stored = StoredRecord.model_validate(record)
     except ValidationError as exc:
-        errors = [FieldError(f"{field}.{error.field}", error.message) for error in field_errors(exc)]
+        # A record that is not an object at all is named by its own field ("memory"), not as a body.
+        errors = [
+            FieldError(field if error.field == "body" else f"{field}.{error.field}", error.message)
+            for error in field_errors(exc)
+        ]
         raise BadLineError(line_number, errors) from None
     if stored.model_dump() != record:
         assert isinstance(record, dict)  # a record that validated is a JSON object
@@ -162,35 +213,59 @@ def _stored_form(record: object, field: str, line_number: int) -> None:
 
 def parse_line(text: str, line_number: int) -> ExportedMemory:
     """One memory line, checked by the contract's rules (the record in its stored form, its history coherent)."""
+    data = _json(text, line_number, "line")
+    if not isinstance(data, dict):
+        raise BadLineError(line_number, [FieldError("line", "must be a JSON object")])
+    _stored_form(data.get("memory"), "memory", line_number)
+    for index, revision in enumerate(data.get("revisions") or []):
+        if isinstance(revision, dict):
+            record = {name: value for name, value in revision.items() if name in StoredRecord.model_fields}
+            _stored_form({**record, "last_accessed_at": None}, f"revisions[{index}]", line_number)
     try:
-        data = json.loads(text)
-        if not isinstance(data, dict):
-            raise BadLineError(line_number, [FieldError("line", "must be a JSON object")])
-        _stored_form(data.get("memory"), "memory", line_number)
-        for index, revision in enumerate(data.get("revisions") or []):
-            if isinstance(revision, dict):
-                record = {name: value for name, value in revision.items() if name in StoredRecord.model_fields}
-                _stored_form({**record, "last_accessed_at": None}, f"revisions[{index}]", line_number)
-        return ExportedMemory.model_validate(data)
+        exported = ExportedMemory.model_validate(data)
     except ValidationError as exc:
         raise BadLineError(line_number, field_errors(exc)) from None
-    except ValueError as exc:
-        raise BadLineError(line_number, [FieldError("line", f"is not JSON: {exc}")]) from None
+    problem = next(life_errors(exported.memory, exported.deleted_at, exported.revisions), None)
+    if problem is not None:
+        raise BadLineError(line_number, [problem])
+    return exported
 
 
 def parse_export(text: str) -> list[ExportedMemory]:
-    """Every memory of an export, each line checked; BadLineError names the first bad line."""
-    lines = text.splitlines()
-    if not lines:
+    """Every memory of an export, each line checked and agreeing with the header; BadLineError names the first bad
+    line. A byte-order mark before the header is skipped, and a "\r" before a "\n" (files through Windows tools)."""
+    lines = text.removeprefix(_BYTE_ORDER_MARK).split("\n")
+    if all(_blank(line) for line in lines):
         raise BadLineError(1, [FieldError("header", "is missing: the file is empty")])
-    parse_header(lines[0])
+    header = parse_header(lines[0].removesuffix("\r"))
     memories: list[ExportedMemory] = []
     for number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
+        if _blank(line):
             continue
-        memory = parse_line(line, number)
+        memory = parse_line(line.removesuffix("\r"), number)
+        _agree(header, memory, number)
         if memories and memory.memory.id <= memories[-1].memory.id:
             before = memories[-1].memory.id
             raise BadLineError(number, [FieldError("memory.id", f"must be above {before}, the id before it")])
         memories.append(memory)
     return memories
+
+
+def _blank(line: str) -> bool:
+    return not line.strip(" \t\r")
+
+
+def _agree(header: ExportHeader, exported: ExportedMemory, line_number: int) -> None:
+    """A line holds what the header says the export holds: history exactly when it has history, deleted memories
+    only when it includes them."""
+    if exported.revisions is not None and not header.history:
+        message = "must not be given: the header says this export has no history (history: false)"
+        raise BadLineError(line_number, [FieldError("revisions", message)])
+    if exported.revisions is None and header.history:
+        message = "is required: the header says this export has history (history: true); [] for a memory without any"
+        raise BadLineError(line_number, [FieldError("revisions", message)])
+    if exported.memory.status == "deleted" and not header.include_deleted:
+        message = (
+            "must not be 'deleted': the header says this export leaves deleted memories out (include_deleted: false)"
+        )
+        raise BadLineError(line_number, [FieldError("memory.status", message)])

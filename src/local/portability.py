@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from core.limits import IMPORT_MAX_LINE_CHARS
 from core.model import format_timestamp, utc_now
 from core.portable import BadLineError, ExportHeader, header_line, parse_export
 from core.repository.dynamodb.namespaces import Namespaces
@@ -58,13 +59,23 @@ def export_namespace(args: argparse.Namespace, out: IO[str] = sys.stdout) -> int
         exported = Namespaces(client, settings.table_name).export(
             args.namespace, include_deleted=args.include_deleted, history=args.history
         )
+        too_long: list[str] = []
         for memory in exported:
-            print(memory.line(), file=out)
+            line = memory.line()
+            if len(line) > IMPORT_MAX_LINE_CHARS:
+                too_long.append(str(memory.memory.id))
+            print(line, file=out)
             count["memories"] += 1
             report(count)
         out.flush()
         _end_progress()
         print(f"Exported {count['memories']} memories of namespace {args.namespace!r}.", file=sys.stderr)
+        if too_long:
+            print(
+                f"agent-memory: warning: the lines of memories {', '.join(too_long)} are longer than an import takes "
+                f"({IMPORT_MAX_LINE_CHARS} characters); export without --history to move them",
+                file=sys.stderr,
+            )
 
     return on_store(args, run)
 
@@ -98,11 +109,13 @@ def import_namespace(args: argparse.Namespace) -> int:
 
 
 def erase_namespace(args: argparse.Namespace, ask: Callable[[str], str] = input) -> int:
-    """`agent-memory namespace erase`: everything of the namespace, after a confirmation unless --yes."""
+    """`agent-memory namespace erase`: everything of the namespace, after a confirmation unless --yes. The receipt is
+    printed only once a scan of the table found nothing of the namespace left; its writers with cached keys are
+    refused from the moment its keys are gone (the write fence)."""
     if not args.yes:
         try:
             answer = ask(
-                f"Erase everything of namespace {args.namespace!r} (memories, history, keys) for good? "
+                f"Erase everything of namespace {args.namespace!r} (memories, history, keys, OAuth grants) for good? "
                 "Type the namespace to confirm: "
             )
         except EOFError:

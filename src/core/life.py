@@ -1,0 +1,127 @@
+"""What a memory's recorded life can have been, by the rules the service changes memories by (core.memories and the
+repository): an import brings in only records and histories some memory could have lived. Each broken rule is one
+FieldError naming the field, in the order a reader would find it.
+
+Two things a real store exports are not errors: a history that begins after the memory's creation (a memory stored
+before history was kept has history from its first change after the upgrade), and a change whose time is a little
+before the one before it (overlapping requests land in either order, each carrying the time it arrived).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import Final
+
+from core.errors import FieldError
+from core.history import Revision
+from core.limits import IMPORT_CHANGED_AT_SLACK_SECONDS
+from core.model import TIMESTAMP_FORMAT, Memory
+
+# What a delete or a restore leaves as it was: they change only the status.
+_KEPT_BY_STATUS_CHANGES: Final = ("content", "tags", "memory_type", "updated_at", "version")
+_STATUS_CHANGE: Final = {"deleted": "delete", "restored": "restore"}
+# What the last revision holds of the record: all of it but last_accessed_at.
+_RECORDED: Final = tuple(name for name in Memory.model_fields if name != "last_accessed_at")
+_SLACK: Final = timedelta(seconds=IMPORT_CHANGED_AT_SLACK_SECONDS)
+
+
+def life_errors(memory: Memory, deleted_at: str | None, revisions: list[Revision] | None) -> Iterator[FieldError]:
+    """Every rule the record (`deleted_at` when it is deleted) and its history (oldest first) break."""
+    created = memory.created_at
+    if memory.last_accessed_at is not None and memory.last_accessed_at < created:
+        yield FieldError("memory.last_accessed_at", "must not be before created_at: a memory is read after it exists")
+    if deleted_at is not None and deleted_at < created:
+        yield FieldError("deleted_at", "must not be before memory.created_at: a memory is deleted after it exists")
+    if revisions:
+        yield from _beginning(memory, revisions[0])
+        for index, revision in enumerate(revisions):
+            yield from _revision_errors(memory, index, revision, revisions[index - 1] if index else None)
+        yield from _ending(memory, len(revisions) - 1, revisions[-1])
+
+
+def _beginning(memory: Memory, first: Revision) -> Iterator[FieldError]:
+    created = memory.created_at
+    if first.change != "created":
+        if first.changed_at == created:
+            yield FieldError(
+                "revisions[0].change",
+                "must be 'created': a history whose first change is at created_at begins with the creation (only a "
+                "memory stored before history was kept has a history that begins later, at a later change)",
+            )
+        return
+    if first.changed_at != created:
+        yield FieldError("revisions[0].changed_at", "must equal memory.created_at: the creation is when it was made")
+    if first.version != 1:
+        yield FieldError("revisions[0].version", "must be 1: a memory is created at version 1")
+    if first.updated_at != created:
+        yield FieldError("revisions[0].updated_at", "must equal created_at: a memory is created unchanged")
+
+
+def _revision_errors(memory: Memory, index: int, revision: Revision, before: Revision | None) -> Iterator[FieldError]:
+    field = f"revisions[{index}]"
+    if revision.created_at != memory.created_at:
+        yield FieldError(f"{field}.created_at", "must equal memory.created_at: a memory is created once")
+    if before is not None:
+        yield from _order(field, revision, before)
+    if revision.status == "deleted" and revision.change != "deleted":
+        message = f"must not be 'deleted' after a change {revision.change!r}: only a delete makes a memory deleted"
+        yield FieldError(f"{field}.status", message)
+    elif revision.change == "deleted" and revision.status != "deleted":
+        yield FieldError(f"{field}.status", "must be 'deleted' after a change 'deleted'")
+    if before is not None:
+        yield from _made_by_change(field, revision, before)
+    if revision.changed_at < memory.created_at:
+        yield FieldError(
+            f"{field}.changed_at", "must not be before memory.created_at: a memory changes after it exists"
+        )
+    elif before is not None and _moment(before.changed_at) - _moment(revision.changed_at) > _SLACK:
+        yield FieldError(
+            f"{field}.changed_at",
+            f"must not be more than {IMPORT_CHANGED_AT_SLACK_SECONDS} seconds before the change before it "
+            f"({before.changed_at}): changes are recorded in the order they were made",
+        )
+
+
+def _order(field: str, revision: Revision, before: Revision) -> Iterator[FieldError]:
+    """Whether `revision`'s change can follow `before`: created only first, a restore only of a deleted memory,
+    an update or a delete never of one."""
+    deleted = before.status == "deleted"
+    if revision.change == "created":
+        yield FieldError(f"{field}.change", "must not be 'created': only the first change creates a memory")
+    elif revision.change == "restored" and not deleted:
+        yield FieldError(f"{field}.change", "must not be 'restored': only a deleted memory can be restored")
+    elif revision.change in ("updated", "deleted") and deleted:
+        yield FieldError(
+            f"{field}.change", f"must not be {revision.change!r}: a deleted memory is only restored (or purged)"
+        )
+
+
+def _made_by_change(field: str, revision: Revision, before: Revision) -> Iterator[FieldError]:
+    """What the change itself makes: an update adds 1 to the version and sets updated_at to its time; a delete or a
+    restore changes only the status."""
+    if revision.change == "updated":
+        if revision.version != before.version + 1:
+            yield FieldError(f"{field}.version", f"must be {before.version + 1}: every update adds 1 to the version")
+        if revision.updated_at != revision.changed_at:
+            yield FieldError(f"{field}.updated_at", "must equal its changed_at: an update sets updated_at to its time")
+    elif revision.change in _STATUS_CHANGE:
+        change = _STATUS_CHANGE[revision.change]
+        for name in _KEPT_BY_STATUS_CHANGES:
+            if getattr(revision, name) != getattr(before, name):
+                yield FieldError(
+                    f"{field}.{name}", f"must be as in the revision before it: a {change} changes only the status"
+                )
+
+
+def _ending(memory: Memory, index: int, last: Revision) -> Iterator[FieldError]:
+    for name in _RECORDED:
+        if getattr(last, name) != getattr(memory, name):
+            yield FieldError(
+                f"revisions[{index}].{name}",
+                f"must equal memory.{name}: the last revision must be the memory as it is (but last_accessed_at)",
+            )
+
+
+def _moment(timestamp: str) -> datetime:
+    return datetime.strptime(timestamp, TIMESTAMP_FORMAT)
