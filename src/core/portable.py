@@ -217,7 +217,10 @@ def parse_line(text: str, line_number: int) -> ExportedMemory:
     if not isinstance(data, dict):
         raise BadLineError(line_number, [FieldError("line", "must be a JSON object")])
     _stored_form(data.get("memory"), "memory", line_number)
-    for index, revision in enumerate(data.get("revisions") or []):
+    revisions = data.get("revisions")
+    if not isinstance(revisions, list | None):
+        raise BadLineError(line_number, [FieldError("revisions", "must be a list of revisions, oldest first")])
+    for index, revision in enumerate(revisions or []):
         if isinstance(revision, dict):
             record = {name: value for name, value in revision.items() if name in StoredRecord.model_fields}
             _stored_form({**record, "last_accessed_at": None}, f"revisions[{index}]", line_number)
