@@ -120,6 +120,10 @@ def run_server(app: ASGIApp, host: str, port: int, engine: Engine | None) -> int
         server.run()
     except KeyboardInterrupt:
         pass  # uvicorn re-raises the Ctrl-C it shut down on: a normal stop, as uvicorn.run takes it
+    except SystemExit:
+        # uvicorn exits (with 3, which is ENGINE_EXITED here) when it cannot listen or the app cannot start; it
+        # logged why.
+        return STARTUP_FAILED
     finally:
         if watch is not None:
             watch.stop()

@@ -1,6 +1,7 @@
 """`serve`'s watch over the DynamoDB Local it owns (local.engine_watch), on a stand-in child process: an engine that
 exits unasked is reaped and reported once, and the app serve runs answers every request 503 from then on; an engine
-stopped on purpose is not reported. And an engine the launcher cannot bind to loopback only is refused, not run."""
+stopped on purpose is not reported; a server that cannot listen is a startup failure, not an engine exit. And an
+engine the launcher cannot bind to loopback only is refused, not run."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from core.memories import MemoryService
 from handlers.auth import open_access
 from handlers.http_api import create_app
 from local import cli, engines
-from local.engine_watch import ENGINE_EXITED, EngineWatch, unless_engine_exited
+from local.engine_watch import ENGINE_EXITED, STARTUP_FAILED, EngineWatch, run_server, unless_engine_exited
 from tests.conftest import free_port
 
 WAIT = 60  # seconds: a generous ceiling on every wait, never a speed claim
@@ -149,3 +150,15 @@ def test_serve_refuses_an_engine_its_launcher_cannot_bind_to_loopback_only(
     )
     assert err.rstrip().endswith(said)
     assert "HTTP API" not in out  # nothing was served
+
+
+def test_a_server_that_cannot_listen_is_a_startup_failure_not_an_engine_exit(
+    memory_service: MemoryService, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = create_app(version="test", provide_service=lambda: memory_service, authenticate=open_access())
+
+    # 203.0.113.5 (TEST-NET-3) is no address of this machine: the bind fails, and uvicorn exits with 3.
+    code = run_server(app, "203.0.113.5", free_port(), None)
+
+    assert code == STARTUP_FAILED != ENGINE_EXITED
+    assert "could not bind" in capsys.readouterr().err  # uvicorn said why
