@@ -17,7 +17,16 @@ from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflict
 from core.history import Change, Revision
 from core.limits import IDEMPOTENCY_WINDOW_SECONDS
 from core.model import IdempotentCreate, Memory, MemoryChanges
-from core.repository import Client, Grant, IdempotencyKeyTakenError, Matches, PriorCreate, Revisions
+from core.repository import (
+    Client,
+    Grant,
+    IdempotencyKeyTakenError,
+    Matches,
+    PriorCreate,
+    RegistrationBound,
+    RegistrationWindow,
+    Revisions,
+)
 
 _TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
@@ -247,12 +256,24 @@ class InMemoryGrantRepository:
         self.clients: dict[str, Client] = {}
         self.grants: dict[str, Grant] = {}
         self.spent: set[tuple[str, str]] = set()
+        # Registrations counted per (caller hash, or None for the total; window start).
+        self.registrations: dict[tuple[str | None, int], int] = {}
+        self.stored_secret: bytes | None = None
 
-    def add_client(self, client: Client) -> None:
+    def add_client(self, client: Client, window: RegistrationWindow) -> RegistrationBound | None:
+        counts: list[tuple[tuple[str | None, int], int, RegistrationBound]] = [
+            ((window.caller, window.starts_at), window.per_caller, "caller"),
+            ((None, window.starts_at), window.total, "total"),
+        ]
         with self._lock:
+            for counter, bound, name in counts:
+                if self.registrations.get(counter, 0) >= bound:
+                    return name
+                self.registrations[counter] = self.registrations.get(counter, 0) + 1
             if client.client_id in self.clients:
                 raise WriteConflictError(f"client id {client.client_id} is already taken; retry")
             self.clients[client.client_id] = client
+            return None
 
     def get_client(self, client_id: str) -> Client | None:
         with self._lock:
@@ -292,3 +313,9 @@ class InMemoryGrantRepository:
             grant = self.grants.get(grant_id)
             if grant is not None:
                 self.grants[grant_id] = dataclasses.replace(grant, revoked=True)
+
+    def secret(self, candidate: bytes) -> bytes:
+        with self._lock:
+            if self.stored_secret is None:
+                self.stored_secret = candidate
+            return self.stored_secret

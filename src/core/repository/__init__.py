@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from core.access import ApiKey, Scope
 from core.contract import RetrievalQuery
@@ -198,10 +198,32 @@ class Grant:
     revoked: bool = False
 
 
+# Which bound refused a registration: its caller's, or everyone's together.
+RegistrationBound = Literal["caller", "total"]
+
+
+@dataclass(frozen=True)
+class RegistrationWindow:
+    """The fixed window a new client registration is counted in (epoch seconds, `starts_at` to `ends_at`): once for
+    its caller (`caller`, a hash: never the address itself) and once in total, each at most `per_caller` and `total`
+    registrations. The counts last until the window ends."""
+
+    caller: str
+    starts_at: int
+    ends_at: int
+    per_caller: int
+    total: int
+
+
 class GrantRepository(Protocol):
     """Clients and grants, by id. Reads are strongly consistent, so a revoke or a rotation is seen at once."""
 
-    def add_client(self, client: Client) -> None: ...
+    def add_client(self, client: Client, window: RegistrationWindow) -> RegistrationBound | None:
+        """Count the registration in `window` for its caller, then in total, then store the client; each count is
+        conditional, so none passes its bound. When one would, nothing more is counted or stored and that bound is
+        returned (a registration the total refuses still counts for its caller: it tried). Never overwrites a client
+        (WriteConflictError)."""
+        ...
 
     def get_client(self, client_id: str) -> Client | None: ...
 
@@ -224,4 +246,9 @@ class GrantRepository(Protocol):
 
     def revoke(self, grant_id: str) -> None:
         """Mark the grant revoked (harmlessly again if it is); nothing when there is no such grant."""
+        ...
+
+    def secret(self, candidate: bytes) -> bytes:
+        """The authorization server's secret: the one stored, or `candidate` stored now when there is none (never
+        overwriting one another instance stored first), so every instance gets the same one, across restarts."""
         ...
