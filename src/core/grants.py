@@ -22,6 +22,7 @@ from core.errors import AuthenticationError, FieldError, InvalidInputError, Writ
 from core.keys import KeyService
 from core.limits import MAX_CLIENT_METADATA_BYTES, MAX_REDIRECT_URIS
 from core.model import Clock, utc_now
+from core.registration import RegistrationBounds, RegistrationLimitError
 from core.repository import Client, Grant, GrantRepository
 from core.tokens import GRANT_ID_HEX_CHARS, TokenKind, check_redirect_uri, grant_of, is_access_token, new_token
 
@@ -72,21 +73,30 @@ class _Verified:
 
 
 class GrantService:
-    def __init__(self, repository: GrantRepository, keys: KeyService, clock: Clock = utc_now) -> None:
+    def __init__(
+        self,
+        repository: GrantRepository,
+        keys: KeyService,
+        clock: Clock = utc_now,
+        bounds: RegistrationBounds = RegistrationBounds(),  # noqa: B008  # frozen: one shared default is safe
+    ) -> None:
         self._repository = repository
         self._keys = keys
         self._clock = clock
+        self._bounds = bounds
         self._cache: dict[str, _Verified] = {}
         self._lock = threading.Lock()
+        self._secret: bytes | None = None
 
     def now(self) -> int:
         return int(self._clock().timestamp())
 
     # Registration (RFC 7591)
 
-    def register(self, client_id: str, metadata: str, redirect_uris: Iterable[str]) -> Client:
-        """Register a client: bounded metadata, at most MAX_REDIRECT_URIS redirect URIs, each one check_redirect_uri
-        admits. It expires UNUSED_CLIENT_TTL from now unless it obtains tokens."""
+    def register(self, client_id: str, metadata: str, redirect_uris: Iterable[str], caller: str) -> Client:
+        """Register a client for `caller` (the address the request came from): bounded metadata, at most
+        MAX_REDIRECT_URIS redirect URIs, each one check_redirect_uri admits, within the RegistrationBounds
+        (RegistrationLimitError). It expires UNUSED_CLIENT_TTL from now unless it obtains tokens."""
         uris = list(redirect_uris)
         if len(metadata.encode()) > MAX_CLIENT_METADATA_BYTES:
             raise InvalidInputError([FieldError("metadata", f"must be at most {MAX_CLIENT_METADATA_BYTES} bytes")])
@@ -94,8 +104,12 @@ class GrantService:
             raise InvalidInputError([FieldError("redirect_uris", f"must hold 1 to {MAX_REDIRECT_URIS} URIs")])
         for uri in uris:
             check_redirect_uri(uri)
-        client = Client(client_id, metadata, self.now() + int(UNUSED_CLIENT_TTL.total_seconds()))
-        self._repository.add_client(client)
+        now = self.now()
+        client = Client(client_id, metadata, now + int(UNUSED_CLIENT_TTL.total_seconds()))
+        window = self._bounds.window(caller, now)
+        refused = self._repository.add_client(client, window)
+        if refused is not None:
+            raise RegistrationLimitError(refused, self._bounds, window.ends_at - now)
         return client
 
     def client(self, client_id: str) -> Client | None:
@@ -106,6 +120,17 @@ class GrantService:
         return client if client is not None and client.expires_at > self.now() else None
 
     # Consent and authorization codes
+
+    def secret(self) -> bytes:
+        """The authorization server's secret (the consent form's tokens are signed with it): 256 random bits made
+        once per table, so every instance shares it and it survives restarts; read once per process."""
+        with self._lock:
+            secret = self._secret
+        if secret is None:
+            secret = self._repository.secret(secrets.token_bytes(32))
+            with self._lock:
+                self._secret = secret
+        return secret
 
     def approve(
         self,

@@ -1,13 +1,18 @@
 """OAuth's shapes here: the tokens a grant issues (`amc_`/`amr_`/`amt_<grant id>_<secret>`, the secret 256 random
-bits, so each names the one item to read) and the redirect URIs a client may register. Rules only."""
+bits, so each names the one item to read), the redirect URIs a client may register, and the consent form's
+anti-forgery token. Rules only."""
 
 from __future__ import annotations
 
+import base64
+import hmac
 import ipaddress
+import json
 import re
 import secrets
+from collections.abc import Mapping
 from typing import Final, Literal
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from core.errors import FieldError, InvalidInputError
 from core.limits import MAX_REDIRECT_URI_CHARS
@@ -38,16 +43,74 @@ def is_access_token(token: str) -> bool:
 
 def check_redirect_uri(uri: str) -> str:
     """A redirect URI a client may register: `https`, or `http` to a loopback address (a native app), no fragment
-    (RFC 6749 §3.1.2). Custom schemes are refused: any app could claim one."""
-    if len(uri) > MAX_REDIRECT_URI_CHARS:
-        raise InvalidInputError([FieldError("redirect_uris", f"each must be at most {MAX_REDIRECT_URI_CHARS} chars")])
-    parts = urlsplit(uri)
-    loopback = parts.scheme == "http" and is_loopback(parts.hostname or "")
-    if not (parts.scheme == "https" and parts.hostname) and not loopback:
-        raise InvalidInputError([FieldError("redirect_uris", f"{uri!r} must be https, or http on a loopback host")])
-    if parts.fragment:
-        raise InvalidInputError([FieldError("redirect_uris", f"{uri!r} must not have a fragment")])
+    (RFC 6749 §3.1.2), no user information, a host that is a DNS name or an IP address, and a port of 1-65535.
+    Custom schemes are refused: any app could claim one."""
+    redirect_origin(uri)
     return uri
+
+
+def redirect_origin(uri: str) -> str:
+    """The origin (`scheme://host[:port]`) of a redirect URI check_redirect_uri admits, rebuilt from its validated
+    parts, never copied from the URI; InvalidInputError when it admits none."""
+    if len(uri) > MAX_REDIRECT_URI_CHARS:
+        raise _refused(f"each must be at most {MAX_REDIRECT_URI_CHARS} chars")
+    try:
+        parts = urlsplit(uri)
+    except ValueError:  # brackets around no IPv6 address
+        raise _refused(f"{uri!r} is not a URI") from None
+    https_or_loopback = _refused(f"{uri!r} must be https, or http on a loopback host")
+    if parts.scheme not in ("https", "http"):
+        raise https_or_loopback
+    host, port = _authority(parts, uri)
+    if parts.scheme == "http" and not is_loopback(host):
+        raise https_or_loopback
+    if parts.fragment:
+        raise _refused(f"{uri!r} must not have a fragment")
+    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
+
+
+# RFC 3986's reg-name also admits the sub-delims (! $ & ' ( ) * + , ; =) and percent-encodings, but no DNS name has
+# them, and they are what reached the consent page's Content-Security-Policy (`;` ends a directive, `'` a source):
+# a host is a DNS name (its labels of letters, digits and inner hyphens; an IDN in its A-label form, `xn--...`), an
+# IPv4 address or a bracketed IPv6 address, and nothing else.
+_AUTHORITY: Final = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[^:\[\]]*)(?::(?P<port>[0-9]{1,5}))?")
+_LABEL: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+_MAX_HOST_CHARS: Final = 253
+
+
+def _authority(parts: SplitResult, uri: str) -> tuple[str, str | None]:
+    """The host (lower-cased; an IPv6 address in its brackets) and port of a URI, each validated as above."""
+    if "@" in parts.netloc:
+        raise _refused(f"{uri!r} must not carry user information")
+    match = _AUTHORITY.fullmatch(parts.netloc)
+    if match is None or not _is_host(match["host"]):
+        raise _refused(f"{uri!r} must name its host as a DNS name, an IPv4 address or a bracketed IPv6 address")
+    port = match["port"]
+    if port is not None and not 1 <= int(port) <= 65535:
+        raise _refused(f"{uri!r} must have a port of 1-65535, if any")
+    return match["host"].lower(), port
+
+
+def _is_host(host: str) -> bool:
+    if host.startswith("["):
+        return _is_address(host[1:-1], ipaddress.IPv6Address)
+    labels = host.split(".")
+    if len(host) > _MAX_HOST_CHARS or not all(_LABEL.fullmatch(label) for label in labels):
+        return False
+    # A name whose last label is all digits is read as an IPv4 address (WHATWG URL): then it must be a valid one.
+    return not labels[-1].isdigit() or _is_address(host, ipaddress.IPv4Address)
+
+
+def _is_address(text: str, kind: type[ipaddress.IPv4Address | ipaddress.IPv6Address]) -> bool:
+    try:
+        kind(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _refused(message: str) -> InvalidInputError:
+    return InvalidInputError([FieldError("redirect_uris", message)])
 
 
 def is_loopback(host: str) -> bool:
@@ -58,3 +121,22 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+# What the consent form's anti-forgery token is bound to: every parameter of the authorization request it carries.
+CONSENT_BOUND: Final = ("client_id", "redirect_uri", "code_challenge", "scope", "state", "resource")
+
+
+def consent_proof(secret: bytes, nonce: str, request: Mapping[str, str | None]) -> str:
+    """The consent form's token: an HMAC-SHA256 under the server's `secret` of the browser's cookie `nonce` and the
+    authorization request the form carries (CONSENT_BOUND), so it proves that this server's page gave that browser
+    that form for that request. Neither an attacker's own cookie and field nor another request's pair match."""
+    message = json.dumps([nonce, *(request.get(name) for name in CONSENT_BOUND)], separators=(",", ":"))
+    digest = hmac.digest(secret, message.encode(), "sha256")
+    return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def consent_proven(secret: bytes, nonce: str, request: Mapping[str, str | None], proof: str) -> bool:
+    """Whether `proof` is the consent_proof of `nonce` and `request`, compared in constant time."""
+    expected = consent_proof(secret, nonce, request)
+    return bool(nonce) and hmac.compare_digest(expected.encode(), proof.encode())

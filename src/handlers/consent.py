@@ -2,24 +2,24 @@
 proving they may by pasting an API key of that namespace (the key never reaches the client, the page or a log).
 
 Server-rendered HTML with no script and no third-party asset, so it works without JavaScript; protected against
-cross-site forgery by a double-submit token (a SameSite=Strict cookie that must match the form's hidden field),
-never framed (`frame-ancestors 'none'`), and never cached. /authorize (the SDK's handler) has already checked the
-client, its redirect URI and PKCE before sending the browser here; the page checks them again on every request,
-since a form's fields are the sender's to change.
+cross-site forgery by a token bound to the authorization request (a random nonce in a SameSite=Strict cookie, named
+`__Host-` on https; the form carries the HMAC of that nonce and of the request's fields under the server's secret,
+core.tokens.consent_proof), never framed (`frame-ancestors 'none'`), and never cached. /authorize (the SDK's
+handler) has already checked the client, its redirect URI and PKCE before sending the browser here; the page checks
+them again on every request, since a form's fields are the sender's to change. Its Content-Security-Policy names
+the redirect URI's origin as rebuilt from validated parts (core.tokens.redirect_origin), never the URI as given.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import hmac
 import html
 import json
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import urlsplit
 
 from mcp.server.auth.provider import construct_redirect_uri
 from pydantic import AnyUrl, ValidationError
@@ -27,13 +27,17 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from core.access import SCOPES
-from core.errors import DomainError
+from core.errors import InvalidInputError, StorageUnavailableError, WriteConflictError
 from core.grants import ConsentRefusedError, GrantService
 from core.limits import MAX_STATE_CHARS
+from core.tokens import consent_proof, consent_proven, redirect_origin
 from handlers.concurrency import RunBlocking
 
 CONSENT_PATH: Final = "/consent"
+# The cookie holding the form's nonce: `__Host-` on https, so no other host (a sibling subdomain) can set it; that
+# prefix needs Secure, so on http (a loopback `serve`) it goes by the plain name.
 CSRF_COOKIE: Final = "agent_memory_consent"
+SECURE_CSRF_COOKIE: Final = f"__Host-{CSRF_COOKIE}"
 CSRF_MAX_AGE_SECONDS: Final = 600
 SCOPE_MEANINGS: Final = {
     "read": "search and read its memories",
@@ -63,6 +67,7 @@ class _Request:
     client_id: str
     client_name: str
     redirect_uri: str
+    redirect_origin: str
     code_challenge: str
     scopes: tuple[str, ...]
     state: str | None
@@ -75,6 +80,10 @@ class _Request:
             "scope": " ".join(self.scopes),
         }
         return fields | ({"state": self.state} if self.state is not None else {})
+
+    def bound(self, resource: str) -> dict[str, str | None]:
+        """What the form's anti-forgery token is bound to (core.tokens.CONSENT_BOUND)."""
+        return {**self.hidden_fields(), "state": self.state, "resource": resource}
 
 
 class ConsentPage:
@@ -92,14 +101,15 @@ class ConsentPage:
             params = {name: value for name, value in form.items() if isinstance(value, str)}
         try:
             wanted = await self._validated(params)
+            secret = await self._run(self._grants().secret)
         except _BadRequestError as exc:
             return _page("This authorization request cannot be used", _paragraph(str(exc)), 400)
-        except DomainError:
-            return _page("Try again shortly", _paragraph("Storage is briefly unavailable."), 503)
+        except (StorageUnavailableError, WriteConflictError) as exc:
+            return unavailable_page(exc.retry_after_seconds)
         if request.method == "GET":
-            return self._form(wanted, request)
-        cookie = request.cookies.get(CSRF_COOKIE, "")
-        if not cookie or not hmac.compare_digest(cookie, params.get("csrf", "")):
+            return self._form(wanted, request, secret)
+        nonce = request.cookies.get(_cookie_name(request), "")
+        if not consent_proven(secret, nonce, wanted.bound(self._resource), params.get("csrf", "")):
             detail = "This form expired or was not sent from this page. Start again from your application."
             return _page("This form cannot be sent", _paragraph(detail), 403)
         if params.get("decision") != "approve":
@@ -117,9 +127,13 @@ class ConsentPage:
                 api_key=params.get("api_key", ""),
             )
         except ConsentRefusedError as exc:
-            return self._form(wanted, request, error=str(exc), namespace=params.get("namespace", ""))
-        except DomainError:
-            return self._form(wanted, request, error="Storage is briefly unavailable: try again shortly.")
+            return self._form(wanted, request, secret, error=str(exc), namespace=params.get("namespace", ""))
+        except (StorageUnavailableError, WriteConflictError) as exc:
+            # The form again (its namespace kept), as a 503: nothing was granted, and the same answer may work soon.
+            error = "Storage is briefly unavailable: try again shortly."
+            page = self._form(wanted, request, secret, error=error, namespace=params.get("namespace", ""), status=503)
+            page.headers["Retry-After"] = str(exc.retry_after_seconds)
+            return page
         return _redirect(wanted, code=code)
 
     async def _validated(self, params: Mapping[str, str]) -> _Request:
@@ -134,6 +148,10 @@ class ConsentPage:
             raise _BadRequestError("The redirect address is not a URL.") from None
         if redirect_uri not in {str(AnyUrl(uri)) for uri in metadata.get("redirect_uris", [])}:
             raise _BadRequestError("The redirect address is not one the application registered.")
+        try:  # registered before the rules were what they are: it may not be one any more
+            origin = redirect_origin(redirect_uri)
+        except InvalidInputError:
+            raise _BadRequestError("The redirect address is not one this server accepts.") from None
         challenge = params.get("code_challenge", "")
         if not 43 <= len(challenge) <= 128:
             raise _BadRequestError("The request carries no valid PKCE code challenge.")
@@ -144,11 +162,20 @@ class ConsentPage:
         if state is not None and len(state) > MAX_STATE_CHARS:
             raise _BadRequestError("The request's state is too long.")
         name = str(metadata.get("client_name") or "An unnamed application")
-        return _Request(client_id, name, redirect_uri, challenge, scopes, state)
+        return _Request(client_id, name, redirect_uri, origin, challenge, scopes, state)
 
-    def _form(self, wanted: _Request, request: Request, error: str | None = None, namespace: str = "") -> Response:
-        csrf = secrets.token_urlsafe(32)
-        host = urlsplit(wanted.redirect_uri).netloc
+    def _form(
+        self,
+        wanted: _Request,
+        request: Request,
+        secret: bytes,
+        error: str | None = None,
+        namespace: str = "",
+        status: int | None = None,
+    ) -> Response:
+        nonce = secrets.token_urlsafe(32)
+        csrf = consent_proof(secret, nonce, wanted.bound(self._resource))
+        host = wanted.redirect_origin.partition("://")[2]
         scope_rows = "".join(
             f'<div class="scope"><input type="checkbox" id="scope_{scope}" name="scope_{scope}" checked>'
             f' <label for="scope_{scope}"><strong>{scope}</strong>: {SCOPE_MEANINGS[scope]}</label></div>'
@@ -176,17 +203,29 @@ namespace, with at most the key's scopes, which stops working when the key is re
 <button type="submit" name="decision" value="deny" formnovalidate>Deny</button></div>
 </form>"""
         title = f"Allow {wanted.client_name} to use your memories?"
-        response = _page(title, body, 400 if error else 200, form_target=wanted.redirect_uri)
+        response = _page(title, body, status or (400 if error else 200), form_target=wanted.redirect_origin)
+        secure = request.url.scheme == "https"
         response.set_cookie(
-            CSRF_COOKIE,
-            csrf,
+            _cookie_name(request),
+            nonce,
             max_age=CSRF_MAX_AGE_SECONDS,
-            path=CONSENT_PATH,
-            secure=request.url.scheme == "https",
+            path="/" if secure else CONSENT_PATH,  # a `__Host-` cookie must be for the whole origin
+            secure=secure,
             httponly=True,
             samesite="strict",
         )
         return response
+
+
+def _cookie_name(request: Request) -> str:
+    return SECURE_CSRF_COOKIE if request.url.scheme == "https" else CSRF_COOKIE
+
+
+def unavailable_page(retry_after_seconds: int) -> HTMLResponse:
+    """The page's answer while storage is briefly unavailable: nothing was granted, and a reload may work soon."""
+    page = _page("Try again shortly", _paragraph("Storage is briefly unavailable."), 503)
+    page.headers["Retry-After"] = str(retry_after_seconds)
+    return page
 
 
 def _paragraph(text: str) -> str:
@@ -194,8 +233,9 @@ def _paragraph(text: str) -> str:
 
 
 def _page(title: str, body: str, status: int, form_target: str | None = None) -> HTMLResponse:
-    # A form's redirect is checked against form-action too: allow this page's own origin and the client's.
-    targets = "'self'" + (f" {_origin(form_target)}" if form_target else "")
+    # A form's redirect is checked against form-action too: allow this page's own origin and the client's (an
+    # origin rebuilt from validated parts: nothing in it can end the directive or add a source).
+    targets = "'self'" + (f" {form_target}" if form_target else "")
     document = (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -213,11 +253,6 @@ def _page(title: str, body: str, status: int, form_target: str | None = None) ->
         "Cache-Control": "no-store",
     }
     return HTMLResponse(document, status_code=status, headers=headers)
-
-
-def _origin(uri: str) -> str:
-    parts = urlsplit(uri)
-    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _redirect(wanted: _Request, **params: str) -> RedirectResponse:

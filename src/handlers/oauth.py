@@ -25,7 +25,7 @@ from handlers.concurrency import RunBlocking, inline
 from handlers.problem import problem_response
 
 if TYPE_CHECKING:
-    from starlette.routing import Router
+    from starlette.types import ASGIApp
 
 RESOURCE_PATH: Final = "/mcp"
 PROTECTED_RESOURCE_METADATA: Final = "/.well-known/oauth-protected-resource"
@@ -57,7 +57,7 @@ class OAuthServer:
         self._grants = grants
         self._issuer = issuer.rstrip("/") if issuer else None
         self._run = run_blocking
-        self._apps: dict[str, Router] = {}
+        self._apps: dict[str, ASGIApp] = {}
 
     def issuer_for(self, scope: AsgiScope) -> str | None:
         """The issuer a request reached: the configured one, else its own origin if that may be one; else None."""
@@ -96,14 +96,12 @@ class OAuthServer:
             app = self._build(issuer)
         await app(scope, receive, send)
 
-    def _build(self, issuer: str) -> Router:
-        from starlette.routing import Router
-
-        from handlers.oauth_provider import authorization_routes
+    def _build(self, issuer: str) -> ASGIApp:
+        from handlers.oauth_provider import authorization_server
 
         if len(self._apps) >= _MAX_ISSUERS:
             self._apps.clear()
-        app = Router(routes=authorization_routes(self._grants, issuer, f"{issuer}{RESOURCE_PATH}", self._run))
+        app = authorization_server(self._grants, issuer, f"{issuer}{RESOURCE_PATH}", self._run)
         self._apps[issuer] = app
         return app
 

@@ -38,7 +38,8 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken, ProtectedRes
 from pydantic import AnyHttpUrl, AnyUrl, ConfigDict, TypeAdapter
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Route, Router
+from starlette.types import ASGIApp
 
 from core.access import SCOPES
 from core.errors import InvalidInputError
@@ -49,6 +50,7 @@ from core.tokens import is_access_token
 from handlers.concurrency import RunBlocking
 from handlers.consent import CONSENT_PATH, ConsentPage
 from handlers.oauth import AUTHORIZATION_SERVER_METADATA, PROTECTED_RESOURCE_METADATA
+from handlers.oauth_requests import Guarded, caller, failing_fast
 
 RESOURCE_NAME = "agent-memory"
 # URLs as given: an issuer is compared as a string (RFC 8414 §3.3), so `https://host` must not become `https://host/`.
@@ -89,7 +91,7 @@ class GrantProvider:
         metadata = client_info.model_dump_json(exclude_none=True)
         uris = [str(uri) for uri in client_info.redirect_uris or []]
         try:
-            await self._run(self._grants().register, client_info.client_id or "", metadata, uris)
+            await self._run(self._grants().register, client_info.client_id or "", metadata, uris, caller())
         except InvalidInputError as exc:
             error: RegistrationErrorCode = (
                 "invalid_redirect_uri" if exc.errors[0].field == "redirect_uris" else "invalid_client_metadata"
@@ -220,6 +222,15 @@ class Revocation:
             return JSONResponse(body, status_code=400, headers=headers)
         await self.provider.revoke(token, client.client_id or "")
         return Response(status_code=200, headers=headers)
+
+
+def authorization_server(
+    grants: Callable[[], GrantService], issuer: str, resource: str, run_blocking: RunBlocking
+) -> ASGIApp:
+    """The authorization server for `issuer`, protecting `resource`: its routes behind handlers.oauth_requests."""
+    routes = authorization_routes(grants, issuer, resource, failing_fast(run_blocking))
+    methods = {route.path: frozenset(route.methods or ()) for route in routes if isinstance(route, Route)}
+    return Guarded(Router(routes=routes), methods)
 
 
 def authorization_routes(

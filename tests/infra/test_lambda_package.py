@@ -50,6 +50,7 @@ def lambda_package() -> ModuleType:
                 "core/repository/dynamodb/memories.py",
                 # imported on the first OAuth request only, yet shipped: a function cannot fetch a module later
                 "handlers/oauth_provider.py",
+                "handlers/oauth_requests.py",
                 "handlers/consent.py",
                 "core/repository/dynamodb/grants.py",
             },

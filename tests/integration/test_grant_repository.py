@@ -22,6 +22,7 @@ from tests.conftest import Engine, FakeClock
 RESOURCE = "https://memory.example.com/mcp"
 REDIRECT = "http://127.0.0.1:53682/callback"
 CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+CALLER = "203.0.113.7"
 
 
 @pytest.fixture
@@ -51,7 +52,7 @@ def grants(engine: Engine, table: str, keys: KeyService, clock: FakeClock) -> Gr
 
 @pytest.fixture
 def client_id(grants: GrantService) -> str:
-    grants.register("client-1", '{"client_name":"Test","redirect_uris":["' + REDIRECT + '"]}', [REDIRECT])
+    grants.register("client-1", '{"client_name":"Test","redirect_uris":["' + REDIRECT + '"]}', [REDIRECT], CALLER)
     return "client-1"
 
 
@@ -192,7 +193,8 @@ def test_on_dynamodb_every_oauth_item_expires_by_ttl_and_is_in_no_index(
     items = engine.client.scan(TableName=table, ConsistentRead=True)["Items"]
     oauth = [item for item in items if item["pk"]["S"].startswith("OAUTH#")]
 
-    assert sorted(item["sk"]["S"].split("#")[0] for item in oauth) == ["CLIENT", "GRANT", "SPENT"]
+    # The registration counted for its caller and in total (a WINDOW item each), beside the client and its grant.
+    assert sorted(item["sk"]["S"].split("#")[0] for item in oauth) == ["CLIENT", "GRANT", "SPENT", "WINDOW", "WINDOW"]
     now = int(clock.now.timestamp())
     for item in oauth:
         assert (

@@ -62,4 +62,4 @@ def test_the_mcp_function_loads_its_authorization_server_on_the_first_oauth_requ
 
     assert "handlers.oauth" in loaded  # the light part: issuer, paths, token check
     # (the SDK's own auth modules load with MCPServer anyway; what is ours to defer is the routes and the page)
-    assert not loaded & {"handlers.oauth_provider", "handlers.consent"}
+    assert not loaded & {"handlers.oauth_provider", "handlers.oauth_requests", "handlers.consent"}

@@ -11,6 +11,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, ConnectionError, HTTPClientError
 from botocore.loaders import Loader, create_loader
 
+from core.budget import seconds_left
 from core.errors import StorageUnavailableError, TableMissingError
 
 if TYPE_CHECKING:
@@ -49,7 +50,8 @@ def make_client(
 ) -> DynamoDBClient:
     """One low-level client per process, with bounded retries and timeouts well inside API Gateway's 30 s.
 
-    Worst case: 3 attempts x (2 s connect + 5 s read) plus standard-mode backoff stays under 25 s.
+    Worst case: 3 attempts x (2 s connect + 5 s read) plus standard-mode backoff stays under 25 s. Inside a request's
+    storage budget (core.budget) no attempt is sent that could outlast it, however many calls came before.
     With an `endpoint_url` and no credentials configured anywhere, it signs with placeholders: local engines
     (DynamoDB Local, the embedded one) accept any, and botocore refuses to send a request unsigned.
     """
@@ -71,7 +73,21 @@ def make_client(
         aws_access_key_id=placeholder,
         aws_secret_access_key=placeholder,
     )
+    client.meta.events.register("before-send.dynamodb", _WithinBudget(connect_timeout + read_timeout).check)
     return cast("DynamoDBClient", client)
+
+
+class _WithinBudget:
+    """Refuses an attempt (botocore's retries included) that could end after the request's storage budget: one
+    that would take its whole connect and read timeouts. Raised here, botocore neither sends nor retries it."""
+
+    def __init__(self, attempt_seconds: float) -> None:
+        self._attempt_seconds = attempt_seconds
+
+    def check(self, **_: Any) -> None:
+        left = seconds_left()
+        if left is not None and left < self._attempt_seconds:
+            raise StorageUnavailableError("storage is answering too slowly for this request; retry shortly")
 
 
 class _DynamoDBModels(Loader):

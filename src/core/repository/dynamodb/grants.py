@@ -5,8 +5,11 @@ Each client and each grant is its own small partition, read by key only:
 - `pk = "OAUTH#GRANT#<grant_id>"`, `sk = "GRANT"`: the consent (namespace, scopes, consenting key, resource) and the
   SHA-256 of its code, current refresh token and current access token.
 - same pk, `sk = "SPENT#<sha256>"`: a refresh token a rotation replaced, kept to recognise its reuse.
-Every one carries the table's TTL attribute `expires_at` (epoch seconds), so DynamoDB deletes what ended; the core
-treats an item past its time as gone before TTL gets to it. None carries a GSI attribute: no index holds them.
+- `pk = "OAUTH#REGISTRATIONS#<sha256 of the caller>"` and `pk = "OAUTH#REGISTRATIONS"` (everyone's), each with
+  `sk = "WINDOW#<start>"`: how many clients were registered in that fixed window (`registrations`).
+- `pk = "OAUTH#SECRET"`, `sk = "SECRET"`: the authorization server's secret (`secret`, 32 bytes), kept for good.
+Every other one carries the table's TTL attribute `expires_at` (epoch seconds), so DynamoDB deletes what ended; the
+core treats an item past its time as gone before TTL gets to it. None carries a GSI attribute: no index holds them.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from core.access import Scope
-from core.repository import Client, Grant
+from core.errors import WriteConflictError
+from core.repository import Client, Grant, RegistrationBound, RegistrationWindow
 from core.repository.dynamodb.client import ConditionFailedError, TransactionCancelledError, call
 from core.repository.dynamodb.stored import Items
 
@@ -24,6 +28,8 @@ if TYPE_CHECKING:
 
 CLIENT_PREFIX: Final = "OAUTH#CLIENT#"
 GRANT_PREFIX: Final = "OAUTH#GRANT#"
+REGISTRATIONS: Final = "OAUTH#REGISTRATIONS"
+_SECRET_KEY: Final = {"pk": {"S": "OAUTH#SECRET"}, "sk": {"S": "SECRET"}}
 
 
 def _client_key(client_id: str) -> dict[str, Any]:
@@ -100,13 +106,42 @@ class DynamoDBGrantRepository:
         self._table = table_name
         self._items = Items(client, table_name)
 
-    def add_client(self, client: Client) -> None:
+    def add_client(self, client: Client, window: RegistrationWindow) -> RegistrationBound | None:
+        # Plain conditional updates, not one transaction: the total's item is every registration's, and concurrent
+        # transactions on one item cancel each other, where updates simply queue.
+        counters: list[tuple[str, int, RegistrationBound]] = [
+            (f"{REGISTRATIONS}#{window.caller}", window.per_caller, "caller"),
+            (REGISTRATIONS, window.total, "total"),
+        ]
+        for pk, bound, name in counters:
+            if not self._count(pk, window, bound):
+                return name
         item = {
             **_client_key(client.client_id),
             "metadata": {"S": client.metadata},
             "expires_at": {"N": str(client.expires_at)},
         }
         self._items.put_new(item, f"client id {client.client_id}")
+        return None
+
+    def _count(self, pk: str, window: RegistrationWindow, bound: int) -> bool:
+        """Add one to the window's count under `pk` unless it holds `bound` already; whether it did."""
+        try:
+            call(
+                self._client.update_item,
+                TableName=self._table,
+                Key={"pk": {"S": pk}, "sk": {"S": f"WINDOW#{window.starts_at}"}},
+                UpdateExpression="ADD registrations :one SET expires_at = :ends",
+                ConditionExpression="attribute_not_exists(registrations) OR registrations < :bound",
+                ExpressionAttributeValues={
+                    ":one": {"N": "1"},
+                    ":ends": {"N": str(window.ends_at)},
+                    ":bound": {"N": str(bound)},
+                },
+            )
+        except ConditionFailedError:
+            return False
+        return True
 
     def get_client(self, client_id: str) -> Client | None:
         item = self._items.get(_client_key(client_id))
@@ -173,3 +208,15 @@ class DynamoDBGrantRepository:
             )
         except ConditionFailedError:
             return
+
+    def secret(self, candidate: bytes) -> bytes:
+        stored = self._items.get(_SECRET_KEY)
+        if stored is None:
+            try:
+                self._items.put_new({**_SECRET_KEY, "secret": {"B": candidate}}, "the secret")
+                return candidate
+            except WriteConflictError:  # another instance stored one first: theirs it is
+                stored = self._items.get(_SECRET_KEY)
+        if stored is None:
+            raise WriteConflictError("the secret was being stored; retry")
+        return bytes(stored["secret"]["B"])
