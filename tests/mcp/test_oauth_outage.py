@@ -11,6 +11,7 @@ from typing import Any, TypeVar, cast
 
 import httpx2
 import pytest
+from botocore.awsrequest import AWSResponse
 
 import core.budget
 from core.budget import REQUEST_STORAGE_SECONDS
@@ -40,6 +41,7 @@ from tests.mcp.test_oauth import (
     submit,
     tokens_for,
 )
+from tests.unit.test_dynamodb_faults import _Body
 
 pytestmark = pytest.mark.anyio
 
@@ -294,10 +296,6 @@ async def test_while_storage_stalls_authorize_answers_503_after_one_storage_call
 
 
 def throttle_everything(client: Any) -> None:
-    from botocore.awsrequest import AWSResponse
-
-    from tests.unit.test_dynamodb_faults import _Body
-
     def throttled(request: Any, **_: Any) -> AWSResponse:
         body = b'{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"injected"}'
         return AWSResponse(request.url, 400, {"x-amzn-ErrorType": "ThrottlingException"}, _Body(body))  # type: ignore[arg-type]
