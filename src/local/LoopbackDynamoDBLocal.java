@@ -4,9 +4,10 @@
 // connector listens on every interface (IPv4 and IPv6), so anyone who can reach the machine could read and write the
 // table (API key hashes included). This launcher builds the same server from the same command line
 // (ServerRunner.createServerFromCommandLineArgs: -inMemory, -sharedDb, -disableTelemetry, -port, ...), sets its
-// connectors' host to 127.0.0.1 before they bind, and starts it. Run by `java` in single-file source mode with
-// DynamoDBLocal.jar on the class path (local/engines.py). Any failure to fence it (a later DynamoDB Local that
-// builds its server differently) exits with status 70 and says so: the engine never runs unfenced.
+// connectors' host to 127.0.0.1 before they bind, and starts it. local/engines.py runs it with DynamoDBLocal.jar on
+// the class path: compiled once by `make install`, else in java's single-file source mode. Any failure to fence it (a
+// later DynamoDB Local that builds its server differently) exits with status 70 and says so: the engine never runs
+// unfenced.
 import java.lang.reflect.Field;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
@@ -24,10 +25,11 @@ public final class LoopbackDynamoDBLocal {
         try {
             fence(proxy);
         } catch (ReflectiveOperationException | RuntimeException e) {
-            System.err.println("agent-memory: cannot bind DynamoDB Local to " + HOST + " only (" + e + "); not starting it");
+            System.err.println(
+                "agent-memory: cannot bind DynamoDB Local to " + HOST + " only (" + e + "); not starting it");
             System.exit(NOT_FENCED);
         }
-        // safeStart, not start: start() prints a failed bind (port in use) and carries on with a stopped server.
+        // safeStart, not start: start() prints a failed bind (a port in use) and returns as if it had started.
         try {
             proxy.safeStart();
         } catch (Exception e) {
