@@ -19,7 +19,13 @@ from core.contract import RetrievalQuery
 from core.errors import FieldError, InvalidInputError
 from core.limits import MAX_REQUEST_BYTES, VERSION_DIGITS
 from core.model import InputModel, Memory, field_name
-from handlers.problem import UNSUPPORTED_MEDIA_TYPE, declares_json, media_type_refusal
+from handlers.problem import (
+    BODY_TOO_LARGE,
+    BODY_TOO_LARGE_DETAIL,
+    UNSUPPORTED_MEDIA_TYPE,
+    declares_json,
+    media_type_refusal,
+)
 
 Query = TypeVar("Query", bound=InputModel)
 
@@ -50,12 +56,12 @@ async def read_json_body(request: Request) -> object:
         raise _unsupported(content_type)
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_REQUEST_BYTES:
-        raise HttpProblemError(413, "Body too large", f"the body must be at most {MAX_REQUEST_BYTES} bytes")
+        raise _too_large()
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > MAX_REQUEST_BYTES:
-            raise HttpProblemError(413, "Body too large", f"the body must be at most {MAX_REQUEST_BYTES} bytes")
+            raise _too_large()
     if content_type is None and body:
         raise _unsupported(None)
     found: list[_RepeatedKeys] = []
@@ -76,6 +82,11 @@ async def read_json_body(request: Request) -> object:
 def _unsupported(content_type: str | None) -> HttpProblemError:
     status, slug, title = UNSUPPORTED_MEDIA_TYPE
     return HttpProblemError(status, title, media_type_refusal(content_type), slug)
+
+
+def _too_large() -> HttpProblemError:
+    status, slug, title = BODY_TOO_LARGE
+    return HttpProblemError(status, title, BODY_TOO_LARGE_DETAIL, slug)
 
 
 class _RepeatedKeys(dict[str, object]):

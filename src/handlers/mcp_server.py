@@ -4,7 +4,6 @@ factory for a function URL (payload 2.0), JSON-only (handlers.lambda_mcp is the 
 import asyncio
 import functools
 import json
-from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any, Final
@@ -14,10 +13,9 @@ from mcp.server import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
-from starlette.datastructures import Headers, MutableHeaders
-from starlette.responses import Response
+from starlette.datastructures import Headers
 from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Send
+from starlette.types import ASGIApp, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from core.access import Principal, Scope
@@ -30,6 +28,16 @@ from core.limits import MAX_REQUEST_BYTES
 from handlers.auth import Authenticator, presented_credentials
 from handlers.concurrency import RunBlocking, inline
 from handlers.lambda_asgi import invocation_loop, invoke
+from handlers.mcp_http import (
+    MCP_PATH,
+    as_json,
+    errors_as_problems,
+    refusal,
+    too_large,
+    unreadable,
+    whole_body,
+    with_cors,
+)
 from handlers.mcp_principal import PRINCIPAL_SCOPE_KEY
 from handlers.oauth import PATHS as OAUTH_PATHS
 from handlers.oauth import OAuthServer, presents_access_token, with_resource_metadata
@@ -37,15 +45,6 @@ from handlers.problem import domain_problem, problem_response
 
 logger = Logger()
 
-MCP_PATH: Final = "/mcp"
-# The methods /mcp serves: POST carries every message; OPTIONS answers CORS preflights (and plain OPTIONS).
-ALLOWED_METHODS: Final = "POST, OPTIONS"
-# What a browser page may send cross-origin, and read back: the transport's headers in both protocol eras.
-CORS_ALLOW_HEADERS: Final = (
-    "authorization, content-type, mcp-protocol-version, mcp-session-id, last-event-id, mcp-method, mcp-name"
-)
-CORS_EXPOSE_HEADERS: Final = "mcp-session-id, www-authenticate"
-CORS_MAX_AGE_SECONDS: Final = 600
 # A page served by this very server, reached by a loopback name, is same-origin. Any other name could be an
 # attacker's domain rebound to this address (DNS rebinding), so only an allow-listed origin gets in there.
 _LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
@@ -70,6 +69,9 @@ class MCPEndpoint:
       tool beyond its scopes gets 403 `insufficient_scope` naming the scope, so its client can ask for it (an API
       key gets the tool's own error, as always).
     - With `oauth`, the authorization server's paths (handlers.oauth.PATHS) go to it.
+    - Every refusal is a problem document, also where the SDK's transport answers in plain text or with a bare
+      status (handlers.mcp_http): a body not declared as JSON is 415 (JSON as the HTTP API reads it), a client that
+      does not accept JSON 406, a body over MAX_REQUEST_BYTES 413. Its JSON-RPC errors stay JSON-RPC.
     - A client that goes away before its body is complete is logged at INFO and left unanswered.
 
     `session_manager` is the manager of this very app: building another app repoints the server's attribute.
@@ -118,15 +120,15 @@ class MCPEndpoint:
                 detail = f"the Origin {origin!r} may not call {MCP_PATH}: it is not in MCP_ALLOWED_ORIGINS"
                 await problem_response(403, "http-error", "Forbidden", detail)(scope, receive, send)
                 return
-            send = _with_cors(send, origin)
+            send = with_cors(send, origin)
         issuer = self._oauth.issuer_for(scope) if self._oauth is not None else None
         authenticate = self._authenticate
         if self._oauth is not None and issuer is not None:
             send = with_resource_metadata(send, OAuthServer.resource_metadata_url(issuer))
             authenticate = functools.partial(self._oauth.authenticate, self._authenticate, issuer=issuer)
-        refusal = _refusal(scope, headers, origin)
-        if refusal is not None:
-            await refusal(scope, receive, send)
+        refused = refusal(scope, headers, origin)
+        if refused is not None:
+            await refused(scope, receive, send)
             return
         try:
             credentials = presented_credentials(headers)
@@ -135,17 +137,26 @@ class MCPEndpoint:
         except (AuthenticationError, StorageUnavailableError) as exc:
             await domain_problem(exc)(scope, receive, send)
             return
-        whole = await _whole_body(receive)
+        refused = unreadable(scope, headers)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
+        whole = await whole_body(receive)
         if whole is None:
             logger.info("client disconnected before its request body was complete; nothing was done")
             return
         body, content = whole
+        if len(content) > MAX_REQUEST_BYTES:
+            await too_large()(scope, receive, send)
+            return
         if issuer is not None and presents_access_token(credentials):
             missing = await self._missing_scope(principal, content)
             if missing is not None:
                 await domain_problem(PermissionDeniedError(missing))(scope, receive, send)
                 return
-        await self._app({**scope, PRINCIPAL_SCOPE_KEY: principal}, body, send)
+        await self._app(
+            {**scope, "headers": as_json(scope), PRINCIPAL_SCOPE_KEY: principal}, body, errors_as_problems(send)
+        )
 
     async def _missing_scope(self, principal: Principal, content: bytes) -> Scope | None:
         """The scope a tool call in `content` needs that `principal` lacks: `read` for a read-only tool (its
@@ -178,62 +189,6 @@ class MCPEndpoint:
         host = headers.get("host", "").lower()
         hostname = host.rsplit(":", 1)[0] if not host.endswith("]") else host
         return hostname in _LOOPBACK_HOSTS and origin.lower() == f"{scope['scheme']}://{host}"
-
-
-def _refusal(scope: AsgiScope, headers: Headers, origin: str | None) -> Response | None:
-    """The answer to anything but a POST to /mcp, or None for a POST to /mcp."""
-    if scope["path"] != MCP_PATH:
-        detail = f"no route {scope['path']!r}: the MCP endpoint is {MCP_PATH} (no trailing slash)"
-        return problem_response(404, "http-error", "Not found", detail)
-    if scope["method"] == "OPTIONS":
-        preflight = {"Allow": ALLOWED_METHODS}
-        if origin is not None and "access-control-request-method" in headers:
-            preflight |= {
-                "Access-Control-Allow-Methods": "POST",
-                "Access-Control-Allow-Headers": CORS_ALLOW_HEADERS,
-                "Access-Control-Max-Age": str(CORS_MAX_AGE_SECONDS),
-            }
-        return Response(status_code=204, headers=preflight)
-    if scope["method"] != "POST":
-        detail = f"{MCP_PATH} is stateless and answers POST only: no event stream (GET), no session to end (DELETE)"
-        return problem_response(405, "http-error", "Method not allowed", detail, headers={"Allow": ALLOWED_METHODS})
-    return None
-
-
-def _with_cors(send: Send, origin: str) -> Send:
-    """`send` adding the CORS response headers for an admitted `origin` to whatever response goes out."""
-
-    async def send_with_cors(message: Message) -> None:
-        if message["type"] == "http.response.start":
-            headers = MutableHeaders(scope=message)
-            headers["Access-Control-Allow-Origin"] = origin
-            headers["Access-Control-Expose-Headers"] = CORS_EXPOSE_HEADERS
-            headers.add_vary_header("Origin")
-        await send(message)
-
-    return send_with_cors
-
-
-async def _whole_body(receive: Receive) -> tuple[Receive, bytes] | None:
-    """A `receive` replaying the request body read to its end (or just past the size bound, which the SDK then
-    refuses with 413), and that body; or None when the client disconnected first."""
-    messages: deque[Message] = deque()
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        messages.append(message)
-        size += len(message.get("body", b""))
-        if not message.get("more_body", False) or size > MAX_REQUEST_BYTES:
-            break
-
-    content = b"".join(message.get("body", b"") for message in messages)
-
-    async def replay() -> Message:
-        return messages.popleft() if messages else await receive()
-
-    return replay, content
 
 
 def create_mcp_asgi_app(

@@ -23,6 +23,7 @@ from core.errors import (
     VersionMismatchError,
     WriteConflictError,
 )
+from core.limits import MAX_REQUEST_BYTES
 
 logger = Logger()
 
@@ -111,8 +112,10 @@ def domain_problem(exc: DomainError) -> JSONResponse:
 # What both doors read a request body as: JSON, declared as `application/json` or any `application/<x>+json` (RFC
 # 6839), with any parameters, case-insensitively. A body declared as anything else is refused unread.
 _JSON_MEDIA_TYPE: Final = re.compile(r"application/(?:[!#$%&'*+.^_`|~0-9a-z-]+\+)?json", re.IGNORECASE)
-# The refusal's status, problem type slug and title.
+# The refusals of a body at either door: status, problem type slug and title.
 UNSUPPORTED_MEDIA_TYPE: Final = (415, "unsupported-media-type", "The body is not declared as JSON")
+BODY_TOO_LARGE: Final = (413, "bad-request-body", "Body too large")
+BODY_TOO_LARGE_DETAIL: Final = f"the body must be at most {MAX_REQUEST_BYTES} bytes"
 
 
 def declares_json(content_type: str | None) -> bool:

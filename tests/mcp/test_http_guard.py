@@ -1,5 +1,6 @@
 """The MCP endpoint's HTTP guard: CORS for allowed browser origins (and the server's own loopback origin), one
-`Allow` for every method it does not serve, one 404 for `/mcp/` wherever it runs, and a client that leaves mid-body."""
+`Allow` for every method it does not serve, one 404 for `/mcp/` wherever it runs, a client that leaves mid-body,
+and a problem document for every refusal the SDK's transport would answer in plain text or with a bare status."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from starlette.types import Message
 
 from core.access import SCOPES, Principal
 from core.errors import AuthenticationError
+from core.limits import MAX_REQUEST_BYTES
 from core.memories import MemoryService
 from handlers.auth import MISSING_KEY, open_access
 from handlers.http_api import create_app
@@ -40,6 +42,20 @@ PREFLIGHT = {
 }
 ALLOW = "POST, OPTIONS"
 PROBLEM = "application/problem+json"
+# The same listing in each protocol era: the handshake era's (2025-11-25) and the stateless one's (2026-07-28).
+MODERN = "2026-07-28"
+_MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+ERAS = {
+    "2025-11-25": (LIST_TOOLS, JSON_HEADERS),
+    MODERN: (
+        {**LIST_TOOLS, "params": {"_meta": _MODERN_META}},
+        {**JSON_HEADERS, "mcp-protocol-version": MODERN, "mcp-method": "tools/list"},
+    ),
+}
 
 
 def key_required(authorization: str | None) -> Principal:
@@ -285,3 +301,135 @@ async def test_a_body_read_to_its_end_reaches_the_sdk_whole_even_in_many_chunks(
 
     assert response.status_code == 200
     assert len(response.json()["result"]["tools"]) == 6
+
+
+def assert_problem(response: httpx2.Response, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == PROBLEM
+    problem: dict[str, Any] = response.json()
+    assert problem["status"] == status
+    assert problem["detail"]
+    return problem
+
+
+def padded(message: dict[str, Any], size: int) -> bytes:
+    """`message` as JSON of exactly `size` bytes (JSON allows whitespace after the value)."""
+    body = json.dumps(message).encode()
+    return body + b" " * (size - len(body))
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_body_at_the_bound_is_served(endpoint: MCPEndpoint, era: str) -> None:
+    message, headers = ERAS[era]
+    async with serving(endpoint) as http:
+        response = await http.post(
+            "/mcp", content=padded(message, MAX_REQUEST_BYTES), headers={**headers, "authorization": KEY}
+        )
+
+    assert response.status_code == 200, response.text
+    assert len(response.json()["result"]["tools"]) == 6
+
+
+@pytest.mark.parametrize("declared", [True, False], ids=["content-length", "chunked"])
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_body_over_the_bound_is_a_413_problem_declared_or_not(
+    endpoint: MCPEndpoint, era: str, declared: bool
+) -> None:
+    message, headers = ERAS[era]
+    body = padded(message, MAX_REQUEST_BYTES + 1)
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), 8192):
+            yield body[start : start + 8192]
+
+    async with serving(endpoint) as http:
+        response = await http.post(
+            "/mcp", content=body if declared else chunks(), headers={**headers, "authorization": KEY}
+        )
+
+    assert ("content-length" in response.request.headers) == declared
+    assert str(MAX_REQUEST_BYTES) in assert_problem(response, 413)["detail"]
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [None, "", "text/plain", "application/x-www-form-urlencoded", "application/json-seq", "application/jsonx", "json"],
+)
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_body_not_declared_as_json_is_a_415_problem(
+    endpoint: MCPEndpoint, era: str, content_type: str | None
+) -> None:
+    message, headers = ERAS[era]
+    sent = {name: value for name, value in headers.items() if name != "content-type"}
+    if content_type is not None:
+        sent["content-type"] = content_type
+    async with serving(endpoint) as http:
+        response = await http.post("/mcp", content=json.dumps(message), headers={**sent, "authorization": KEY})
+
+    assert ("content-type" in response.request.headers) == (content_type is not None)
+    assert "application/json" in assert_problem(response, 415)["detail"]
+
+
+@pytest.mark.parametrize(
+    "content_type", ["application/json; charset=utf-8", "Application/JSON", "application/vnd.example+json"]
+)
+@pytest.mark.parametrize("era", ERAS)
+async def test_every_json_media_type_is_served_as_the_http_api_reads_it(
+    endpoint: MCPEndpoint, era: str, content_type: str
+) -> None:
+    message, headers = ERAS[era]
+    async with serving(endpoint) as http:
+        response = await http.post(
+            "/mcp", json=message, headers={**headers, "content-type": content_type, "authorization": KEY}
+        )
+
+    assert response.status_code == 200, response.text
+    assert len(response.json()["result"]["tools"]) == 6
+
+
+@pytest.mark.parametrize("accept", [None, "text/event-stream", "text/html", "application/xml"])
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_client_that_does_not_accept_json_gets_a_406_problem(
+    endpoint: MCPEndpoint, era: str, accept: str | None
+) -> None:
+    message, headers = ERAS[era]
+    sent = {name: value for name, value in headers.items() if name != "accept"}
+    async with serving(endpoint) as http:
+        http.headers.pop("accept", None)
+        response = await http.post(
+            "/mcp", json=message, headers={**sent, **({"accept": accept} if accept else {}), "authorization": KEY}
+        )
+
+    assert response.request.headers.get("accept") == accept
+    assert "application/json" in assert_problem(response, 406)["detail"]
+
+
+@pytest.mark.parametrize("accept", ["*/*", "application/*", "application/json"])
+@pytest.mark.parametrize("era", ERAS)
+async def test_any_accept_that_admits_json_is_served(endpoint: MCPEndpoint, era: str, accept: str) -> None:
+    message, headers = ERAS[era]
+    async with serving(endpoint) as http:
+        response = await http.post("/mcp", json=message, headers={**headers, "accept": accept, "authorization": KEY})
+
+    assert response.status_code == 200, response.text
+
+
+async def test_a_bare_status_from_the_transport_reaches_the_client_as_a_problem_document(endpoint: MCPEndpoint) -> None:
+    # The stateless era's transport answers a listen that cannot stream with a bare 406, no body at all.
+    listen = {"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {"_meta": _MODERN_META}}
+    headers = {**ERAS[MODERN][1], "accept": "application/json", "mcp-method": "subscriptions/listen"}
+    async with serving(endpoint) as http:
+        response = await http.post("/mcp", json=listen, headers={**headers, "authorization": KEY})
+
+    assert_problem(response, 406)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_json_rpc_error_stays_a_json_rpc_error(endpoint: MCPEndpoint, era: str) -> None:
+    _, headers = ERAS[era]
+    async with serving(endpoint) as http:
+        response = await http.post("/mcp", content=b"{not json", headers={**headers, "authorization": KEY})
+
+    assert response.status_code == 400
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["error"]["code"] == -32700

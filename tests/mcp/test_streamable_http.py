@@ -143,12 +143,15 @@ async def test_a_function_url_host_is_not_refused_as_a_rebinding_attempt(server:
     assert response.json()["result"]["serverInfo"]["name"] == "agent-memory"
 
 
-async def test_a_body_that_is_not_json_rpc_is_refused_with_400_not_a_crash(server: MCPServer) -> None:
+async def test_a_body_that_is_not_json_rpc_is_refused_with_400_and_one_not_declared_json_with_415(
+    server: MCPServer,
+) -> None:
     async with serving(create_mcp_asgi_app(server, authenticate=OPEN)) as http:
         not_json = await http.post("/mcp", content=b"{oops", headers=JSON_HEADERS)
         wrong_type = await http.post("/mcp", content=b"{}", headers={**JSON_HEADERS, "content-type": "text/plain"})
 
-    assert (not_json.status_code, wrong_type.status_code) == (400, 400)
+    assert (not_json.status_code, wrong_type.status_code) == (400, 415)
+    assert wrong_type.headers["content-type"] == "application/problem+json"
 
 
 async def test_a_body_over_the_http_doors_bound_is_refused_with_413(server: MCPServer) -> None:

@@ -72,10 +72,12 @@ def test_an_unchanged_file_is_a_304_and_a_head_has_no_body(http: TestClient) -> 
 
 
 @pytest.mark.parametrize("name", ["missing.js", "..%2F__init__.py", "static", "%2e%2e%2fhttp_api.py"])
-def test_anything_else_under_console_is_a_404(http: TestClient, name: str) -> None:
+def test_anything_else_under_console_is_a_404_problem(http: TestClient, name: str) -> None:
     response = http.get(f"/console/{name}")
 
     assert response.status_code == 404
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.json()["status"] == 404
 
 
 def test_the_page_loads_no_inline_script_or_style_and_nothing_from_elsewhere() -> None:

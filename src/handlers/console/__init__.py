@@ -20,6 +20,7 @@ from starlette.responses import RedirectResponse, Response
 from core.contract import SortKey
 from core.limits import CONTENT_MAX_CHARS, DEFAULT_LIMIT, MAX_LIMIT
 from core.model import MEMORY_TYPES, STANDARD_TAGS, Status, WritableStatus
+from handlers.problem import problem_response
 
 CONSOLE_PATH: Final = "/console"
 STATIC: Final = Path(__file__).parent / "static"
@@ -85,9 +86,7 @@ class Console:
         name = request.path_params.get("name") or "index.html"
         file = self._files.get(name)
         if file is None:
-            return Response(
-                f"no console file {name[:100]!r}", status_code=404, media_type="text/plain", headers=HEADERS
-            )
+            return problem_response(404, "http-error", "Not found", f"no console file {name[:100]!r}", headers=HEADERS)
         headers = {**HEADERS, "ETag": file.etag}
         if file.etag in request.headers.get("if-none-match", ""):
             return Response(status_code=304, headers=headers)
