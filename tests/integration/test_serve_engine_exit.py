@@ -16,10 +16,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from local.engine_watch import ENGINE_EXITED
 from tests.conftest import SERVE_ROOT, free_port, serve_env, wait_until_healthy
 
 WAIT = 60  # seconds: a generous ceiling on every wait, never a speed claim
+# The engine is found as serve's child through /proc.
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds processes through /proc (Linux)")
 
 
 @contextmanager
