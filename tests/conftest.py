@@ -100,7 +100,8 @@ class Engine:
     def new_table(self) -> str:
         name = f"memories-{uuid.uuid4().hex[:12]}"
         if self.client is None:
-            self.tables[name] = (InMemoryMemoryRepository(), InMemoryKeyRepository(), InMemoryGrantRepository())
+            keys = InMemoryKeyRepository()  # the memory store sees its table's keys, for the write fence
+            self.tables[name] = (InMemoryMemoryRepository(keys), keys, InMemoryGrantRepository())
         else:
             ensure_table(self.client, name, copy.deepcopy(_table_definition()))
         return name

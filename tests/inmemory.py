@@ -13,14 +13,16 @@ from datetime import UTC, datetime
 
 from core.access import ApiKey
 from core.contract import RetrievalQuery
-from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
+from core.errors import AuthenticationError, MemoryNotFoundError, VersionMismatchError, WriteConflictError
 from core.history import Change, Revision
 from core.limits import IDEMPOTENCY_WINDOW_SECONDS
 from core.model import IdempotentCreate, Memory, MemoryChanges
 from core.repository import (
+    KEY_NOT_LIVE,
     Client,
     Grant,
     IdempotencyKeyTakenError,
+    LiveKey,
     Matches,
     PriorCreate,
     RegistrationBound,
@@ -53,9 +55,13 @@ def _order(memories: list[Memory], sort: str) -> list[Memory]:
 
 
 class InMemoryMemoryRepository:
-    """MemoryRepository in a dict, thread-safe; `get` (not part of the port) reads a stored memory unstamped."""
+    """MemoryRepository in a dict, thread-safe; `get` (not part of the port) reads a stored memory unstamped.
 
-    def __init__(self) -> None:
+    `keys` is the key store of the same "table": a fenced write (LiveKey) lands only while its key is live there, as
+    the DynamoDB adapter's ConditionCheck on the key item; without `keys`, no fenced write lands."""
+
+    def __init__(self, keys: InMemoryKeyRepository | None = None) -> None:
+        self._keys = keys
         self._lock = threading.Lock()
         self._rows: dict[tuple[str, int], Memory] = {}
         self._next_ids: dict[str, int] = {}
@@ -78,8 +84,18 @@ class InMemoryMemoryRepository:
         revisions = self._revisions.setdefault((namespace, memory.id), [])
         revisions.append(Revision.of(memory, len(revisions) + 1, change, now, key_id))
 
-    def next_id(self, namespace: str) -> int:
+    def _fence(self, live_key: LiveKey | None) -> None:
+        """Refuse a write whose live key is not stored, revoked or expired (called before anything is changed)."""
+        if live_key is None:
+            return
+        key = None if self._keys is None else self._keys.get(live_key.key_id)
+        if key is None or key.state(live_key.now) != "active":
+            raise AuthenticationError(KEY_NOT_LIVE)
+
+    def next_id(self, namespace: str, live_key: LiveKey | None = None) -> int:
         with self._lock:
+            if namespace not in self._next_ids:
+                self._fence(live_key)  # as the adapter: only a live key starts a namespace's counter
             self._next_ids[namespace] = self._next_ids.get(namespace, 0) + 1
             return self._next_ids[namespace]
 
@@ -89,8 +105,10 @@ class InMemoryMemoryRepository:
         memory: Memory,
         idempotency: IdempotentCreate | None = None,
         key_id: str | None = None,
+        live_key: LiveKey | None = None,
     ) -> None:
         with self._lock:
+            self._fence(live_key)
             now = _epoch_seconds(memory.created_at)
             if idempotency is not None:
                 recorded = self._idempotency.get((namespace, idempotency.key_hash))
@@ -134,6 +152,7 @@ class InMemoryMemoryRepository:
         expected_versions: frozenset[int] | None,
         now: str,
         key_id: str | None = None,
+        live_key: LiveKey | None = None,
     ) -> Memory:
         with self._lock:
             current = self._visible(namespace, memory_id)
@@ -141,13 +160,17 @@ class InMemoryMemoryRepository:
                 raise VersionMismatchError(memory_id, current.version)
             updated = changes.apply_to(current, now)
             if updated is not current:
+                self._fence(live_key)
                 self._rows[namespace, memory_id] = _copy(updated)
                 self._record(namespace, updated, "updated", now, key_id)
             return _copy(updated)
 
-    def delete(self, namespace: str, memory_id: int, now: str, key_id: str | None = None) -> None:
+    def delete(
+        self, namespace: str, memory_id: int, now: str, key_id: str | None = None, live_key: LiveKey | None = None
+    ) -> None:
         with self._lock:
             current = self._visible(namespace, memory_id)
+            self._fence(live_key)
             self._rows[namespace, memory_id] = deleted = current.model_copy(update={"status": "deleted"})
             self._deleted[namespace, memory_id] = (current.status, now)
             self._record(namespace, deleted, "deleted", now, key_id)
@@ -160,9 +183,12 @@ class InMemoryMemoryRepository:
             raise MemoryNotFoundError(memory_id, "is not deleted")
         return stored
 
-    def restore(self, namespace: str, memory_id: int, now: str, key_id: str | None = None) -> Memory:
+    def restore(
+        self, namespace: str, memory_id: int, now: str, key_id: str | None = None, live_key: LiveKey | None = None
+    ) -> Memory:
         with self._lock:
             stored = self._stored_deleted(namespace, memory_id)
+            self._fence(live_key)
             prior, _ = self._deleted.pop((namespace, memory_id))
             self._rows[namespace, memory_id] = restored = stored.model_copy(update={"status": prior})
             self._record(namespace, restored, "restored", now, key_id)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.limits import MAX_MEMORY_ID, MAX_VERSION
+
 
 @dataclass(frozen=True)
 class FieldError:
@@ -46,6 +48,27 @@ class VersionMismatchError(DomainError):
         self.current_version = current_version
         super().__init__(
             f"memory {memory_id} is at version {current_version}; read it again and retry with that version"
+        )
+
+
+class NamespaceFullError(DomainError):
+    """The namespace has drawn every id up to MAX_MEMORY_ID: no id is left that the API could address."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            f"this namespace has used every memory id up to {MAX_MEMORY_ID}, so it can hold no new memory; nothing "
+            "was stored"
+        )
+
+
+class VersionExhaustedError(DomainError):
+    """The memory is at MAX_VERSION: a change would take its version past what a caller can name."""
+
+    def __init__(self, memory_id: int) -> None:
+        self.memory_id = memory_id
+        super().__init__(
+            f"memory {memory_id} is at version {MAX_VERSION}, the highest a version can be; nothing was changed: "
+            "store the change as a new memory"
         )
 
 

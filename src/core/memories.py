@@ -6,22 +6,30 @@ from collections.abc import Set
 from datetime import timedelta
 
 from core.contract import Page, RetrievalQuery
-from core.errors import FieldError, InvalidInputError
+from core.errors import FieldError, InvalidInputError, NamespaceFullError
 from core.history import HistoryPage, HistoryQuery
-from core.limits import IDEMPOTENCY_WINDOW_HOURS
+from core.limits import IDEMPOTENCY_WINDOW_HOURS, MAX_MEMORY_ID
 from core.model import Clock, IdempotentCreate, Memory, MemoryChanges, NewMemory, format_timestamp, utc_now
-from core.repository import IdempotencyKeyTakenError, MemoryRepository, PriorCreate
+from core.repository import IdempotencyKeyTakenError, LiveKey, MemoryRepository, PriorCreate
 
 ANY_VERSION = None
 
 
 class MemoryService:
-    def __init__(self, repository: MemoryRepository, clock: Clock = utc_now) -> None:
+    def __init__(self, repository: MemoryRepository, clock: Clock = utc_now, *, fenced: bool = False) -> None:
+        """`fenced` (what every deployed or served service is): each change lands only while the API key making it
+        is still live in the store (core.repository.LiveKey), so a revoke or a namespace erase stops it at once,
+        however long a door caches the key's verification. Unfenced, `key_id` only names the key in the history."""
         self._repository = repository
         self._clock = clock
+        self._fenced = fenced
 
     def _now(self) -> str:
         return format_timestamp(self._clock())
+
+    def _fence(self, key_id: str | None, now: str) -> LiveKey | None:
+        # No key (an open server) means no fence: there is no key to revoke and no namespace to erase under it.
+        return LiveKey(key_id, now) if self._fenced and key_id is not None else None
 
     def create(
         self,
@@ -33,10 +41,16 @@ class MemoryService:
         """Store a new memory; with `idempotency`, a retry of the same create within the window returns the
         record the first one returned and stores nothing, and the same key with another body is refused.
 
-        `key_id` (here and in every change) names the API key the change is recorded against in the history."""
-        memory = _created(self._repository.next_id(namespace), new, self._now())
+        `key_id` (here and in every change) names the API key the change is recorded against in the history.
+        NamespaceFullError once the namespace has drawn every id an API call can name."""
+        now = self._now()
+        fence = self._fence(key_id, now)
+        memory_id = self._repository.next_id(namespace, fence)
+        if memory_id > MAX_MEMORY_ID:
+            raise NamespaceFullError
+        memory = _created(memory_id, new, now)
         try:
-            self._repository.add(namespace, memory, idempotency, key_id)
+            self._repository.add(namespace, memory, idempotency, key_id, fence)
         except IdempotencyKeyTakenError as taken:
             return _replayed(taken.prior, new, idempotency)
         return memory
@@ -63,13 +77,16 @@ class MemoryService:
             if expected_version is None
             else frozenset({expected_version} if isinstance(expected_version, int) else expected_version)
         )
-        return self._repository.apply(namespace, memory_id, changes, expected, self._now(), key_id)
+        now = self._now()
+        return self._repository.apply(namespace, memory_id, changes, expected, now, key_id, self._fence(key_id, now))
 
     def delete(self, namespace: str, memory_id: int, key_id: str | None = None) -> None:
-        self._repository.delete(namespace, memory_id, self._now(), key_id)
+        now = self._now()
+        self._repository.delete(namespace, memory_id, now, key_id, self._fence(key_id, now))
 
     def restore(self, namespace: str, memory_id: int, key_id: str | None = None) -> Memory:
-        return self._repository.restore(namespace, memory_id, self._now(), key_id)
+        now = self._now()
+        return self._repository.restore(namespace, memory_id, now, key_id, self._fence(key_id, now))
 
     def history(self, namespace: str, memory_id: int, query: HistoryQuery) -> HistoryPage:
         """A memory's revisions, newest first, in the retrieval envelope; stamps nothing."""

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, Self, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator
 
-from core.errors import FieldError, InvalidInputError, MemoryNotFoundError
+from core.errors import FieldError, InvalidInputError, MemoryNotFoundError, VersionExhaustedError
 from core.limits import (
     CONTENT_MAX_CHARS,
     ID_DIGITS,
@@ -251,12 +251,15 @@ class MemoryChanges(InputModel):
         return value
 
     def apply_to(self, memory: Memory, now: str) -> Memory:
-        """The memory after this PATCH; the same object when no editable field actually changes."""
+        """The memory after this PATCH; the same object when no editable field actually changes.
+        VersionExhaustedError when it would change a memory already at MAX_VERSION."""
         changed = {
             name: value for name in self.model_fields_set if (value := getattr(self, name)) != getattr(memory, name)
         }
         if not changed:
             return memory
+        if memory.version >= MAX_VERSION:
+            raise VersionExhaustedError(memory.id)
         return memory.model_copy(update={**changed, "updated_at": now, "version": memory.version + 1})
 
 

@@ -89,11 +89,13 @@ class Services:
 
 
 def build_services(settings: Settings, client: DynamoDBClient | None = None) -> Services:
-    """The services over `settings`' table, through `client` (or a new one built from the settings)."""
+    """The services over `settings`' table, through `client` (or a new one built from the settings). Every change
+    of a memory is fenced on the live key making it (MemoryService), so a revoke or an erase is never outrun by a
+    cached key in any process."""
     client = client or make_client(settings.endpoint_url, settings.region)
     keys = KeyService(DynamoDBKeyRepository(client, settings.table_name))
     return Services(
-        MemoryService(DynamoDBMemoryRepository(client, settings.table_name)),
+        MemoryService(DynamoDBMemoryRepository(client, settings.table_name), fenced=True),
         keys,
         GrantService(DynamoDBGrantRepository(client, settings.table_name), keys),
     )

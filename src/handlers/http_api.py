@@ -15,7 +15,7 @@ from core.access import Principal, Scope, sees_records
 from core.contract import Page
 from core.errors import DomainError, FieldError, InvalidInputError
 from core.history import DEFAULT_RETENTION_DAYS, HistoryPage, HistoryQuery
-from core.limits import IDEMPOTENCY_KEY_MAX_CHARS, IDEMPOTENCY_WINDOW_HOURS
+from core.limits import IDEMPOTENCY_KEY_MAX_CHARS, IDEMPOTENCY_WINDOW_HOURS, MAX_MEMORY_ID, MAX_VERSION
 from core.memories import MemoryService
 from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory, parse_memory_id
 from handlers.auth import Authenticator, authorize, presented_credentials
@@ -170,6 +170,7 @@ def create_app(
             **BODY_RESPONSES,
             **INVALID_INPUT_RESPONSES,
             409: problem_doc("Collides with a write in flight; retry."),
+            507: problem_doc(f"The namespace has used every id up to {MAX_MEMORY_ID}; nothing was stored."),
         },
         openapi_extra=json_schema_body(NewMemory),
         summary="Create a memory",
@@ -220,7 +221,10 @@ def create_app(
             **NOT_FOUND_RESPONSES,
             **INVALID_INPUT_RESPONSES,
             204: etag_only_doc("Updated"),
-            409: problem_doc("Other writers kept colliding with this one; retry."),
+            409: problem_doc(
+                "Other writers kept colliding with this one; retry. Or (type `version-exhausted`, no `Retry-After`) "
+                f"the memory is at version {MAX_VERSION} and can change no further."
+            ),
             412: problem_doc("`If-Match` names no current version, or is malformed (`type` tells which)."),
         },
         openapi_extra=json_schema_body(MemoryChanges),

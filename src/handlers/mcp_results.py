@@ -18,9 +18,11 @@ from core.errors import (
     InvalidInputError,
     KeyNotFoundError,
     MemoryNotFoundError,
+    NamespaceFullError,
     PermissionDeniedError,
     StorageUnavailableError,
     TableMissingError,
+    VersionExhaustedError,
     VersionMismatchError,
     WriteConflictError,
 )
@@ -39,6 +41,8 @@ TOOL_ERROR_HINTS: Final[dict[type[DomainError], str | None]] = {
     AuthenticationError: "the MCP client must send a valid agent-memory API key as `Authorization: Bearer <key>`",
     PermissionDeniedError: "ask the user for an API key with the {scope} scope",
     KeyNotFoundError: None,
+    NamespaceFullError: "do not retry; tell the user",
+    VersionExhaustedError: "store the change with create_memory instead",
 }
 
 

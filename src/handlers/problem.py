@@ -17,9 +17,11 @@ from core.errors import (
     InvalidInputError,
     KeyNotFoundError,
     MemoryNotFoundError,
+    NamespaceFullError,
     PermissionDeniedError,
     StorageUnavailableError,
     TableMissingError,
+    VersionExhaustedError,
     VersionMismatchError,
     WriteConflictError,
 )
@@ -57,6 +59,10 @@ DOMAIN_STATUS: Final[dict[type[DomainError], tuple[int, str, str]]] = {
     AuthenticationError: (401, "unauthenticated", "A valid API key is required"),
     PermissionDeniedError: (403, "forbidden", "The API key may not do this"),
     KeyNotFoundError: (404, "key-not-found", "No such API key"),
+    # 507: the namespace cannot store another memory, a state no retry and no other body can change.
+    NamespaceFullError: (507, "namespace-full", "The namespace has no memory id left"),
+    # 409 as the resource's state forbids the change; its own type (and no Retry-After) tells it from a collision.
+    VersionExhaustedError: (409, "version-exhausted", "The memory is at its highest version"),
 }
 
 

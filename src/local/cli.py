@@ -149,7 +149,8 @@ def _parser() -> argparse.ArgumentParser:
     namespace = commands.add_parser("namespace", help="whole-namespace operations")
     namespace_commands = namespace.add_subparsers(dest="namespace_command", required=True)
     erase = namespace_commands.add_parser(
-        "erase", help="remove everything of a namespace for good: memories, history, totals, counters, API keys"
+        "erase",
+        help="remove everything of a namespace for good: memories, history, totals, counters, API keys, OAuth grants",
     )
     erase.add_argument("namespace", type=_namespace, help="the namespace to erase")
     erase.add_argument("--yes", action="store_true", help="do not ask for confirmation")

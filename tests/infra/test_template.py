@@ -97,7 +97,12 @@ def _environment_names_bootstrap_reads() -> set[str]:
 
 
 # IAM has no TransactWriteItems action: it authorises each action of a transaction as that item call.
-_TRANSACTION_ACTIONS = {"Put": "dynamodb:PutItem", "Update": "dynamodb:UpdateItem", "Delete": "dynamodb:DeleteItem"}
+_TRANSACTION_ACTIONS = {
+    "Put": "dynamodb:PutItem",
+    "Update": "dynamodb:UpdateItem",
+    "Delete": "dynamodb:DeleteItem",
+    "ConditionCheck": "dynamodb:ConditionCheckItem",
+}
 # Nor a BatchExecuteStatement action: it authorises each PartiQL statement by its verb.
 _PARTIQL_CALLS = {"dynamodb:BatchExecuteStatement", "dynamodb:ExecuteStatement"}
 _PARTIQL_STATEMENT = re.compile(r'^(SELECT|INSERT|UPDATE|DELETE) .*"\{table\}"')
@@ -105,10 +110,11 @@ _PARTIQL_STATEMENT = re.compile(r'^(SELECT|INSERT|UPDATE|DELETE) .*"\{table\}"')
 
 def _shipped_adapter_modules() -> list[str]:
     """The adapter's modules some function's artifact carries (its entrypoint's import closure): the command
-    line's own (export, import, erase) ship in none, so no function is granted their calls."""
+    line's own (export, import, erase: namespaces and erasure) ship in none, so no function is granted their
+    calls."""
     shipped = set().union(*(closure(entry, ROOT / "src") for entry in LAMBDA_ENTRIES))
     modules = [module.name for module in pkgutil.iter_modules(dynamodb.__path__, f"{dynamodb.__name__}.")]
-    assert set(modules) - shipped == {f"{dynamodb.__name__}.namespaces"}
+    assert set(modules) - shipped == {f"{dynamodb.__name__}.namespaces", f"{dynamodb.__name__}.erasure"}
     return [module for module in modules if module in shipped]
 
 
@@ -428,6 +434,7 @@ def test_the_repository_calls_only_item_query_and_partiql_update_actions():
         "dynamodb:UpdateItem",
         "dynamodb:Query",
         "dynamodb:PartiQLUpdate",
+        "dynamodb:ConditionCheckItem",
     }
 
 

@@ -20,11 +20,12 @@ from core.errors import StorageUnavailableError
 from core.keys import CACHE_TTL, KeyService
 from core.memories import MemoryService
 from core.model import NewMemory
-from core.repository import KeyRepository
+from core.repository import KEY_NOT_LIVE, KeyRepository
 from handlers.auth import Authenticator, key_authenticator
 from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app
 from handlers.mcp_tools import create_server
 from tests.conftest import FakeClock
+from tests.inmemory import InMemoryKeyRepository, InMemoryMemoryRepository
 from tests.mcp.conftest import call_tool, tool_text
 
 pytestmark = pytest.mark.anyio
@@ -143,6 +144,31 @@ async def test_a_revoked_key_is_401_once_the_cache_window_has_passed(
 
     assert response.status_code == 401
     assert response.json()["detail"] == "the API key has been revoked"
+
+
+async def test_a_write_with_a_key_revoked_while_its_verification_is_cached_is_a_tool_error_and_changes_nothing(
+    keyed: Authenticator, key_service: KeyService, api_keys: InMemoryKeyRepository, clock: FakeClock
+) -> None:
+    # As deployed: every change is fenced on its key being live in the store, whatever this process has cached.
+    fenced = MemoryService(InMemoryMemoryRepository(api_keys), clock, fenced=True)
+    server = create_server(version="test", provide_service=lambda: fenced, authenticate=keyed)
+    key, token = key_service.create("alice")
+    async with serving(create_mcp_asgi_app(server, authenticate=keyed)) as http:
+        assert not (await call(http, token, "create_memory", {"content": "The user keeps bees"})).get("isError")
+        KeyService(api_keys, clock).revoke(key.key_id)  # by another process: this one still trusts its cache
+        results = [
+            await call(http, token, "create_memory", {"content": "The user keeps wasps"}),
+            await call(http, token, "update_memory", {"id": 1, "content": "The user keeps ants"}),
+            await call(http, token, "delete_memory", {"id": 1}),
+        ]
+        read = await call(http, token, "search_memories", {})
+
+    for result in results:
+        assert result["isError"]
+        assert result["content"][0]["text"].startswith(KEY_NOT_LIVE)
+    assert read["structuredContent"]["total"] == 1  # reads stay with the cache window: only writes are fenced
+    assert alice_contents(fenced) == ["The user keeps bees"]
+    assert fenced.get("alice", 1, stamp=False).version == 1
 
 
 async def test_an_expired_key_is_401(http: httpx2.AsyncClient, key_service: KeyService, clock: FakeClock) -> None:

@@ -17,9 +17,11 @@ from core.errors import (
     InvalidInputError,
     KeyNotFoundError,
     MemoryNotFoundError,
+    NamespaceFullError,
     PermissionDeniedError,
     StorageUnavailableError,
     TableMissingError,
+    VersionExhaustedError,
     VersionMismatchError,
     WriteConflictError,
 )
@@ -338,6 +340,8 @@ EXAMPLES: dict[type[DomainError], DomainError] = {
     AuthenticationError: AuthenticationError("the API key has been revoked"),
     PermissionDeniedError: PermissionDeniedError("write"),
     KeyNotFoundError: KeyNotFoundError("0123456789ab"),
+    NamespaceFullError: NamespaceFullError(),
+    VersionExhaustedError: VersionExhaustedError(7),
 }
 
 CALLS: list[tuple[str, dict[str, Any]]] = [

@@ -691,14 +691,23 @@ class CollidingRepository:
         version=1,
     )
 
-    def next_id(self, namespace: str) -> int:
+    def next_id(self, namespace: str, live_key: object = None) -> int:
         return 1
 
-    def add(self, namespace: str, memory: Memory, idempotency: object = None, key_id: object = None) -> None:
+    def add(
+        self, namespace: str, memory: Memory, idempotency: object = None, key_id: object = None, live_key: object = None
+    ) -> None:
         raise WriteConflictError("id 1 is already taken; retry the create")
 
     def apply(
-        self, namespace: str, memory_id: int, changes: MemoryChanges, expected: object, now: str, key_id: object = None
+        self,
+        namespace: str,
+        memory_id: int,
+        changes: MemoryChanges,
+        expected: object,
+        now: str,
+        key_id: object = None,
+        live_key: object = None,
     ) -> Memory:
         # The adapter retries a lost conditional write a bounded number of times, then reports the conflict.
         if changes.apply_to(self.stored, now) is self.stored:

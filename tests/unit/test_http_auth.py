@@ -17,11 +17,12 @@ from core.errors import DomainError, StorageUnavailableError
 from core.keys import CACHE_TTL, KeyService
 from core.memories import MemoryService
 from core.model import NewMemory
-from core.repository import KeyRepository
+from core.repository import KEY_NOT_LIVE, KeyRepository
 from handlers.auth import bearer_token, key_authenticator
 from handlers.http_api import create_app
 from handlers.problem import DOMAIN_STATUS
 from tests.conftest import FakeClock, domain_error_classes
+from tests.inmemory import InMemoryKeyRepository, InMemoryMemoryRepository
 
 PROBLEM_JSON = "application/problem+json"
 CHALLENGE = 'Bearer realm="agent-memory"'
@@ -152,6 +153,39 @@ def test_a_revoked_key_is_401_once_the_cache_window_has_passed(
     problem = assert_problem(response, 401, "unauthenticated")
     assert problem["detail"] == "the API key has been revoked"
     assert response.headers["www-authenticate"] == INVALID_TOKEN
+
+
+def test_a_write_with_a_key_revoked_while_its_verification_is_cached_is_401_and_changes_nothing(
+    key_service: KeyService, api_keys: InMemoryKeyRepository, clock: FakeClock
+) -> None:
+    # As deployed: every change is fenced on its key being live in the store, whatever this process has cached.
+    fenced = MemoryService(InMemoryMemoryRepository(api_keys), clock, fenced=True)
+    app = create_app(
+        version="test", provide_service=lambda: fenced, authenticate=key_authenticator(lambda: key_service)
+    )
+    key, token = key_service.create("alice")
+    with TestClient(app) as door:
+        for content in ("The user keeps bees", "The user kept wasps"):
+            assert door.post("/memories", json={"content": content}, headers=bearer(token)).status_code == 201
+        assert door.delete("/memories/2", headers=bearer(token)).status_code == 204
+        before = stored_state(fenced)
+        KeyService(api_keys, clock).revoke(key.key_id)  # by another process: this one still trusts its cache
+
+        writes = [
+            door.post("/memories", json={"content": "The user keeps hornets"}, headers=bearer(token)),
+            door.patch("/memories/1", json={"content": "The user keeps ants"}, headers=bearer(token)),
+            door.delete("/memories/1", headers=bearer(token)),
+            door.post("/memories/2/restore", headers=bearer(token)),
+        ]
+        read = door.get("/memories", headers=bearer(token))
+
+    for response in writes:
+        problem = assert_problem(response, 401, "unauthenticated")
+        assert problem["detail"] == KEY_NOT_LIVE
+        assert response.headers["www-authenticate"] == INVALID_TOKEN
+    assert read.status_code == 200  # reads stay with the cache window: only writes are fenced
+    assert stored_state(fenced) == before
+    assert fenced.search("alice", RetrievalQuery.parse({"status": "deleted"})).total == 1
 
 
 def test_an_expired_key_is_401_even_while_its_verification_is_cached(

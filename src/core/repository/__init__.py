@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Final, Literal, Protocol
 
 from core.access import ApiKey, Scope
 from core.contract import RetrievalQuery
@@ -27,6 +27,20 @@ class IdempotencyKeyTakenError(Exception):
     def __init__(self, prior: PriorCreate) -> None:
         self.prior = prior
         super().__init__(f"idempotency key already used for memory {prior.memory_id}")
+
+
+# What a write refused by its LiveKey's fence answers (AuthenticationError).
+KEY_NOT_LIVE: Final = "the API key was revoked or has expired, or its namespace was erased; nothing was written"
+
+
+@dataclass(frozen=True)
+class LiveKey:
+    """The fence a write is made behind: it lands only while the API key `key_id` is stored, not revoked and not
+    expired at `now`, checked in the same atomic write, whatever any cache believes. Erasing a namespace deletes
+    its keys first, so no write of it can land afterwards; a revoke stops the key's writes at once everywhere."""
+
+    key_id: str
+    now: str
 
 
 @dataclass(frozen=True)
@@ -55,10 +69,15 @@ class MemoryRepository(Protocol):
 
     Every change of a memory (create, a PATCH that changes it, delete, restore) stores its revision in the same
     atomic write (numbered 1, 2, ... in the memory's life), recording `key_id`, the API key that made it.
+
+    Every write that can create or change a memory takes `live_key`: with one, the write lands only while that key
+    is live (LiveKey), else AuthenticationError and nothing is written; None writes unfenced (an open server, the
+    command line, tests).
     """
 
-    def next_id(self, namespace: str) -> int:
-        """A fresh id from the namespace's atomic counter; ids may have gaps but never repeat."""
+    def next_id(self, namespace: str, live_key: LiveKey | None = None) -> int:
+        """A fresh id from the namespace's atomic counter; ids may have gaps but never repeat. The counter is only
+        ever created behind `live_key`, so a namespace's first id (1 again after an erase) needs a live key."""
         ...
 
     def add(
@@ -67,6 +86,7 @@ class MemoryRepository(Protocol):
         memory: Memory,
         idempotency: IdempotentCreate | None = None,
         key_id: str | None = None,
+        live_key: LiveKey | None = None,
     ) -> None:
         """Store a new memory and count it, atomically; never overwrites an existing id.
 
@@ -91,6 +111,7 @@ class MemoryRepository(Protocol):
         expected_versions: frozenset[int] | None,
         now: str,
         key_id: str | None = None,
+        live_key: LiveKey | None = None,
     ) -> Memory:
         """Apply one PATCH and return the stored memory.
 
@@ -100,11 +121,14 @@ class MemoryRepository(Protocol):
         the stored memory comes back unchanged (same version, same `updated_at`); otherwise every given field is
         written with `updated_at = now` and the next version, and the memory moves between totals when its
         status or type changes, all in one atomic write conditional on the version it was computed from. A
-        memory that keeps changing under the write is a WriteConflictError.
+        memory that keeps changing under the write is a WriteConflictError; one at MAX_VERSION that would change is
+        a VersionExhaustedError.
         """
         ...
 
-    def delete(self, namespace: str, memory_id: int, now: str, key_id: str | None = None) -> None:
+    def delete(
+        self, namespace: str, memory_id: int, now: str, key_id: str | None = None, live_key: LiveKey | None = None
+    ) -> None:
         """Mark a visible memory deleted at `now`, leaving `version` and `updated_at` and keeping the status it had
         for a restore, and move it between totals.
 
@@ -112,7 +136,9 @@ class MemoryRepository(Protocol):
         """
         ...
 
-    def restore(self, namespace: str, memory_id: int, now: str, key_id: str | None = None) -> Memory:
+    def restore(
+        self, namespace: str, memory_id: int, now: str, key_id: str | None = None, live_key: LiveKey | None = None
+    ) -> Memory:
         """Give a deleted memory back the status it had before the delete (`version` and `updated_at` stay), move
         it between totals, and return it. MemoryNotFoundError when it is missing, not deleted or being purged."""
         ...
@@ -124,7 +150,8 @@ class MemoryRepository(Protocol):
 
     def purge(self, namespace: str, memory_id: int) -> None:
         """Remove a deleted memory for good: the record, its revisions, its tag copies and its idempotency record,
-        with the totals moved. MemoryNotFoundError when it is missing or not deleted."""
+        with the totals moved; a tag it leaves with no memory at all keeps no totals. MemoryNotFoundError when it is
+        missing or not deleted."""
         ...
 
     def purge_deleted(self, deleted_before: str) -> int:

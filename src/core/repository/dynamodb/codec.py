@@ -34,11 +34,11 @@ from __future__ import annotations
 import zlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 from core.history import Revision
 from core.limits import ID_DIGITS
-from core.model import TIMESTAMP_FORMAT, Memory
+from core.model import MEMORY_TYPES, TIMESTAMP_FORMAT, Memory, Status
 
 # Index name and sort attribute per timestamp sort; `id` sorts on the table's own key.
 INDEXES: Final[Mapping[str, tuple[str, str]]] = {
@@ -129,6 +129,12 @@ def folded_content(content: str) -> str | None:
 def totals_attribute(status: str, memory_type: str) -> str:
     """The attribute of a namespace's STATS item counting the memories of one status and type."""
     return f"n_{status}_{memory_type}"
+
+
+# Every counter a STATS item can hold.
+TOTALS_ATTRIBUTES: Final = tuple(
+    totals_attribute(status, memory_type) for status in get_args(Status) for memory_type in MEMORY_TYPES
+)
 
 
 def to_item(namespace: str, memory: Memory) -> dict[str, Any]:

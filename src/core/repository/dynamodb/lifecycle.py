@@ -10,7 +10,7 @@ from core.errors import MemoryNotFoundError, WriteConflictError
 from core.history import Change, Revision
 from core.limits import ID_DIGITS
 from core.model import Memory
-from core.repository import Revisions
+from core.repository import LiveKey, Revisions
 from core.repository.dynamodb.client import ConditionFailedError, TransactionCancelledError, call, storage_refused
 from core.repository.dynamodb.codec import (
     DELETED_INDEX,
@@ -18,15 +18,19 @@ from core.repository.dynamodb.codec import (
     MEMORY_PREFIX,
     NAMESPACE_PREFIX,
     PURGE_SHARDS,
+    STATS_SK,
     TAG_COPIES,
+    TOTALS_ATTRIBUTES,
     from_revision,
     memory_key,
     memory_partition,
     revision_prefix,
+    tag_partition,
     to_revision,
     totals_attribute,
 )
 from core.repository.dynamodb.expressions import Write, tag_copy_actions, totals_update
+from core.repository.dynamodb.fence import transact_fenced
 from core.repository.dynamodb.stored import TRANSACTION_ATTEMPTS, Items, Stored
 
 if TYPE_CHECKING:
@@ -50,10 +54,11 @@ class Lifecycle:
         change: Change,
         now: str,
         key_id: str | None,
+        live_key: LiveKey | None = None,
     ) -> bool:
         """Write `write` to the memory `stored` holds and its next revision (`after`, as `change`), moving its
-        totals and tag copies, all in one transaction that holds only while the memory is still as read; False
-        when it no longer is (nothing written)."""
+        totals and tag copies, all in one transaction that holds only while the memory is still as read (and
+        `live_key` is live: AuthenticationError otherwise); False when it no longer is (nothing written)."""
         number = stored.revisions + 1
         condition, values = stored.unchanged()
         write.set("revisions = :revisions", revisions={"N": str(number)})
@@ -81,14 +86,16 @@ class Lifecycle:
             actions.append(totals_update(self._table, memory_partition(namespace), moved))
         actions += tag_copy_actions(self._table, namespace, before if stored.copied else None, after)
         try:
-            self._items.transact(actions)
+            transact_fenced(self._items, self._table, actions, live_key)
         except TransactionCancelledError as cancelled:
             if cancelled.failed(0):
                 return False  # changed since the read
             raise storage_refused(cancelled) from None
         return True
 
-    def restore(self, namespace: str, memory_id: int, now: str, key_id: str | None) -> Memory:
+    def restore(
+        self, namespace: str, memory_id: int, now: str, key_id: str | None, live_key: LiveKey | None = None
+    ) -> Memory:
         for _ in range(TRANSACTION_ATTEMPTS):
             stored = self._deleted(namespace, memory_id)
             # A memory deleted before deletes kept its status comes back active.
@@ -96,7 +103,7 @@ class Lifecycle:
             write = Write()
             write.set("#status = :status", status={"S": restored.status})
             write.removes += ["prior_status", "deleted_at", "purge_shard"]
-            if self.change(namespace, stored, write, restored, "restored", now, key_id):
+            if self.change(namespace, stored, write, restored, "restored", now, key_id, live_key):
                 return restored
         raise WriteConflictError(f"memory {memory_id} kept changing under this restore; retry it")
 
@@ -217,6 +224,28 @@ class Lifecycle:
         except TransactionCancelledError as cancelled:
             if not cancelled.failed(0):  # failed(0): another purge finished it first
                 raise storage_refused(cancelled) from None
+            return
+        if stored.copied:
+            self._drop_unused_tag_totals(namespace, memory.tags)
+
+    def _drop_unused_tag_totals(self, namespace: str, tags: list[str]) -> None:
+        """Delete the totals of each of `tags` that no longer count any memory, so a tag no memory has leaves
+        nothing behind. The condition keeps totals a concurrent create has just counted again. (A transaction
+        cannot both move an item's counts and delete it, hence a write of its own after the purge's.)"""
+        names = {f"#n{i}": attribute for i, attribute in enumerate(TOTALS_ATTRIBUTES)}
+        unused = " AND ".join(f"(attribute_not_exists({name}) OR {name} = :zero)" for name in names)
+        for tag in tags:
+            try:
+                call(
+                    self._client.delete_item,
+                    TableName=self._table,
+                    Key={"pk": tag_partition(namespace, tag), "sk": {"S": STATS_SK}},
+                    ConditionExpression=unused,
+                    ExpressionAttributeNames=names,
+                    ExpressionAttributeValues={":zero": {"N": "0"}},
+                )
+            except ConditionFailedError:
+                continue  # the tag still counts a memory
 
     def purge_deleted(self, deleted_before: str) -> int:
         """Purge every memory deleted before `deleted_before`, found in the sparse index of deleted memories

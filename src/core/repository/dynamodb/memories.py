@@ -9,8 +9,8 @@ from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
 from core.history import Revision
 from core.model import IdempotentCreate, Memory, MemoryChanges
-from core.repository import IdempotencyKeyTakenError, Matches, PriorCreate, Revisions
-from core.repository.dynamodb.client import TransactionCancelledError, call, storage_refused
+from core.repository import IdempotencyKeyTakenError, LiveKey, Matches, PriorCreate, Revisions
+from core.repository.dynamodb.client import ConditionFailedError, TransactionCancelledError, call, storage_refused
 from core.repository.dynamodb.codec import (
     COUNTER_SK,
     DELETED,
@@ -24,6 +24,7 @@ from core.repository.dynamodb.codec import (
     totals_attribute,
 )
 from core.repository.dynamodb.expressions import ABSENT, Write, idempotency_put, tag_copy_actions, totals_update
+from core.repository.dynamodb.fence import transact_fenced
 from core.repository.dynamodb.lifecycle import Lifecycle
 from core.repository.dynamodb.listing import Listing
 from core.repository.dynamodb.stamps import Stamps
@@ -47,16 +48,37 @@ class DynamoDBMemoryRepository:
         self._items = Items(client, table_name)
         self._lifecycle = Lifecycle(client, table_name, self._items)
 
-    def next_id(self, namespace: str) -> int:
-        response = call(
-            self._client.update_item,
-            TableName=self._table,
-            Key={"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}},
-            UpdateExpression="ADD next_id :one",
-            ExpressionAttributeValues={":one": {"N": "1"}},
-            ReturnValues="UPDATED_NEW",
-        )
-        return int(response["Attributes"]["next_id"]["N"])
+    def next_id(self, namespace: str, live_key: LiveKey | None = None) -> int:
+        # Drawing from an existing counter never creates one (a plain ADD would: after an erase, a cached key's
+        # create would bring the erased namespace's counter back); only a fenced put starts a counter.
+        counter = {"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}
+        for _ in range(TRANSACTION_ATTEMPTS):
+            try:
+                response = call(
+                    self._client.update_item,
+                    TableName=self._table,
+                    Key=counter,
+                    UpdateExpression="ADD next_id :one",
+                    ConditionExpression="attribute_exists(pk)",
+                    ExpressionAttributeValues={":one": {"N": "1"}},
+                    ReturnValues="UPDATED_NEW",
+                )
+                return int(response["Attributes"]["next_id"]["N"])
+            except ConditionFailedError:
+                pass  # no counter: a new namespace, or an erased one
+            first = {
+                "TableName": self._table,
+                "Item": {**counter, "next_id": {"N": "1"}},
+                "ConditionExpression": ABSENT,
+            }
+            try:
+                transact_fenced(self._items, self._table, [{"Put": first}], live_key)
+                return 1
+            except TransactionCancelledError as cancelled:
+                if not cancelled.failed(0):
+                    raise storage_refused(cancelled) from None
+                # Another create started the counter meanwhile: draw from it.
+        raise WriteConflictError(f"the id counter of namespace {namespace} kept changing; retry the create")
 
     def add(
         self,
@@ -64,6 +86,7 @@ class DynamoDBMemoryRepository:
         memory: Memory,
         idempotency: IdempotentCreate | None = None,
         key_id: str | None = None,
+        live_key: LiveKey | None = None,
     ) -> None:
         counted = {totals_attribute(memory.status, memory.memory_type): 1}
         if memory.id == 1:
@@ -81,7 +104,7 @@ class DynamoDBMemoryRepository:
         actions.append({"Put": {"TableName": self._table, "Item": to_revision(namespace, created)}})
         actions += tag_copy_actions(self._table, namespace, None, memory)
         try:
-            self._items.transact(actions)
+            transact_fenced(self._items, self._table, actions, live_key)
         except TransactionCancelledError as cancelled:
             if idempotency is not None and cancelled.failed(2):
                 prior = self._prior_create(namespace, idempotency.key_hash)
@@ -133,6 +156,7 @@ class DynamoDBMemoryRepository:
         expected_versions: frozenset[int] | None,
         now: str,
         key_id: str | None = None,
+        live_key: LiveKey | None = None,
     ) -> Memory:
         # Read, then write conditionally on what was read: the revision holds the whole record after the change.
         for _ in range(UPDATE_ATTEMPTS):
@@ -152,12 +176,14 @@ class DynamoDBMemoryRepository:
             write.set("#status = :status", status={"S": updated.status})
             write.set("updated_key = :updated_key", updated_key=sort_value(updated.updated_at, updated.id))
             write.set("version = :version", version={"N": str(updated.version)})
-            if self._lifecycle.change(namespace, stored, write, updated, "updated", now, key_id):
+            if self._lifecycle.change(namespace, stored, write, updated, "updated", now, key_id, live_key):
                 # A transaction returns nothing: the record is what was written, with the stamp it was read with.
                 return updated
         raise WriteConflictError(f"memory {memory_id} kept changing under this update; retry it")
 
-    def delete(self, namespace: str, memory_id: int, now: str, key_id: str | None = None) -> None:
+    def delete(
+        self, namespace: str, memory_id: int, now: str, key_id: str | None = None, live_key: LiveKey | None = None
+    ) -> None:
         # The totals move from the memory's status to `deleted`, so the delete reads which status that is first,
         # and writes only if the memory is still as read; it keeps that status for a restore.
         for _ in range(TRANSACTION_ATTEMPTS):
@@ -170,12 +196,14 @@ class DynamoDBMemoryRepository:
             write.set("deleted_at = :deleted_at", deleted_at={"S": now})
             write.set("purge_shard = :shard", shard=purge_shard(namespace, memory_id))
             deleted = stored.memory.model_copy(update={"status": "deleted"})
-            if self._lifecycle.change(namespace, stored, write, deleted, "deleted", now, key_id):
+            if self._lifecycle.change(namespace, stored, write, deleted, "deleted", now, key_id, live_key):
                 return
         raise WriteConflictError(f"memory {memory_id} kept changing under this delete; retry it")
 
-    def restore(self, namespace: str, memory_id: int, now: str, key_id: str | None = None) -> Memory:
-        return self._lifecycle.restore(namespace, memory_id, now, key_id)
+    def restore(
+        self, namespace: str, memory_id: int, now: str, key_id: str | None = None, live_key: LiveKey | None = None
+    ) -> Memory:
+        return self._lifecycle.restore(namespace, memory_id, now, key_id, live_key)
 
     def history(self, namespace: str, memory_id: int, limit: int, offset: int) -> Revisions:
         return self._lifecycle.history(namespace, memory_id, limit, offset)

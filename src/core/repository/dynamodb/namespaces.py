@@ -1,6 +1,5 @@
 """Whole-namespace operations for the command line: export every memory (with its history), import into an empty
-namespace, erase everything a namespace has. Not on any request path: erase reads the table once to find the
-namespace's tag partitions, which no key names."""
+namespace, erase everything a namespace has (erasure.py). Not on any request path."""
 
 from __future__ import annotations
 
@@ -21,7 +20,6 @@ from core.repository.dynamodb.codec import (
     REVISION_PREFIX,
     STATS_SK,
     TAG_COPIES,
-    TAG_PARTITION,
     from_revision,
     memory_partition,
     purge_shard,
@@ -32,8 +30,8 @@ from core.repository.dynamodb.codec import (
     to_revision,
     totals_attribute,
 )
+from core.repository.dynamodb.erasure import Erasure
 from core.repository.dynamodb.expressions import ABSENT
-from core.repository.dynamodb.keys import DynamoDBKeyRepository, api_key_key
 from core.repository.dynamodb.stored import BATCH_WRITE_ITEMS, Items, Stored
 
 if TYPE_CHECKING:
@@ -190,40 +188,8 @@ class Namespaces:
     # --- erase -----------------------------------------------------------------------------------------------
 
     def erase(self, namespace: str, progress: Progress) -> Counter[str]:
-        """Remove every item of the namespace: its API keys first (so no new write lands), then its tag
-        partitions (found by one filtered scan of the table), then its own partition. Counts per kind removed."""
-        removed = Counter[str]()
-        keys = [api_key_key(key.key_id) for key in DynamoDBKeyRepository(self._client, self._table).find(namespace)]
-        self._remove(iter([keys]), lambda _: "API keys", removed, progress)
-        tags = {
-            "FilterExpression": "begins_with(pk, :tags)",
-            "ExpressionAttributeValues": {":tags": {"S": f"{memory_partition(namespace)['S']}{TAG_PARTITION}"}},
-            "ProjectionExpression": "pk, sk",
-        }
-        self._remove(
-            self._items.pages(tags, self._client.scan),
-            lambda item: "tag totals" if item["sk"]["S"] == STATS_SK else "tag copies",
-            removed,
-            progress,
-        )
-        own = {
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": memory_partition(namespace)},
-            "ProjectionExpression": "pk, sk",
-            "ConsistentRead": True,
-        }
-        self._remove(self._items.pages(own), _kind, removed, progress)
-        return removed
-
-    def _remove(
-        self, pages: Iterator[list[Item]], kind: Callable[[Item], str], removed: Counter[str], progress: Progress
-    ) -> None:
-        for page in pages:
-            for start in range(0, len(page), BATCH_WRITE_ITEMS):
-                chunk = page[start : start + BATCH_WRITE_ITEMS]
-                self._items.batch_write([{"DeleteRequest": {"Key": {"pk": i["pk"], "sk": i["sk"]}}} for i in chunk])
-                removed.update(kind(item) for item in chunk)
-                progress(removed)
+        """Remove every item of the namespace, keys first, and verify none is left (erasure.py); counts per kind."""
+        return Erasure(self._client, self._table, _kind).erase(namespace, progress)
 
 
 def _kind(item: Item) -> str:
