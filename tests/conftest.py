@@ -101,7 +101,7 @@ class Engine:
         name = f"memories-{uuid.uuid4().hex[:12]}"
         if self.client is None:
             keys = InMemoryKeyRepository()  # the memory store sees its table's keys, for the write fence
-            self.tables[name] = (InMemoryMemoryRepository(keys), keys, InMemoryGrantRepository())
+            self.tables[name] = (InMemoryMemoryRepository(keys), keys, InMemoryGrantRepository(keys))
         else:
             ensure_table(self.client, name, copy.deepcopy(_table_definition()))
         return name

@@ -275,9 +275,13 @@ class InMemoryKeyRepository:
 
 
 class InMemoryGrantRepository:
-    """GrantRepository in dicts, thread-safe, with the adapter's conditions (Client and Grant are immutable)."""
+    """GrantRepository in dicts, thread-safe, with the adapter's conditions (Client and Grant are immutable).
 
-    def __init__(self) -> None:
+    `keys`, when given, is the key store of the same "table": a grant is then stored only while its consenting key is
+    live there (without it, as in door tests that build their own key service, grants are stored unfenced)."""
+
+    def __init__(self, keys: InMemoryKeyRepository | None = None) -> None:
+        self._keys = keys
         self._lock = threading.Lock()
         self.clients: dict[str, Client] = {}
         self.grants: dict[str, Grant] = {}
@@ -305,7 +309,10 @@ class InMemoryGrantRepository:
         with self._lock:
             return self.clients.get(client_id)
 
-    def add_grant(self, grant: Grant) -> None:
+    def add_grant(self, grant: Grant, live_key: LiveKey) -> None:
+        key = None if self._keys is None else self._keys.get(live_key.key_id)
+        if self._keys is not None and (key is None or key.state(live_key.now) != "active"):
+            raise AuthenticationError(KEY_NOT_LIVE)
         with self._lock:
             if grant.grant_id in self.grants:
                 raise WriteConflictError(f"grant id {grant.grant_id} is already taken; retry")

@@ -21,9 +21,9 @@ from core.access import Principal, Scope, hash_key, parse_scopes, validate_names
 from core.errors import AuthenticationError, FieldError, InvalidInputError, WriteConflictError
 from core.keys import KeyService
 from core.limits import MAX_CLIENT_METADATA_BYTES, MAX_REDIRECT_URIS
-from core.model import Clock, utc_now
+from core.model import Clock, format_timestamp, utc_now
 from core.registration import RegistrationBounds, RegistrationLimitError
-from core.repository import Client, Grant, GrantRepository
+from core.repository import Client, Grant, GrantRepository, LiveKey
 from core.tokens import GRANT_ID_HEX_CHARS, TokenKind, check_redirect_uri, grant_of, is_access_token, new_token
 
 # RFC 6749 §4.1.2 asks for at most 10 minutes; a code only has to survive one redirect and one token request.
@@ -177,9 +177,12 @@ class GrantService:
                 expires_at=expires,
             )
             try:
-                self._repository.add_grant(grant)
+                self._repository.add_grant(grant, LiveKey(principal.key_id, format_timestamp(self._clock())))
             except WriteConflictError:
                 continue  # 64-bit grant ids practically never collide
+            except AuthenticationError:
+                # The key was revoked, or its namespace erased, after this process cached its verification.
+                raise ConsentRefusedError("That API key is not valid: it is unknown, revoked or expired.") from None
             return code
         raise WriteConflictError("could not find a free grant id; retry")
 

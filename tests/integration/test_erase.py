@@ -19,7 +19,7 @@ from mcp.client import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
 
 from core.keys import KeyService
-from core.repository import Grant
+from core.repository import Grant, LiveKey
 from core.repository.dynamodb import DynamoDBGrantRepository, DynamoDBKeyRepository, make_client
 from core.repository.dynamodb.erasure import ERASE_PASSES, EraseUnfinishedError
 from core.repository.dynamodb.namespaces import Namespaces
@@ -153,7 +153,7 @@ def test_an_erase_removes_the_namespaces_oauth_grants_and_every_item_under_them(
             refresh_hash="refresh-2",
             expires_at=2_000_000_000,
         )
-        grants.add_grant(grant)
+        grants.add_grant(grant, LiveKey(key.key_id, "2026-01-01T00:00:00.000000Z"))
         # What a rotation leaves beside the grant (grants.py): the refresh token it replaced, which names no namespace.
         spent = {"pk": {"S": f"OAUTH#GRANT#{grant_id}"}, "sk": {"S": "SPENT#refresh-1"}, "expires_at": {"N": "1"}}
         ddb_local_engine.client.put_item(TableName=ddb_local_table, Item=spent)

@@ -13,7 +13,15 @@ import pytest
 from core.access import hash_key
 from core.contract import RetrievalQuery
 from core.errors import AuthenticationError
-from core.grants import ACCESS_TTL, REFRESH_TTL, UNUSED_CLIENT_TTL, GrantError, GrantService, Tokens
+from core.grants import (
+    ACCESS_TTL,
+    REFRESH_TTL,
+    UNUSED_CLIENT_TTL,
+    ConsentRefusedError,
+    GrantError,
+    GrantService,
+    Tokens,
+)
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.repository import KeyRepository
@@ -169,6 +177,31 @@ def test_revoking_the_consenting_key_refuses_the_next_refresh_and_ends_the_grant
 
     assert refused.value.error == "invalid_grant"
     assert grants.refreshable(tokens.refresh_token, client_id) is None
+
+
+def test_a_consent_with_a_key_revoked_elsewhere_after_this_process_cached_it_stores_no_grant(
+    engine: Engine, table: str, grants: GrantService, keys: KeyService, key_store: KeyRepository, client_id: str
+) -> None:
+    key, secret = keys.create("alice")
+    keys.authenticate(secret)  # verified and cached here
+    key_store.revoke(key.key_id)  # by another process (or a namespace erase deleting it): this cache cannot know
+
+    with pytest.raises(ConsentRefusedError):
+        grants.approve(
+            client_id=client_id,
+            redirect_uri=REDIRECT,
+            code_challenge=CHALLENGE,
+            resource=RESOURCE,
+            scopes=("read",),
+            namespace="alice",
+            api_key=secret,
+        )
+
+    if engine.client is None:
+        assert engine.tables[table][2].grants == {}
+    else:
+        items = engine.client.scan(TableName=table, ConsistentRead=True)["Items"]
+        assert [item for item in items if item["pk"]["S"].startswith("OAUTH#GRANT#")] == []
 
 
 def test_a_grant_ends_when_its_refresh_window_passes(

@@ -254,8 +254,10 @@ class GrantRepository(Protocol):
 
     def get_client(self, client_id: str) -> Client | None: ...
 
-    def add_grant(self, grant: Grant) -> None:
-        """Store a new grant; never overwrites one (WriteConflictError instead)."""
+    def add_grant(self, grant: Grant, live_key: LiveKey) -> None:
+        """Store a new grant, only while its consenting key is live (LiveKey: AuthenticationError and nothing
+        written otherwise, so a consent racing a namespace erase leaves no grant behind); never overwrites one
+        (WriteConflictError instead)."""
         ...
 
     def get_grant(self, grant_id: str) -> Grant | None: ...

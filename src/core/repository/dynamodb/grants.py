@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from core.access import Scope
 from core.errors import WriteConflictError
-from core.repository import Client, Grant, RegistrationBound, RegistrationWindow
+from core.repository import Client, Grant, LiveKey, RegistrationBound, RegistrationWindow
 from core.repository.dynamodb.client import ConditionFailedError, TransactionCancelledError, call
+from core.repository.dynamodb.expressions import ABSENT
+from core.repository.dynamodb.fence import transact_fenced
 from core.repository.dynamodb.stored import Items
 
 if TYPE_CHECKING:
@@ -149,8 +151,14 @@ class DynamoDBGrantRepository:
             return None
         return Client(client_id, item["metadata"]["S"], int(item["expires_at"]["N"]))
 
-    def add_grant(self, grant: Grant) -> None:
-        self._items.put_new(_to_grant_item(grant), f"grant id {grant.grant_id}")
+    def add_grant(self, grant: Grant, live_key: LiveKey) -> None:
+        put = {"TableName": self._table, "Item": _to_grant_item(grant), "ConditionExpression": ABSENT}
+        try:
+            transact_fenced(self._items, self._table, [{"Put": put}], live_key)
+        except TransactionCancelledError as cancelled:
+            if cancelled.failed(0):
+                raise WriteConflictError(f"grant id {grant.grant_id} is already taken; retry") from None
+            raise
 
     def get_grant(self, grant_id: str) -> Grant | None:
         item = self._items.get(_grant_key(grant_id))
