@@ -18,7 +18,9 @@ from core.limits import MAX_MEMORY_ID
 from core.memories import MemoryService
 from core.model import MEMORY_TYPES, MemoryChanges, NewMemory
 from core.repository.dynamodb import DynamoDBMemoryRepository, listing, migrate
+from core.repository.dynamodb import queries as queries_module
 from core.repository.dynamodb.codec import (
+    COUNTER_SK,
     INDEXES,
     TAG_COPIES,
     TAG_PARTITION,
@@ -128,6 +130,27 @@ def test_a_search_reads_every_segment_at_once_and_returns_what_the_core_defines(
             assert ranges[-1] == (memory_sort_key(57)["S"], memory_sort_key(MAX_MEMORY_ID)["S"])
             assert all(q["KeyConditionExpression"] == "pk = :pk AND sk BETWEEN :first AND :last" for q in queries.sent)
             assert all(q["ExpressionAttributeValues"][":pk"] == partition for q in queries.sent)
+
+
+def test_a_search_in_a_namespace_whose_counter_went_near_a_billion_sends_a_bounded_number_of_queries(
+    ddb_local_engine: Engine, clock: FakeClock
+) -> None:
+    table = ddb_local_engine.new_table()
+    twins = (
+        MemoryService(DynamoDBMemoryRepository(ddb_local_engine.client, table), clock),
+        MemoryService(InMemoryMemoryRepository(), clock),
+    )
+    stock(twins, 30)
+    # What an import of a line with id 999,999,999 leaves: the counter there (ids may have gaps).
+    ddb_local_engine.client.put_item(
+        TableName=table, Item={"pk": memory_partition(NS), "sk": {"S": COUNTER_SK}, "next_id": {"N": "999999999"}}
+    )
+    queries = Queries(ddb_local_engine)
+
+    same_page(twins, RetrievalQuery.parse({"q": "memory", "limit": 100}))
+
+    # One Query per 512 ids would be about two million of them.
+    assert len(queries.sent) == queries_module.MAX_SEGMENTS
 
 
 @pytest.mark.parametrize("sort", ["id", "created_at", "updated_at"])

@@ -80,9 +80,16 @@ def leading_rows(sort: str, wanted: int) -> Callable[[list[Item]], list[Item]]:
     return lambda rows: heapq.nlargest(wanted, rows, key=lambda row: str(row[attribute]["S"]))
 
 
+# A search sends at most this many Queries at once, however high a namespace's counter went (an import may start it
+# near 10^9): past it, segments grow and a large one reads on page by page, instead of a Query per `size` ids.
+MAX_SEGMENTS: Final = 64
+
+
 def segments(highest_id: int, size: int) -> list[tuple[int, int]]:
-    """Id ranges covering every id, `size` each up to the highest id drawn, the last one open-ended."""
-    count = max(1, math.ceil(highest_id / size))
+    """Id ranges covering every id, `size` each up to the highest id drawn (larger when that would take more than
+    MAX_SEGMENTS of them), the last one open-ended."""
+    count = max(1, min(math.ceil(highest_id / size), MAX_SEGMENTS))
+    size = max(size, math.ceil(highest_id / count))
     bounds = [(1 + i * size, (i + 1) * size) for i in range(count)]
     bounds[-1] = (bounds[-1][0], MAX_MEMORY_ID)
     return bounds
