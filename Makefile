@@ -25,9 +25,9 @@ LAMBDA_EXTRA_HttpFunction := http
 LAMBDA_EXTRA_McpFunction := mcp
 LAMBDA_EXTRA_PurgeFunction := purge
 # Each function's entrypoint (template.yaml's Handler module): its artifact carries only what this module imports.
-LAMBDA_ENTRY_HttpFunction := handlers.lambda_http
-LAMBDA_ENTRY_McpFunction := handlers.lambda_mcp
-LAMBDA_ENTRY_PurgeFunction := handlers.lambda_purge
+LAMBDA_ENTRY_HttpFunction := handlers.aws.http
+LAMBDA_ENTRY_McpFunction := handlers.aws.mcp
+LAMBDA_ENTRY_PurgeFunction := handlers.aws.purge
 # Wheels for the template's Runtime (python3.13) and Architectures (arm64) on Amazon Linux 2023 (glibc 2.34);
 # tests/infra checks these against template.yaml.
 LAMBDA_PYTHON_VERSION := 3.13

@@ -38,13 +38,13 @@ FOREIGN = {
         "mcp",
         "mcp_types",
         "cryptography",
-        "handlers/mcp_server.py",
-        "handlers/mcp_tools.py",
-        "handlers/lambda_mcp.py",
+        "handlers/mcp/endpoint.py",
+        "handlers/mcp/tools.py",
+        "handlers/aws/mcp.py",
     ),
-    "McpFunction": ("fastapi", "handlers/http_api.py", "handlers/openapi_doc.py", "handlers/lambda_http.py"),
+    "McpFunction": ("fastapi", "handlers/http/app.py", "handlers/http/openapi.py", "handlers/aws/http.py"),
     # The purge runs the core alone: no door framework.
-    "PurgeFunction": ("fastapi", "mcp", "mcp_types", "cryptography", "handlers/http_api.py", "handlers/mcp_tools.py"),
+    "PurgeFunction": ("fastapi", "mcp", "mcp_types", "cryptography", "handlers/http/app.py", "handlers/mcp/tools.py"),
 }
 # Unzipped MB, bytecode included (issue 7). A function without a budget is refused, so a new one must declare its own.
 BUDGET_MB = {"HttpFunction": 20.0, "McpFunction": 50.0, "PurgeFunction": 16.0}

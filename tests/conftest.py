@@ -46,7 +46,7 @@ from core.repository.dynamodb import (
 )
 from handlers import bootstrap
 from handlers.auth import open_access
-from handlers.http_api import create_app
+from handlers.http.app import create_app
 from local.engines import DYNAMODB_LOCAL_LIB, DynamoDBLocal, DynamoDBLocalUnavailableError
 from local.template import table_definition
 from tests.inmemory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository

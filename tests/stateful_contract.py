@@ -32,8 +32,8 @@ from core.contract import RetrievalQuery
 from core.memories import MemoryService
 from core.model import format_timestamp
 from handlers.auth import open_access
-from handlers.http_api import create_app
-from handlers.mcp_tools import create_server
+from handlers.http.app import create_app
+from handlers.mcp.tools import create_server
 from tests.conftest import NAMESPACE, Engine, FakeClock
 from tests.mcp.conftest import tool_text
 

@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CASES = {
     "pass": ("http", "pass"),
     "boto3": ("http", "import boto3"),
-    "http": ("http", "import handlers.lambda_http"),
-    "mcp": ("mcp", "import handlers.lambda_mcp"),
+    "http": ("http", "import handlers.aws.http"),
+    "mcp": ("mcp", "import handlers.aws.mcp"),
 }
 UV = ("python3", "-m", "uv")
 # Modules that should not load at a handler's import (performance anchors, section 6): reported, not judged.
@@ -86,7 +86,7 @@ def _modules(python: Path, code: str, env: dict[str, str]) -> dict[str, Any]:
 
 # The first invocation after import (and a warm one after it), in a fresh interpreter: an event that needs no
 # DynamoDB call, so what is timed is the function's own first-request work.
-FIRST = {"http": ("handlers.lambda_http", "http_healthz.json"), "mcp": ("handlers.lambda_mcp", "mcp_options.json")}
+FIRST = {"http": ("handlers.aws.http", "http_healthz.json"), "mcp": ("handlers.aws.mcp", "mcp_options.json")}
 _FIRST_CODE = """
 import json, time
 import {module} as entry

@@ -35,7 +35,7 @@ LISTINGS: dict[str, dict[str, Any]] = {
     "list_offset": {"offset": LIST_OFFSET},
     "search_q": {"q": Q_WORD},
     "search_tag": {"tag": TAG},
-    # As the MCP tool prime_memory_context calls it (src/handlers/mcp_tools.py PRIME_*).
+    # As the MCP tool prime_memory_context calls it (src/handlers/mcp/tools.py PRIME_*).
     "prime": {"status": "active", "sort": "updated_at", "limit": 20},
     "list_100": {"limit": 100},
     "list_invalid": {"status": "invalid"},  # about 10% of the rows

@@ -69,9 +69,11 @@ def doors() -> dict[str, tuple[Handler, InMemoryMemoryRepository]]:
     with the metrics its entrypoint emits (`+metrics`), and the MCP handler as it was before performance round two
     (`mcp@today`: an endpoint and its session manager started and stopped on every invocation)."""
     from core.repository.dynamodb.usage import CapacityTally
-    from handlers import http_api, mcp_server, mcp_tools
     from handlers.auth import key_authenticator
-    from handlers.lambda_asgi import invoke
+    from handlers.aws.events import invoke
+    from handlers.http import app as http_api
+    from handlers.mcp import endpoint as mcp_server
+    from handlers.mcp import tools as mcp_tools
     from handlers.metrics import RequestMetrics, event_body, http_operation, mcp_operation, request_line
 
     http_repo, http_service, http_keys = _services()

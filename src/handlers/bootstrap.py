@@ -1,6 +1,6 @@
 """The composition root: the one place that reads the environment and assembles the core, for every entrypoint.
 
-The Lambda entry modules (handlers.lambda_http, handlers.lambda_mcp, handlers.lambda_purge) and `agent-memory
+The Lambda entry modules (handlers.aws.http, handlers.aws.mcp, handlers.aws.purge) and `agent-memory
 serve`/`keys` (local.*) take their settings, services, authenticator and version from here and pass them to the
 door factories explicitly; no door module imports this one.
 """
@@ -49,7 +49,7 @@ class Settings:
     metrics_namespace: str = DEFAULT_METRICS_NAMESPACE
     # Days a deleted memory stays restorable before the purge removes it for good.
     deleted_retention_days: int = DEFAULT_RETENTION_DAYS
-    # Whether the MCP door hosts its OAuth authorization server (handlers.oauth), and the issuer it answers as
+    # Whether the MCP door hosts its OAuth authorization server (handlers.oauth.server), and the issuer it answers as
     # when not the origin each request reached (a custom domain in front of the function URL).
     oauth_enabled: bool = True
     oauth_issuer: str | None = None

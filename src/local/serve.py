@@ -132,13 +132,14 @@ def serve_app(
     retention_days: int = DEFAULT_RETENTION_DAYS,
 ) -> ASGIApp:
     """What `serve` runs: both doors over `services`, with every blocking storage call in a worker thread, so a slow
-    call holds up only its own request. With `oauth`, the MCP door hosts its authorization server (handlers.oauth)
+    call holds up only its own request. With `oauth`, the MCP door hosts its authorization server
+    (handlers.oauth.server)
     as `issuer`, or as whatever loopback origin a request reached."""
     from handlers.concurrency import in_worker_thread
-    from handlers.http_api import create_app
-    from handlers.mcp_server import create_mcp_asgi_app, with_mcp_endpoint
-    from handlers.mcp_tools import create_server
-    from handlers.oauth import OAuthServer
+    from handlers.http.app import create_app
+    from handlers.mcp.endpoint import create_mcp_asgi_app, with_mcp_endpoint
+    from handlers.mcp.tools import create_server
+    from handlers.oauth.server import OAuthServer
 
     # Many requests at once in one process: blocking calls run in worker threads (handlers.concurrency).
     version, policy = bootstrap.VERSION, in_worker_thread

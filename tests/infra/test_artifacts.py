@@ -84,9 +84,9 @@ def test_a_built_template_without_a_python_runtime_is_refused(artifacts: ModuleT
     [
         ("HttpFunction", "mcp"),
         ("HttpFunction", "cryptography"),
-        ("HttpFunction", "handlers/mcp_tools.py"),
+        ("HttpFunction", "handlers/mcp/tools.py"),
         ("McpFunction", "fastapi"),
-        ("McpFunction", "handlers/http_api.py"),
+        ("McpFunction", "handlers/http/app.py"),
     ],
 )
 def test_a_function_carrying_the_other_doors_framework_is_refused(
@@ -95,6 +95,7 @@ def test_a_function_carrying_the_other_doors_framework_is_refused(
     build = _build_dir(tmp_path, functions=(function,))
     intruder = build / function / foreign
     if intruder.suffix == ".py":
+        intruder.parent.mkdir(parents=True, exist_ok=True)
         intruder.write_text("")
     else:
         intruder.mkdir()

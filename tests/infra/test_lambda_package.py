@@ -30,31 +30,31 @@ def lambda_package() -> ModuleType:
     ("entry", "carried", "left_out"),
     [
         (
-            "handlers.lambda_http",
+            "handlers.aws.http",
             {
-                "handlers/http_api.py",
-                "handlers/openapi_doc.py",
+                "handlers/http/app.py",
+                "handlers/http/openapi.py",
                 "core/repository/dynamodb/memories.py",
                 # the console's page is served from the package's static files
                 "handlers/console/static/index.html",
                 "handlers/console/static/console.js",
                 "handlers/console/static/console.css",
             },
-            {"handlers/mcp_tools.py", "handlers/mcp_server.py", "handlers/lambda_mcp.py", "local"},
+            {"handlers/mcp/tools.py", "handlers/mcp/endpoint.py", "handlers/aws/mcp.py", "local"},
         ),
         (
-            "handlers.lambda_mcp",
+            "handlers.aws.mcp",
             {
-                "handlers/mcp_tools.py",
-                "handlers/mcp_server.py",
+                "handlers/mcp/tools.py",
+                "handlers/mcp/endpoint.py",
                 "core/repository/dynamodb/memories.py",
                 # imported on the first OAuth request only, yet shipped: a function cannot fetch a module later
-                "handlers/oauth_provider.py",
-                "handlers/oauth_requests.py",
-                "handlers/consent.py",
+                "handlers/oauth/provider.py",
+                "handlers/oauth/guard.py",
+                "handlers/oauth/consent.py",
                 "core/repository/dynamodb/grants.py",
             },
-            {"handlers/http_api.py", "handlers/openapi_doc.py", "handlers/lambda_http.py", "handlers/console", "local"},
+            {"handlers/http/app.py", "handlers/http/openapi.py", "handlers/aws/http.py", "handlers/console", "local"},
         ),
     ],
 )
@@ -69,7 +69,7 @@ def test_a_function_carries_its_entrypoints_modules_and_not_the_other_doors_or_l
 
 
 def test_the_artifact_answers_the_projects_version_from_its_metadata(lambda_package: ModuleType, tmp_path: Path):
-    lambda_package.main("handlers.lambda_http", ROOT / "src", tmp_path)
+    lambda_package.main("handlers.aws.http", ROOT / "src", tmp_path)
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     # A bare interpreter (-I: no site-packages, so not the editable install) with only the artifact on its path.
     read = subprocess.run(

@@ -49,7 +49,7 @@ REQUIRED_ENV = {
 # The functions that answer requests (behind API Gateway or a function URL), not a schedule.
 DOORS = ("HttpFunction", "McpFunction")
 POWERTOOLS_SETTINGS = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_LOG_LEVEL", "POWERTOOLS_METRICS_NAMESPACE"}
-LAMBDA_ENTRIES = ("handlers.lambda_http", "handlers.lambda_mcp", "handlers.lambda_purge")
+LAMBDA_ENTRIES = ("handlers.aws.http", "handlers.aws.mcp", "handlers.aws.purge")
 TABLE_ARN = f"{TABLE_RESOURCE}.Arn"
 INDEX_ARNS = f"${{{TABLE_ARN}}}/index/*"
 

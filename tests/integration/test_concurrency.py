@@ -25,7 +25,7 @@ from core.memories import MemoryService
 from core.model import Memory, MemoryChanges, NewMemory
 from core.repository.dynamodb import UPDATE_ATTEMPTS, DynamoDBMemoryRepository
 from handlers.auth import open_access
-from handlers.http_api import create_app
+from handlers.http.app import create_app
 from tests.conftest import Engine, FakeClock
 from tests.copies import assert_copies_mirror
 

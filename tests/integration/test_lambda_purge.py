@@ -43,7 +43,7 @@ def table(ddb_local_engine: Engine, dynamodb_local_endpoint: str, monkeypatch: p
 def test_a_scheduled_run_purges_what_was_deleted_before_the_window_and_nothing_else(
     ddb_local_engine: Engine, table: str
 ) -> None:
-    from handlers import lambda_purge
+    from handlers.aws import purge as lambda_purge
 
     now = datetime.now(UTC)
     ten_days_ago, three_days_ago = FakeClock(now), FakeClock(now)

@@ -11,8 +11,8 @@ from fastapi.testclient import TestClient
 from core.memories import MemoryService
 from core.model import NewMemory
 from handlers.auth import open_access
-from handlers.http_api import create_app
-from handlers.mcp_tools import create_server
+from handlers.http.app import create_app
+from handlers.mcp.tools import create_server
 from tests.conftest import Engine
 from tests.mcp.conftest import call_tool, tool_text
 from tests.unit.test_offset_bounds import OFFSET_REFUSED, QueryCounter

@@ -23,7 +23,7 @@ from core.memories import MemoryService
 from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table
 from handlers import bootstrap
 from handlers.auth import open_access
-from handlers.mcp_tools import create_server
+from handlers.mcp.tools import create_server
 from local.template import table_definition
 from tests.conftest import Engine, store_event_key
 

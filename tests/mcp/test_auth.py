@@ -22,8 +22,8 @@ from core.memories import MemoryService
 from core.model import NewMemory
 from core.repository import KEY_NOT_LIVE, KeyRepository
 from handlers.auth import Authenticator, key_authenticator
-from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app
-from handlers.mcp_tools import create_server
+from handlers.mcp.endpoint import MCPEndpoint, create_mcp_asgi_app
+from handlers.mcp.tools import create_server
 from tests.conftest import FakeClock
 from tests.inmemory import InMemoryKeyRepository, InMemoryMemoryRepository
 from tests.mcp.conftest import call_tool, tool_text

@@ -22,9 +22,9 @@ from core.errors import AuthenticationError
 from core.limits import MAX_REQUEST_BYTES
 from core.memories import MemoryService
 from handlers.auth import MISSING_KEY, open_access
-from handlers.http_api import create_app
-from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app, with_mcp_endpoint
-from handlers.mcp_tools import create_server
+from handlers.http.app import create_app
+from handlers.mcp.endpoint import MCPEndpoint, create_mcp_asgi_app, with_mcp_endpoint
+from handlers.mcp.tools import create_server
 
 pytestmark = pytest.mark.anyio
 

@@ -20,11 +20,11 @@ from core.contract import RetrievalQuery
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.repository import KeyRepository
-from handlers import lambda_mcp
 from handlers.auth import Authenticator, key_authenticator
-from handlers.lambda_asgi import UNINTERPRETABLE_EVENT
-from handlers.mcp_server import create_handler
-from handlers.mcp_tools import create_server
+from handlers.aws import mcp as lambda_mcp
+from handlers.aws.events import UNINTERPRETABLE_EVENT
+from handlers.mcp.endpoint import create_handler
+from handlers.mcp.tools import create_server
 from tests.conftest import EVENT_API_KEY, store_event_key
 from tests.mcp.conftest import (
     EVENTS,

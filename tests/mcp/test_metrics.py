@@ -12,7 +12,9 @@ from botocore.stub import Stubber
 from core.contract import RetrievalQuery
 from core.repository.dynamodb import DynamoDBKeyRepository, make_client
 from core.repository.dynamodb.usage import CapacityTally, Consumed
-from handlers import bootstrap, lambda_http, lambda_mcp
+from handlers import bootstrap
+from handlers.aws import http as lambda_http
+from handlers.aws import mcp as lambda_mcp
 from handlers.metrics import http_operation, is_tool_error, mcp_operation
 from tests.conftest import Engine, store_event_key
 from tests.mcp.conftest import LambdaWorker, load_event

@@ -23,10 +23,10 @@ from core.model import NewMemory
 from core.repository import KeyRepository
 from handlers import bootstrap
 from handlers.auth import key_authenticator
-from handlers.http_api import create_app
-from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app
-from handlers.mcp_tools import create_server
-from handlers.oauth import OAuthServer
+from handlers.http.app import create_app
+from handlers.mcp.endpoint import MCPEndpoint, create_mcp_asgi_app
+from handlers.mcp.tools import create_server
+from handlers.oauth.server import OAuthServer
 from tests.conftest import FakeClock
 from tests.inmemory import InMemoryGrantRepository
 from tests.mcp.oauth_flow import REDIRECT_URI, MemoryTokenStorage, Person, client_metadata, form_of, oauth_client, pkce

@@ -20,9 +20,9 @@ from core.memories import MemoryService
 from core.registration import RegistrationBounds
 from core.repository import Client
 from handlers.auth import key_authenticator
-from handlers.mcp_server import MCPEndpoint, create_handler, create_mcp_asgi_app
-from handlers.mcp_tools import create_server
-from handlers.oauth import OAuthServer
+from handlers.mcp.endpoint import MCPEndpoint, create_handler, create_mcp_asgi_app
+from handlers.mcp.tools import create_server
+from handlers.oauth.server import OAuthServer
 from tests.conftest import FakeClock
 from tests.inmemory import InMemoryGrantRepository
 from tests.mcp.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker

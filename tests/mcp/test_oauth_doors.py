@@ -17,11 +17,11 @@ from core.grants import ACCESS_TTL, GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.repository.dynamodb import DynamoDBKeyRepository
-from handlers import lambda_mcp
 from handlers.auth import key_authenticator
-from handlers.mcp_server import create_handler
-from handlers.mcp_tools import create_server
-from handlers.oauth import OAuthServer
+from handlers.aws import mcp as lambda_mcp
+from handlers.mcp.endpoint import create_handler
+from handlers.mcp.tools import create_server
+from handlers.oauth.server import OAuthServer
 from tests.conftest import Engine, FakeClock
 from tests.inmemory import InMemoryGrantRepository
 from tests.mcp.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker

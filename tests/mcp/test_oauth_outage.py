@@ -22,9 +22,9 @@ from core.memories import MemoryService
 from core.model import Clock, utc_now
 from core.repository.dynamodb import DynamoDBGrantRepository, DynamoDBKeyRepository, make_client
 from handlers.auth import key_authenticator
-from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app
-from handlers.mcp_tools import create_server
-from handlers.oauth import OAuthServer
+from handlers.mcp.endpoint import MCPEndpoint, create_mcp_asgi_app
+from handlers.mcp.tools import create_server
+from handlers.oauth.server import OAuthServer
 from tests.conftest import REGION, Engine, FakeClock
 from tests.inmemory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 from tests.integration.test_serve_stall import StalledStorage

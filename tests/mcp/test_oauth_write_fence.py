@@ -17,9 +17,9 @@ from core.keys import KeyService
 from core.memories import MemoryService
 from core.repository import KEY_NOT_LIVE
 from handlers.auth import key_authenticator
-from handlers.mcp_server import create_handler
-from handlers.mcp_tools import create_server
-from handlers.oauth import OAuthServer
+from handlers.mcp.endpoint import create_handler
+from handlers.mcp.tools import create_server
+from handlers.oauth.server import OAuthServer
 from tests.conftest import FakeClock
 from tests.inmemory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 from tests.mcp.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker, tool_text

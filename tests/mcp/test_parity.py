@@ -15,8 +15,8 @@ from mcp.client import Client
 from core.memories import MemoryService
 from core.model import MemoryChanges, NewMemory
 from handlers.auth import open_access
-from handlers.http_api import create_app
-from handlers.mcp_tools import create_server
+from handlers.http.app import create_app
+from handlers.mcp.tools import create_server
 from tests.conftest import NAMESPACE, FakeClock
 from tests.inmemory import InMemoryMemoryRepository
 from tests.mcp.conftest import tool_text

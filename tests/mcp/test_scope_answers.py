@@ -15,8 +15,8 @@ from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import Memory, NewMemory
 from handlers.auth import Authenticator, key_authenticator
-from handlers.mcp_server import create_mcp_asgi_app
-from handlers.mcp_tools import create_server
+from handlers.mcp.endpoint import create_mcp_asgi_app
+from handlers.mcp.tools import create_server
 from tests.mcp.test_auth import call, serving
 
 pytestmark = pytest.mark.anyio

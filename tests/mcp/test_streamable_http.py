@@ -17,9 +17,9 @@ from mcp.types import METHOD_NOT_FOUND
 
 from core.memories import MemoryService
 from handlers.auth import open_access
-from handlers.http_api import create_app
-from handlers.mcp_server import MCPEndpoint, create_mcp_asgi_app, with_mcp_endpoint
-from handlers.mcp_tools import create_server
+from handlers.http.app import create_app
+from handlers.mcp.endpoint import MCPEndpoint, create_mcp_asgi_app, with_mcp_endpoint
+from handlers.mcp.tools import create_server
 from tests.mcp.conftest import FUNCTION_URL_HOST, tool_text
 
 pytestmark = pytest.mark.anyio

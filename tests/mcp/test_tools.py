@@ -28,7 +28,7 @@ from core.errors import (
 from core.memories import MemoryService
 from core.model import STANDARD_TAGS, Memory, MemoryChanges, NewMemory
 from handlers.auth import open_access
-from handlers.mcp_tools import INSTRUCTIONS, TOOL_ERROR_HINTS, create_server
+from handlers.mcp.tools import INSTRUCTIONS, TOOL_ERROR_HINTS, create_server
 from tests.conftest import domain_error_classes
 from tests.mcp.conftest import call_tool, tool_text
 

@@ -18,9 +18,9 @@ from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import Memory
 from handlers.auth import key_authenticator
-from handlers.http_api import create_app
-from handlers.mcp_server import create_mcp_asgi_app
-from handlers.mcp_tools import create_server
+from handlers.http.app import create_app
+from handlers.mcp.endpoint import create_mcp_asgi_app
+from handlers.mcp.tools import create_server
 from tests.inmemory import InMemoryMemoryRepository
 
 ALICE_IDS = [1, 2, 3, 4]

@@ -15,9 +15,9 @@ from fastapi.testclient import TestClient
 
 from core.memories import MemoryService
 from handlers.auth import open_access
-from handlers.http_api import create_app
-from handlers.mcp_server import create_mcp_asgi_app, with_mcp_endpoint
-from handlers.mcp_tools import create_server
+from handlers.http.app import create_app
+from handlers.mcp.endpoint import create_mcp_asgi_app, with_mcp_endpoint
+from handlers.mcp.tools import create_server
 
 PROBLEM_JSON = "application/problem+json"
 MAX_BODY = 128 * 1024

@@ -16,8 +16,8 @@ import pytest
 SRC = Path(__file__).resolve().parents[2] / "src"
 # Top-level packages a handler's import must not load: the other door's framework (its function does not ship it).
 NOT_AT_IMPORT = {
-    "handlers.lambda_http": {"mcp", "mcp_types", "cryptography", "yaml", "werkzeug", "local"},
-    "handlers.lambda_mcp": {"fastapi", "yaml", "werkzeug", "local"},
+    "handlers.aws.http": {"mcp", "mcp_types", "cryptography", "yaml", "werkzeug", "local"},
+    "handlers.aws.mcp": {"fastapi", "yaml", "werkzeug", "local"},
 }
 PROBE = """
 import json, sys
@@ -48,18 +48,18 @@ def test_a_cold_import_builds_the_handler_without_the_other_doors_framework(modu
 
 
 def test_the_openapi_document_is_built_on_first_request_not_at_import():
-    assert _cold_import("handlers.lambda_http")["openapi_built"] is False
+    assert _cold_import("handlers.aws.http")["openapi_built"] is False
 
 
 def test_the_mcp_function_loads_its_authorization_server_on_the_first_oauth_request_not_at_import():
     probe = (
-        "import sys, json, handlers.lambda_mcp; "
+        "import sys, json, handlers.aws.mcp; "
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('handlers.'))))"
     )
     env = {**os.environ, "PYTHONPATH": str(SRC), "AWS_REGION": "us-east-1"}
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
     loaded = set(json.loads(result.stdout.splitlines()[-1]))
 
-    assert "handlers.oauth" in loaded  # the light part: issuer, paths, token check
+    assert "handlers.oauth.server" in loaded  # the light part: issuer, paths, token check
     # (the SDK's own auth modules load with MCPServer anyway; what is ours to defer is the routes and the page)
-    assert not loaded & {"handlers.oauth_provider", "handlers.oauth_requests", "handlers.consent"}
+    assert not loaded & {"handlers.oauth.provider", "handlers.oauth.guard", "handlers.oauth.consent"}

@@ -17,7 +17,7 @@ from core.memories import MemoryService
 from core.model import MEMORY_TYPES, STANDARD_TAGS, Status, WritableStatus
 from handlers.auth import open_access
 from handlers.console import STATIC, Console
-from handlers.http_api import create_app
+from handlers.http.app import create_app
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 # The page a first visit downloads, all files together (the aim: under 100 KB).

@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 
 from core.memories import MemoryService
 from handlers.auth import open_access
-from handlers.http_api import create_app
+from handlers.http.app import create_app
 from local import cli, engines
 from local.engine_watch import ENGINE_EXITED, STARTUP_FAILED, EngineWatch, run_server, unless_engine_exited
 from tests.conftest import free_port

@@ -16,7 +16,7 @@ from core.errors import StorageUnavailableError, WriteConflictError
 from core.memories import MemoryService
 from core.model import Memory, MemoryChanges
 from handlers.auth import open_access
-from handlers.http_api import create_app
+from handlers.http.app import create_app
 from tests.conftest import FakeClock
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
@@ -817,7 +817,7 @@ def test_the_openapi_document_declares_the_idempotency_key_header(http: TestClie
 
 
 def test_the_etag_is_the_version_in_quotes() -> None:
-    from handlers.http_input import etag
+    from handlers.http.input import etag
 
     assert (
         etag(

@@ -19,7 +19,7 @@ from core.memories import MemoryService
 from core.model import NewMemory
 from core.repository import KEY_NOT_LIVE, KeyRepository
 from handlers.auth import bearer_token, key_authenticator
-from handlers.http_api import create_app
+from handlers.http.app import create_app
 from handlers.problem import DOMAIN_STATUS
 from tests.conftest import FakeClock, domain_error_classes
 from tests.inmemory import InMemoryKeyRepository, InMemoryMemoryRepository

@@ -21,7 +21,11 @@ from moto import mock_aws
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
-from handlers import bootstrap, http_api, lambda_http, lambda_mcp, mcp_server
+from handlers import bootstrap
+from handlers.aws import http as lambda_http
+from handlers.aws import mcp as lambda_mcp
+from handlers.http import app as http_api
+from handlers.mcp import endpoint as mcp_server
 from local.template import table_definition
 from tests.conftest import EVENT_API_KEY, store_event_key
 from tests.mcp.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker
@@ -156,7 +160,8 @@ with mock_aws():
     ensure_table(client, table, table_definition())
     store_event_key(DynamoDBKeyRepository(client, table))
     from aws_lambda_powertools import Logger
-    from handlers import lambda_http, lambda_mcp
+    from handlers.aws import http as lambda_http
+    from handlers.aws import mcp as lambda_mcp
 
     control = Logger().inject_lambda_context(lambda event, context: {"statusCode": 200})
     control(json.load(open(f"{events}/http_get.json")), context)

@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
-from handlers import bootstrap, lambda_http, lambda_mcp
-from handlers.lambda_asgi import UNINTERPRETABLE_EVENT
+from handlers import bootstrap
+from handlers.aws import http as lambda_http
+from handlers.aws import mcp as lambda_mcp
+from handlers.aws.events import UNINTERPRETABLE_EVENT
 from tests.unit.test_lambda_handler import CONTEXT, EVENTS_DIR, body_of
 
 Event = dict[str, Any]

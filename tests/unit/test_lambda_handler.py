@@ -1,4 +1,4 @@
-"""The Lambda door end to end: the API Gateway HTTP API 2.0 payloads in events/ fed to `handlers.lambda_http.handler`,
+"""The Lambda door end to end: the API Gateway HTTP API 2.0 payloads in events/ fed to `handlers.aws.http.handler`,
 over in-memory services (`lambda_env`), and with its own wiring from the environment over Amazon DynamoDB Local
 (`deployed_env`: moto cannot run the access stamps' PartiQL batches). The
 events carry tests.conftest.EVENT_API_KEY, which both fixtures store as `keys create` would."""
@@ -19,8 +19,10 @@ import pytest
 
 from core.keys import KeyService
 from core.repository.dynamodb import DynamoDBKeyRepository
-from handlers import bootstrap, http_api, lambda_http
-from handlers.lambda_asgi import UNINTERPRETABLE_EVENT
+from handlers import bootstrap
+from handlers.aws import http as lambda_http
+from handlers.aws.events import UNINTERPRETABLE_EVENT
+from handlers.http import app as http_api
 from tests.conftest import EVENT_API_KEY, Engine, store_event_key
 
 REGION = "us-east-1"

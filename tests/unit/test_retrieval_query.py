@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from core.contract import RetrievalQuery
 from core.errors import InvalidInputError
 from core.model import Memory
-from handlers.http_input import retrieval_query
+from handlers.http.input import retrieval_query
 
 
 def memory(content: str = "remembered", tags: list[str] | None = None) -> Memory:

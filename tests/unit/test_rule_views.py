@@ -17,8 +17,8 @@ from core.errors import InvalidInputError
 from core.limits import CONTENT_MAX_CHARS, MAX_LIMIT, MAX_OFFSET, Q_MAX_CHARS, TAG_MAX_CHARS, TAGS_MAX
 from core.model import MemoryChanges, NewMemory
 from handlers.auth import open_access
-from handlers.http_api import create_app
-from handlers.mcp_tools import create_server
+from handlers.http.app import create_app
+from handlers.mcp.tools import create_server
 
 # The operations both doors serve, as (OpenAPI path, method, where its fields are) and the MCP tool.
 OPERATIONS = [

@@ -14,7 +14,7 @@ from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import NewMemory
 from handlers.auth import key_authenticator
-from handlers.http_api import create_app
+from handlers.http.app import create_app
 
 STORED = "The user keeps bees"
 RECORD_FIELDS = {"id", "content", "tags", "created_at", "updated_at", "last_accessed_at", "memory_type", "status"}

@@ -14,9 +14,9 @@ from core.keys import KeyService
 from core.memories import MemoryService
 from handlers import problem
 from handlers.auth import key_authenticator
-from handlers.http_api import create_app
-from handlers.mcp_server import create_mcp_asgi_app, with_mcp_endpoint
-from handlers.mcp_tools import create_server
+from handlers.http.app import create_app
+from handlers.mcp.endpoint import create_mcp_asgi_app, with_mcp_endpoint
+from handlers.mcp.tools import create_server
 from tests.conftest import Engine
 
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}

@@ -30,7 +30,7 @@ from handlers.problem import (
 Query = TypeVar("Query", bound=InputModel)
 
 # RFC 9110 If-Match: `*` or a comma-separated list of entity tags, each `"..."` or weak `W/"..."`; a list may hold
-# empty elements (RFC 9110 5.6.1.2). The one parser is parse_if_match; handlers.openapi_doc documents the same syntax.
+# empty elements (RFC 9110 5.6.1.2). The one parser is parse_if_match; handlers.http.openapi documents the same syntax.
 _ENTITY_TAG = re.compile(r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')
 _IF_MATCH_LIST = re.compile(
     rf"(?:,[ \t]*)*{_ENTITY_TAG.pattern}(?:[ \t]*,(?:[ \t]*,)*[ \t]*{_ENTITY_TAG.pattern})*(?:[ \t]*,)*"

@@ -1,6 +1,6 @@
-"""What the MCP endpoint's guard (handlers.mcp_server) answers at the HTTP level, before or around the SDK's transport:
-the routes and methods it does not serve, CORS, the body read whole, and a problem document for every refusal the
-transport would answer in plain text or with a bare status."""
+"""What the MCP endpoint's guard (handlers.mcp.endpoint) answers at the HTTP level, before or around the SDK's
+transport: the routes and methods it does not serve, CORS, the body read whole, and a problem document for every
+refusal the transport would answer in plain text or with a bare status."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from core.budget import storage_budget
 from core.errors import StorageUnavailableError, WriteConflictError
 from core.registration import RegistrationLimitError
 from handlers.concurrency import RunBlocking
-from handlers.consent import CONSENT_PATH, unavailable_page
+from handlers.oauth.consent import CONSENT_PATH, unavailable_page
 
 P = ParamSpec("P")
 T = TypeVar("T")

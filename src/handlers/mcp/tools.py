@@ -24,7 +24,7 @@ from core.model import (
 )
 from handlers.auth import Authenticator
 from handlers.concurrency import RunBlocking, inline
-from handlers.mcp_arguments import (
+from handlers.mcp.arguments import (
     ABSENT,
     ContentChangeArg,
     ExpectedVersionArg,
@@ -49,8 +49,8 @@ from handlers.mcp_arguments import (
     sent_arguments,
     undeclared_arguments,
 )
-from handlers.mcp_principal import verified_principal
-from handlers.mcp_results import (
+from handlers.mcp.principal import verified_principal
+from handlers.mcp.results import (
     TOOL_ERROR_HINTS,
     DeletedMemory,
     UpdatedMemory,
@@ -118,7 +118,7 @@ def create_server(
 ) -> MCPServer:
     """The MCP server with the contract's tools over the service `provide_service` gives.
 
-    One principal path: each tool acts as the principal the endpoint's guard verified (handlers.mcp_server, the only
+    One principal path: each tool acts as the principal the endpoint's guard verified (handlers.mcp.endpoint, the only
     reader of credentials on the network). A call the guard did not see (an in-process client, or the SDK's app
     served without the guard) presents no credentials: it acts as whatever `authenticate` grants a caller without
     a key, which for API keys is nothing (a 401 tool error) and for open access the open namespace. Every storage

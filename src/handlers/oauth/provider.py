@@ -1,8 +1,8 @@
 """The MCP door's authorization server for one issuer: the `mcp` SDK's OAuth routes (RFC 8414 metadata, RFC 7591
 registration, /authorize with PKCE, /token, RFC 7009 revocation, RFC 9728 resource metadata) over GrantProvider,
-which keeps what the SDK leaves to a provider in the core's GrantService; and the consent page (handlers.consent).
+which keeps what the SDK leaves to a provider in the core's GrantService; and the consent page (handlers.oauth.consent).
 
-Imported on the first OAuth request only (handlers.oauth), so a cold start serving /mcp never pays for it.
+Imported on the first OAuth request only (handlers.oauth.server), so a cold start serving /mcp never pays for it.
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ from core.limits import MAX_STATE_CHARS
 from core.repository import Grant
 from core.tokens import is_access_token
 from handlers.concurrency import RunBlocking
-from handlers.consent import CONSENT_PATH, ConsentPage
-from handlers.oauth import AUTHORIZATION_SERVER_METADATA, PROTECTED_RESOURCE_METADATA
-from handlers.oauth_requests import Guarded, caller, failing_fast
+from handlers.oauth.consent import CONSENT_PATH, ConsentPage
+from handlers.oauth.guard import Guarded, caller, failing_fast
+from handlers.oauth.server import AUTHORIZATION_SERVER_METADATA, PROTECTED_RESOURCE_METADATA
 
 RESOURCE_NAME = "agent-memory"
 # URLs as given: an issuer is compared as a string (RFC 8414 §3.3), so `https://host` must not become `https://host/`.
@@ -227,7 +227,7 @@ class Revocation:
 def authorization_server(
     grants: Callable[[], GrantService], issuer: str, resource: str, run_blocking: RunBlocking
 ) -> ASGIApp:
-    """The authorization server for `issuer`, protecting `resource`: its routes behind handlers.oauth_requests."""
+    """The authorization server for `issuer`, protecting `resource`: its routes behind handlers.oauth.guard."""
     routes = authorization_routes(grants, issuer, resource, failing_fast(run_blocking))
     methods = {route.path: frozenset(route.methods or ()) for route in routes if isinstance(route, Route)}
     return Guarded(Router(routes=routes), methods)

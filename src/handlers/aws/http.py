@@ -1,4 +1,4 @@
-"""The HTTP function's entrypoint (template.yaml `Handler: handlers.lambda_http.handler`): the HTTP door wired by
+"""The HTTP function's entrypoint (template.yaml `Handler: handlers.aws.http.handler`): the HTTP door wired by
 the composition root, served for API Gateway HTTP API (payload 2.0) events."""
 
 from typing import Any
@@ -6,9 +6,9 @@ from typing import Any
 from aws_lambda_powertools.logging import correlation_paths
 
 from handlers import bootstrap
+from handlers.aws.events import invoke
 from handlers.concurrency import inline
-from handlers.http_api import create_app, logger
-from handlers.lambda_asgi import invoke
+from handlers.http.app import create_app, logger
 from handlers.metrics import http_operation, request_line
 
 # Built at import, in the init phase before the first request: the app, and the

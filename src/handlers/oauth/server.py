@@ -3,7 +3,7 @@
 The issuer is the origin a request reached: a function URL cannot know its own URL from the template (that would be
 a cycle), so it is read from the request's `Host` (and the scheme the function URL or `serve` reports), or set once
 for a custom domain (OAUTH_ISSUER). An origin over plain http is an issuer only on a loopback host (RFC 8414 asks
-for https); on any other, the door serves API keys only. The routes themselves (handlers.oauth_provider) are built
+for https); on any other, the door serves API keys only. The routes themselves (handlers.oauth.provider) are built
 on the first OAuth request for an issuer, so serving /mcp never imports them.
 """
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 RESOURCE_PATH: Final = "/mcp"
 PROTECTED_RESOURCE_METADATA: Final = "/.well-known/oauth-protected-resource"
 AUTHORIZATION_SERVER_METADATA: Final = "/.well-known/oauth-authorization-server"
-# Every path the authorization server answers (handlers.oauth_provider builds them).
+# Every path the authorization server answers (handlers.oauth.provider builds them).
 PATHS: Final = frozenset(
     {
         AUTHORIZATION_SERVER_METADATA,
@@ -97,7 +97,7 @@ class OAuthServer:
         await app(scope, receive, send)
 
     def _build(self, issuer: str) -> ASGIApp:
-        from handlers.oauth_provider import authorization_server
+        from handlers.oauth.provider import authorization_server
 
         if len(self._apps) >= _MAX_ISSUERS:
             self._apps.clear()

@@ -1,5 +1,5 @@
 """The MCP door's transport: the guarded, stateless Streamable HTTP app serving the tools, and the Lambda handler
-factory for a function URL (payload 2.0), JSON-only (handlers.lambda_mcp is the function's entrypoint)."""
+factory for a function URL (payload 2.0), JSON-only (handlers.aws.mcp is the function's entrypoint)."""
 
 import asyncio
 import functools
@@ -26,9 +26,9 @@ from core.errors import (
 )
 from core.limits import MAX_REQUEST_BYTES
 from handlers.auth import Authenticator, presented_credentials
+from handlers.aws.events import invocation_loop, invoke
 from handlers.concurrency import RunBlocking, inline
-from handlers.lambda_asgi import invocation_loop, invoke
-from handlers.mcp_http import (
+from handlers.mcp.http import (
     MCP_PATH,
     as_json,
     errors_as_problems,
@@ -38,9 +38,9 @@ from handlers.mcp_http import (
     whole_body,
     with_cors,
 )
-from handlers.mcp_principal import PRINCIPAL_SCOPE_KEY
-from handlers.oauth import PATHS as OAUTH_PATHS
-from handlers.oauth import OAuthServer, presents_access_token, with_resource_metadata
+from handlers.mcp.principal import PRINCIPAL_SCOPE_KEY
+from handlers.oauth.server import PATHS as OAUTH_PATHS
+from handlers.oauth.server import OAuthServer, presents_access_token, with_resource_metadata
 from handlers.problem import domain_problem, problem_response
 
 logger = Logger()
@@ -68,9 +68,9 @@ class MCPEndpoint:
       principal travels to the tools in the request's ASGI scope (`PRINCIPAL_SCOPE_KEY`). An access token calling a
       tool beyond its scopes gets 403 `insufficient_scope` naming the scope, so its client can ask for it (an API
       key gets the tool's own error, as always).
-    - With `oauth`, the authorization server's paths (handlers.oauth.PATHS) go to it.
+    - With `oauth`, the authorization server's paths (handlers.oauth.server.PATHS) go to it.
     - Every refusal is a problem document, also where the SDK's transport answers in plain text or with a bare
-      status (handlers.mcp_http): a body not declared as JSON is 415 (JSON as the HTTP API reads it), a client that
+      status (handlers.mcp.http): a body not declared as JSON is 415 (JSON as the HTTP API reads it), a client that
       does not accept JSON 406, a body over MAX_REQUEST_BYTES 413. Its JSON-RPC errors stay JSON-RPC.
     - A client that goes away before its body is complete is logged at INFO and left unanswered.
 

@@ -1,4 +1,4 @@
-"""The HTTP door: FastAPI routes over the core's service (handlers.lambda_http serves it on Lambda)."""
+"""The HTTP door: FastAPI routes over the core's service (handlers.aws.http serves it on Lambda)."""
 
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -21,7 +21,7 @@ from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory, parse
 from handlers.auth import Authenticator, authorize, presented_credentials
 from handlers.concurrency import RunBlocking, inline
 from handlers.console import CONSOLE_PATH, Console
-from handlers.http_input import (
+from handlers.http.input import (
     NO_STAMP,
     HttpProblemError,
     Prefer,
@@ -32,9 +32,7 @@ from handlers.http_input import (
     retrieval_query,
     stamps_wanted,
 )
-from handlers.http_routing import allowed_methods, no_route
-from handlers.metrics import rows_served
-from handlers.openapi_doc import (
+from handlers.http.openapi import (
     BODY_RESPONSES,
     COMMON_RESPONSES,
     INVALID_INPUT_RESPONSES,
@@ -45,6 +43,8 @@ from handlers.openapi_doc import (
     problem_doc,
     retrieval_parameters,
 )
+from handlers.http.routing import allowed_methods, no_route
+from handlers.metrics import rows_served
 from handlers.problem import DOMAIN_STATUS, domain_problem, problem_response
 
 logger = Logger()

@@ -166,7 +166,7 @@ def json_schema_body(model: type[BaseModel]) -> dict[str, Any]:
 
 def document_schemas(app: FastAPI) -> None:
     """Put the Problem schema that every error response refers to into the OpenAPI components, and state the
-    parameters as the service reads them (handlers.openapi_doc)."""
+    parameters as the service reads them (handlers.http.openapi)."""
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:

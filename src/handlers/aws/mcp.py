@@ -1,4 +1,4 @@
-"""The MCP function's entrypoint (template.yaml `Handler: handlers.lambda_mcp.handler`): the MCP door wired by the
+"""The MCP function's entrypoint (template.yaml `Handler: handlers.aws.mcp.handler`): the MCP door wired by the
 composition root, served for function URL (payload 2.0) events."""
 
 from typing import Any
@@ -7,13 +7,13 @@ from aws_lambda_powertools.logging import correlation_paths
 
 from handlers import bootstrap
 from handlers.concurrency import inline
-from handlers.mcp_server import create_handler, logger
-from handlers.mcp_tools import create_server
+from handlers.mcp.endpoint import create_handler, logger
+from handlers.mcp.tools import create_server
 from handlers.metrics import event_body, is_tool_error, mcp_operation
-from handlers.oauth import OAuthServer
+from handlers.oauth.server import OAuthServer
 
 # The DynamoDB client and services are built at import, in the init phase, so the first request does not pay for
-# them; the endpoint and its session manager start on the first invocation (handlers.mcp_server.create_handler).
+# them; the endpoint and its session manager start on the first invocation (handlers.mcp.endpoint.create_handler).
 bootstrap.default_services()
 _authenticate = bootstrap.lambda_authenticator()
 # One request per execution environment: blocking calls run inline (handlers.concurrency).

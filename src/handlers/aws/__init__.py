@@ -1,0 +1,1 @@
+"""AWS Lambda: the functions' entrypoints and the adapter from Lambda events to the doors' ASGI apps."""

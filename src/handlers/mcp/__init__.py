@@ -1,0 +1,1 @@
+"""The MCP door: the server and its tools, and the guarded Streamable HTTP endpoint that serves them."""
