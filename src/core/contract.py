@@ -7,7 +7,7 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
 
-from core.limits import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, Q_MAX_CHARS
+from core.limits import DEFAULT_LIMIT, MAX_INTEGER_DIGITS, MAX_LIMIT, MAX_OFFSET, Q_MAX_CHARS
 from core.model import InputModel, Memory, MemoryType, Status, normalize_tag
 
 SortKey = Literal["id", "created_at", "updated_at", "last_accessed_at"]
@@ -32,8 +32,7 @@ def integer(value: object) -> int:
         return int(value)
     if isinstance(value, str):
         text = value.strip()
-        # Beyond 4300 digits int() refuses to parse; such a number is no use as a limit or offset anyway.
-        if _INTEGER.fullmatch(text) and len(text) <= 4000:
+        if _INTEGER.fullmatch(text) and len(text) <= MAX_INTEGER_DIGITS:
             return int(text)
     raise ValueError("must be an integer")
 

@@ -20,7 +20,7 @@ from typing import Final, Literal
 from core.access import Principal, Scope, hash_key, parse_scopes, validate_namespace
 from core.errors import AuthenticationError, FieldError, InvalidInputError, WriteConflictError
 from core.keys import KeyService
-from core.limits import MAX_CLIENT_METADATA_BYTES, MAX_REDIRECT_URIS
+from core.limits import MAX_CLIENT_ID_CHARS, MAX_CLIENT_METADATA_BYTES, MAX_REDIRECT_URIS
 from core.model import Clock, format_timestamp, utc_now
 from core.registration import RegistrationBounds, RegistrationLimitError
 from core.repository import Client, Grant, GrantRepository, LiveKey
@@ -114,7 +114,7 @@ class GrantService:
 
     def client(self, client_id: str) -> Client | None:
         """The registered client, or None when unknown or expired (DynamoDB's TTL deletes it some time later)."""
-        if len(client_id) > 128:
+        if len(client_id) > MAX_CLIENT_ID_CHARS:
             return None
         client = self._repository.get_client(client_id)
         return client if client is not None and client.expires_at > self.now() else None

@@ -38,12 +38,20 @@ MAX_LIMIT: Final = 100
 Q_MAX_CHARS: Final = 256
 # The largest offset: a signed 64-bit integer, the range every client language holds.
 MAX_OFFSET: Final = 2**63 - 1
+# The most digits an integer may be written with in a query string or a body: int() refuses more than 4,300 (a guard
+# against quadratic parsing), and no field takes a number anywhere near that size anyway.
+MAX_INTEGER_DIGITS: Final = 4000
 
 # OAuth (core.grants): what one client registration, and one authorization request's `state`, may hold.
 MAX_CLIENT_METADATA_BYTES: Final = 8 * 1024
 MAX_REDIRECT_URIS: Final = 10
 MAX_REDIRECT_URI_CHARS: Final = 2000
 MAX_STATE_CHARS: Final = 1024
+# The longest client id looked up (ours are 36-character UUIDs; anything longer is no registration of ours).
+MAX_CLIENT_ID_CHARS: Final = 128
+# A PKCE code challenge (RFC 7636 §4.2): the S256 of a verifier, 43 to 128 characters.
+CODE_CHALLENGE_MIN_CHARS: Final = 43
+CODE_CHALLENGE_MAX_CHARS: Final = 128
 # Dynamic client registration, counted per fixed window in the store (every Lambda instance shares the counts). A
 # client registers once per installation, so one address (an IPv6 /64) registering more than this an hour is a
 # script, while an office behind one NAT still fits; the total bounds what addresses together can store (an unused

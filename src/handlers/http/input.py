@@ -17,7 +17,7 @@ from starlette.responses import Response
 
 from core.contract import RetrievalQuery
 from core.errors import FieldError, InvalidInputError
-from core.limits import MAX_REQUEST_BYTES, VERSION_DIGITS
+from core.limits import MAX_INTEGER_DIGITS, MAX_REQUEST_BYTES, VERSION_DIGITS
 from core.model import InputModel, Memory, field_name
 from handlers.problem import (
     BODY_TOO_LARGE,
@@ -122,8 +122,8 @@ def _repeated_keys(body: object) -> list[FieldError]:
 
 
 def _parse_int(text: str) -> object:
-    # int() refuses more than 4300 digits; no field takes a number that size, so let validation name the field.
-    return int(text) if len(text) <= 4000 else float(text)
+    # A number too long to parse as an integer: let validation name the field it was given for.
+    return int(text) if len(text) <= MAX_INTEGER_DIGITS else float(text)
 
 
 def _reject_constant(name: str) -> object:

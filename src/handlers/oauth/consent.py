@@ -29,7 +29,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from core.access import SCOPES
 from core.errors import InvalidInputError, StorageUnavailableError, WriteConflictError
 from core.grants import ConsentRefusedError, GrantService
-from core.limits import MAX_STATE_CHARS
+from core.limits import CODE_CHALLENGE_MAX_CHARS, CODE_CHALLENGE_MIN_CHARS, MAX_STATE_CHARS
 from core.tokens import consent_proof, consent_proven, redirect_origin
 from handlers.concurrency import RunBlocking
 
@@ -153,7 +153,7 @@ class ConsentPage:
         except InvalidInputError:
             raise _BadRequestError("The redirect address is not one this server accepts.") from None
         challenge = params.get("code_challenge", "")
-        if not 43 <= len(challenge) <= 128:
+        if not CODE_CHALLENGE_MIN_CHARS <= len(challenge) <= CODE_CHALLENGE_MAX_CHARS:
             raise _BadRequestError("The request carries no valid PKCE code challenge.")
         scopes = tuple(params.get("scope", "").split())
         if not scopes or not set(scopes) <= set(SCOPES):
