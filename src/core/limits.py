@@ -38,6 +38,9 @@ MAX_LIMIT: Final = 100
 Q_MAX_CHARS: Final = 256
 # The largest offset: a signed 64-bit integer, the range every client language holds.
 MAX_OFFSET: Final = 2**63 - 1
+# Recall (ranked retrieval by meaning).
+RECALL_MAX_LIMIT: Final = 50
+RECALL_QUERY_MAX_CHARS: Final = 1000
 # The most digits an integer may be written with in a query string or a body: int() refuses more than 4,300 (a guard
 # against quadratic parsing), and no field takes a number anywhere near that size anyway.
 MAX_INTEGER_DIGITS: Final = 4000
