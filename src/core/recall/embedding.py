@@ -1,0 +1,39 @@
+"""Recall's semantic part behind a port: an embedding model turns texts into vectors. Deployed it is a model on
+Amazon Bedrock, locally one that runs offline from an installed package, and in fast tests a stand-in
+(core.recall.standin), which is no model at all."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol
+
+from core.recall.vectors import Vector
+
+Kind = Literal["query", "passage"]
+
+
+class EmbedderUnavailableError(Exception):
+    """The model could not embed now (unreachable, throttled, timed out, refused): the caller goes on without a
+    vector (a memory is embedded later; a recall ranks without its semantic part)."""
+
+
+class Embedder(Protocol):
+    """An embedding model. `model` names it (recall's answer says which model ranked it); `floor` is the cosine
+    similarity at or below which this model's vectors say two texts are unrelated (the semantic part is the similarity
+    above it, scaled to [0, 1]: models differ widely in where unrelated texts land)."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def floor(self) -> float: ...
+
+    def embed(self, texts: Sequence[str], kind: Kind) -> list[Vector]:
+        """One vector per text, in order: `passage` for what is stored, `query` for what is asked.
+        EmbedderUnavailableError when it cannot now."""
+        ...
+
+
+def passage_text(content: str, tags: Sequence[str]) -> str:
+    """What a memory's vector embeds: its content, then its tags."""
+    return f"{content}\n{' '.join(tags)}" if tags else content

@@ -1,0 +1,109 @@
+"""How recall ranks: five parts, each in [0, 1], and their weighted sum.
+
+- lexical: BM25 over content and tags (core.recall.lexical), against the recall's matches;
+- semantic: the cosine of the query's and the memory's embeddings above the model's floor, scaled to [0, 1];
+- recency: 1/2 per `recency_half_life_days` since `updated_at` (1 for a change at or after `as_of`);
+- use: 1/2 per `use_half_life_days` since the stored `last_accessed_at`, 0 when never used;
+- type: the prior of the memory's type.
+Every part is rounded to 6 decimals, and the score is the weighted sum of the rounded parts, rounded to 6 decimals, so
+anyone can recompute a score from the parts and the weights an answer shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from core.model import MemoryType
+
+Part = Literal["lexical", "semantic", "recency", "use", "type"]
+PARTS: Final[tuple[Part, ...]] = get_args(Part)
+DIGITS: Final = 6
+
+# The defaults, chosen on the development half of eval/recall (make eval: the report gives every figure): meaning
+# carries most of the ranking; the lexical part lifts exact rare words without letting a shared common word outrank
+# a better meaning; recent change and recent use break near-ties.
+DEFAULT_WEIGHTS: Final[dict[Part, float]] = {
+    "lexical": 0.15,
+    "semantic": 0.75,
+    "recency": 0.03,
+    "use": 0.03,
+    "type": 0.04,
+}
+DEFAULT_RECENCY_HALF_LIFE_DAYS: Final = 180.0
+DEFAULT_USE_HALF_LIFE_DAYS: Final = 90.0
+DEFAULT_TYPE_PRIORS: Final[dict[MemoryType, float]] = {"identity": 1.0, "preference": 1.0, "fact": 1.0, "event": 1.0}
+
+
+class RankingSettings(BaseModel):
+    """Weights, half-lives and type priors: deployment settings, echoed (the weights) in every recall's answer."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    weights: dict[Part, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    recency_half_life_days: float = Field(default=DEFAULT_RECENCY_HALF_LIFE_DAYS, gt=0)
+    use_half_life_days: float = Field(default=DEFAULT_USE_HALF_LIFE_DAYS, gt=0)
+    type_priors: dict[MemoryType, float] = Field(default_factory=lambda: dict(DEFAULT_TYPE_PRIORS))
+
+    @field_validator("weights")
+    @classmethod
+    def _every_part_weighed(cls, weights: dict[Part, float]) -> dict[Part, float]:
+        if set(weights) != set(PARTS) or any(not 0 <= weight <= 1 for weight in weights.values()):
+            raise ValueError(f"must give each of {', '.join(PARTS)} a weight from 0 to 1")
+        return {part: weights[part] for part in PARTS}
+
+    @field_validator("type_priors")
+    @classmethod
+    def _every_type_weighed(cls, priors: dict[MemoryType, float]) -> dict[MemoryType, float]:
+        if set(priors) != set(get_args(MemoryType)) or any(not 0 <= prior <= 1 for prior in priors.values()):
+            raise ValueError(f"must give each of {', '.join(get_args(MemoryType))} a prior from 0 to 1")
+        return priors
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What one matched memory brings to its ranking, besides the query."""
+
+    memory_id: int
+    lexical: float
+    similarity: float | None  # None: no vector of the ranking model (unembedded), or the query has none
+    updated_at: str
+    last_accessed_at: str | None
+    memory_type: MemoryType
+
+
+def _days_between(earlier: str, later: datetime) -> float:
+    return (later - datetime.fromisoformat(earlier)).total_seconds() / 86400
+
+
+def decay(timestamp: str | None, as_of: datetime, half_life_days: float) -> float:
+    """1/2 per half-life from `timestamp` to `as_of` (1 when it is not before `as_of`), 0 without a timestamp."""
+    if timestamp is None:
+        return 0.0
+    days = _days_between(timestamp, as_of)
+    return 1.0 if days <= 0 else 0.5 ** (days / half_life_days)
+
+
+def semantic(similarity: float | None, floor: float) -> float:
+    """The similarity above the model's floor, scaled to [0, 1]; 0 without one."""
+    if similarity is None:
+        return 0.0
+    return min(1.0, max(0.0, (similarity - floor) / (1 - floor)))
+
+
+def parts(signals: Signals, as_of: datetime, floor: float, settings: RankingSettings) -> dict[Part, float]:
+    values: dict[Part, float] = {
+        "lexical": signals.lexical,
+        "semantic": semantic(signals.similarity, floor),
+        "recency": decay(signals.updated_at, as_of, settings.recency_half_life_days),
+        "use": decay(signals.last_accessed_at, as_of, settings.use_half_life_days),
+        "type": settings.type_priors[signals.memory_type],
+    }
+    return {part: round(value, DIGITS) for part, value in values.items()}
+
+
+def score(values: dict[Part, float], settings: RankingSettings) -> float:
+    return round(sum(settings.weights[part] * values[part] for part in PARTS), DIGITS)

@@ -1,0 +1,34 @@
+"""The embedding stand-in for fast tests: deterministic, instant, and no model at all."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Final
+
+from core.recall.embedding import Kind
+from core.recall.lexical import terms
+from core.recall.vectors import Vector
+
+STAND_IN_DIMENSIONS: Final = 256
+
+
+class StandInEmbedder:
+    """NOT a model: a deterministic stand-in for fast tests. Each stemmed word is hashed to one of 256 dimensions with
+    a sign, so texts sharing words are similar and nothing else is; the same text always gives the same vector."""
+
+    model = "stand-in:hashed-words-256"
+    floor = 0.0
+
+    def embed(self, texts: Sequence[str], kind: Kind) -> list[Vector]:
+        return [self._vector(terms(text)) for text in texts]
+
+    @staticmethod
+    def _vector(words: Sequence[str]) -> Vector:
+        values = [0.0] * STAND_IN_DIMENSIONS
+        for word in words:
+            digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
+            values[int.from_bytes(digest[:2]) % STAND_IN_DIMENSIONS] += 1.0 if digest[2] & 1 else -1.0
+        if not any(values):
+            values[0] = 1.0  # a text without words still gets a (shared) direction
+        return Vector.quantise(values)

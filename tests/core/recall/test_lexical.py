@@ -1,0 +1,57 @@
+"""Recall's lexical part: stemmed Unicode words of content and tags, and BM25 over the matches."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.recall.lexical import memory_terms, scores, terms
+
+
+def test_words_are_case_folded_and_stemmed_with_snowballs_english_stemmer() -> None:
+    assert terms("The user EATS; eating, eaten? Dentist's") == ["the", "user", "eat", "eat", "eaten", "dentist"]
+
+
+def test_words_of_any_script_and_digits_are_tokens() -> None:
+    assert terms("Café Zürich INC-20931 東京") == ["café", "zürich", "inc", "20931", "東京"]
+
+
+def test_a_tag_counts_as_its_words() -> None:
+    assert memory_terms("Ships Friday", ["project:apollo", "writing-style"]) == [
+        "ship",
+        "friday",
+        "project",
+        "apollo",
+        "write",
+        "style",
+    ]
+
+
+def test_a_memory_sharing_the_querys_rare_word_outranks_one_sharing_a_common_one() -> None:
+    documents = [
+        terms(text) for text in ("the user likes tea", "the user likes coffee", "the user takes Levothyroxine")
+    ]
+    ranked = scores(terms("does the user take levothyroxine"), documents)
+    assert ranked[2] > max(ranked[0], ranked[1])
+    assert ranked[0] == ranked[1]
+
+
+def test_a_document_without_any_query_term_scores_zero_and_no_query_term_scores_all_zero() -> None:
+    documents = [terms("tea"), terms("coffee")]
+    assert scores(terms("tea"), documents)[1] == 0.0
+    assert scores([], documents) == [0.0, 0.0]
+    assert scores(terms("tea"), []) == []
+
+
+@given(
+    st.lists(st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=8), min_size=1, max_size=8),
+    st.lists(st.sampled_from(["a", "b", "x"]), max_size=4),
+)
+def test_every_score_is_in_zero_to_one(documents: list[list[str]], query: list[str]) -> None:
+    assert all(0.0 <= score < 1.0 for score in scores(query, documents))
+
+
+@pytest.mark.parametrize("text", ["", "   ", "!!! ???"])
+def test_a_text_without_words_has_no_terms(text: str) -> None:
+    assert terms(text) == []

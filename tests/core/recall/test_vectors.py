@@ -1,0 +1,51 @@
+"""Vectors as recall stores them: int8 codes and one scale, compared by an exact integer cosine."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.recall import vectors
+from core.recall.vectors import Vector, cosine, similarities
+
+
+def test_quantising_keeps_the_largest_magnitude_at_127_and_the_signs() -> None:
+    vector = Vector.quantise([0.5, -1.0, 0.25, 0.0])
+    assert list(memoryview(vector.codes).cast("b")) == [64, -127, 32, 0]
+    assert vector.scale == pytest.approx(1.0 / 127)
+
+
+def test_an_all_zero_embedding_quantises_to_zeros_and_is_similar_to_nothing() -> None:
+    zero = Vector.quantise([0.0, 0.0])
+    assert cosine(zero, Vector.quantise([1.0, 0.0])) == 0.0
+
+
+@given(
+    st.lists(st.floats(-1, 1, allow_nan=False), min_size=8, max_size=8),
+    st.lists(st.floats(-1, 1, allow_nan=False), min_size=8, max_size=8),
+)
+def test_the_quantised_cosine_is_close_to_the_float_cosine(left: list[float], right: list[float]) -> None:
+    norms = math.sqrt(sum(a * a for a in left) * sum(b * b for b in right))
+    if norms < 0.5:
+        return  # tiny vectors quantise coarsely; embeddings are normalised
+    exact = sum(a * b for a, b in zip(left, right, strict=True)) / norms
+    assert cosine(Vector.quantise(left), Vector.quantise(right)) == pytest.approx(exact, abs=0.03)
+
+
+def test_simd_and_plain_python_give_the_same_integer_products() -> None:
+    left, right = Vector.quantise([0.3, -0.9, 0.1] * 100), Vector.quantise([-0.2, 0.5, 0.7] * 100)
+    assert vectors._dot(left.codes, right.codes) == vectors._python_dot(left.codes, right.codes)
+
+
+def test_a_vector_of_other_dimensions_or_none_has_no_similarity() -> None:
+    query = Vector.quantise([1.0, 0.0])
+    assert similarities(query, [None, Vector.quantise([1.0, 0.0, 0.0]), Vector.quantise([1.0, 0.0])]) == [
+        None,
+        None,
+        1.0,
+    ]
+    with pytest.raises(ValueError, match="cannot be compared"):
+        cosine(query, Vector.quantise([1.0, 0.0, 0.0]))
