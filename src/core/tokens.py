@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import hmac
-import ipaddress
 import json
 import re
 import secrets
@@ -15,6 +14,7 @@ from typing import Final, Literal
 from urllib.parse import SplitResult, urlsplit
 
 from core.errors import FieldError, InvalidInputError
+from core.hosts import is_host, is_loopback, is_port, split_authority
 from core.limits import MAX_REDIRECT_URI_CHARS
 
 GRANT_ID_HEX_CHARS: Final = 16
@@ -69,58 +69,21 @@ def redirect_origin(uri: str) -> str:
     return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
 
 
-# RFC 3986's reg-name also admits the sub-delims (! $ & ' ( ) * + , ; =) and percent-encodings, but no DNS name has
-# them, and they are what reached the consent page's Content-Security-Policy (`;` ends a directive, `'` a source):
-# a host is a DNS name (its labels of letters, digits and inner hyphens; an IDN in its A-label form, `xn--...`), an
-# IPv4 address or a bracketed IPv6 address, and nothing else.
-_AUTHORITY: Final = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[^:\[\]]*)(?::(?P<port>[0-9]{1,5}))?")
-_LABEL: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
-_MAX_HOST_CHARS: Final = 253
-
-
 def _authority(parts: SplitResult, uri: str) -> tuple[str, str | None]:
-    """The host (lower-cased; an IPv6 address in its brackets) and port of a URI, each validated as above."""
+    """The host (lower-cased; an IPv6 address in its brackets) and port of a URI, each validated by core.hosts."""
     if "@" in parts.netloc:
         raise _refused(f"{uri!r} must not carry user information")
-    match = _AUTHORITY.fullmatch(parts.netloc)
-    if match is None or not _is_host(match["host"]):
+    authority = split_authority(parts.netloc)
+    if authority is None or not is_host(authority[0]):
         raise _refused(f"{uri!r} must name its host as a DNS name, an IPv4 address or a bracketed IPv6 address")
-    port = match["port"]
-    if port is not None and not 1 <= int(port) <= 65535:
+    host, port = authority
+    if port is not None and not is_port(port):
         raise _refused(f"{uri!r} must have a port of 1-65535, if any")
-    return match["host"].lower(), port
-
-
-def _is_host(host: str) -> bool:
-    if host.startswith("["):
-        return _is_address(host[1:-1], ipaddress.IPv6Address)
-    labels = host.split(".")
-    if len(host) > _MAX_HOST_CHARS or not all(_LABEL.fullmatch(label) for label in labels):
-        return False
-    # A name whose last label is all digits is read as an IPv4 address (WHATWG URL): then it must be a valid one.
-    return not labels[-1].isdigit() or _is_address(host, ipaddress.IPv4Address)
-
-
-def _is_address(text: str, kind: type[ipaddress.IPv4Address | ipaddress.IPv6Address]) -> bool:
-    try:
-        kind(text)
-    except ValueError:
-        return False
-    return True
+    return host.lower(), port
 
 
 def _refused(message: str) -> InvalidInputError:
     return InvalidInputError([FieldError("redirect_uris", message)])
-
-
-def is_loopback(host: str) -> bool:
-    """Whether a host name or address (IPv6 with or without brackets) is this machine's loopback."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 # What the consent form's anti-forgery token is bound to: every parameter of the authorization request it carries.

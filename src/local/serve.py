@@ -18,10 +18,10 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 from core.access import DEFAULT_NAMESPACE, ApiKey
 from core.errors import DomainError, TableMissingError
 from core.history import DEFAULT_RETENTION_DAYS
+from core.hosts import is_loopback
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.repository.dynamodb import ensure_table, make_client
-from core.tokens import is_loopback
 from handlers import bootstrap
 from local.purging import PURGE_EVERY, start_purging
 from local.store import settings_for

@@ -16,7 +16,7 @@ import pytest
 
 from core.errors import AuthenticationError
 from core.keys import KeyService
-from core.tokens import is_loopback
+from core.hosts import is_loopback
 from local import cli, portability
 from tests.conftest import Engine, FakeClock
 
