@@ -388,18 +388,14 @@ def key_service(api_keys: InMemoryKeyRepository, clock: FakeClock) -> KeyService
 def http(memory_service: MemoryService) -> Iterator[TestClient]:
     """The FastAPI app over the in-memory store, open to every request as namespace "default", for fast HTTP tests
     of the contract; tests/unit/test_http_auth.py covers keys."""
-    with TestClient(
-        create_app(version="test", provide_service=lambda: memory_service, authenticate=open_access())
-    ) as client:
+    with TestClient(create_app(memory_service, open_access(), version="test")) as client:
         yield client
 
 
 @pytest.fixture
 def http_on_ddb_local(ddb_local_service: MemoryService) -> Iterator[TestClient]:
     """The FastAPI app over DynamoDB Local, open like `http`, for order- and concurrency-sensitive HTTP tests."""
-    with TestClient(
-        create_app(version="test", provide_service=lambda: ddb_local_service, authenticate=open_access())
-    ) as client:
+    with TestClient(create_app(ddb_local_service, open_access(), version="test")) as client:
         yield client
 
 

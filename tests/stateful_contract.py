@@ -111,9 +111,7 @@ class StatefulContract(RuleBasedStateMachine):
         self.repository = engine.memories(table)
         self.clock = FakeClock()
         service = MemoryService(self.repository, self.clock)
-        self.http = self.resources.enter_context(
-            TestClient(create_app(version="test", provide_service=lambda: service, authenticate=open_access()))
-        )
+        self.http = self.resources.enter_context(TestClient(create_app(service, open_access(), version="test")))
         # One MCP session for the whole run, on an event loop in the portal's thread; each tool call blocks on it.
         self.portal = self.resources.enter_context(start_blocking_portal())
         server = create_server(version="test", provide_service=lambda: service, authenticate=open_access())

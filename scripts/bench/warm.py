@@ -78,7 +78,7 @@ def doors() -> dict[str, tuple[Handler, InMemoryMemoryRepository]]:
 
     http_repo, http_service, http_keys = _services()
     authenticate = key_authenticator(lambda: http_keys)
-    app = http_api.create_app(provide_service=lambda: http_service, authenticate=authenticate, version="bench")
+    app = http_api.create_app(http_service, authenticate, version="bench")
 
     @http_api.logger.inject_lambda_context(correlation_id_path="requestContext.requestId", log_event=False)
     def http_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

@@ -86,6 +86,16 @@ def problem_response(
     )
 
 
+# The one table of the problems HTTP itself raises (type `http-error`): a path no route serves, a method it does not
+# allow, a request refused before any domain rule is read; any other status is an "HTTP error".
+HTTP_ERROR_TITLES: Final[dict[int, str]] = {403: "Forbidden", 404: "Not found", 405: "Method not allowed"}
+
+
+def http_problem(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    """The problem document of an HTTP-level refusal: `status`, titled from HTTP_ERROR_TITLES."""
+    return problem_response(status, "http-error", HTTP_ERROR_TITLES.get(status, "HTTP error"), detail, headers=headers)
+
+
 def www_authenticate(exc: AuthenticationError) -> str:
     """The RFC 6750 challenge: `invalid_token` only when a bearer key was presented and refused."""
     challenge = f'Bearer realm="{REALM}"'

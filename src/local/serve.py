@@ -152,7 +152,9 @@ def serve_app(
     mcp = create_mcp_asgi_app(
         server, allowed_origins, authenticate=authenticate, run_blocking=policy, oauth=authorization
     )
-    http = create_app(memories, authenticate, version, run_blocking=policy, retention_days=retention_days)
+    http = create_app(
+        services.memories, authenticate, version=version, run_blocking=policy, retention_days=retention_days
+    )
     return with_mcp_endpoint(http, mcp)
 
 

@@ -66,9 +66,7 @@ class Store:
 def store(ddb_local_engine: Engine, clock: FakeClock) -> Store:
     repository = DynamoDBMemoryRepository(ddb_local_engine.client, ddb_local_engine.new_table())
     service = MemoryService(repository, clock)
-    return Store(
-        repository, service, create_app(version="test", provide_service=lambda: service, authenticate=open_access())
-    )
+    return Store(repository, service, create_app(service, open_access(), version="test"))
 
 
 def test_concurrent_creates_get_distinct_ids(ddb_local_service: MemoryService) -> None:

@@ -31,7 +31,7 @@ def stocked(ddb_local_service: MemoryService) -> MemoryService:
 
 @pytest.fixture
 def http(stocked: MemoryService) -> Iterator[TestClient]:
-    with TestClient(create_app(version="test", provide_service=lambda: stocked, authenticate=open_access())) as client:
+    with TestClient(create_app(stocked, open_access(), version="test")) as client:
         yield client
 
 

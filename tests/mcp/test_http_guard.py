@@ -226,7 +226,7 @@ def test_a_trailing_slash_gets_the_same_404_beside_the_http_api_as_on_lambda(mem
     open_ = open_access()
     server = create_server(version="test", provide_service=lambda: memory_service, authenticate=open_)
     app = with_mcp_endpoint(
-        create_app(version="test", provide_service=lambda: memory_service, authenticate=open_),
+        create_app(memory_service, open_, version="test"),
         create_mcp_asgi_app(server, authenticate=open_),
     )
     alone = create_mcp_asgi_app(

@@ -828,9 +828,7 @@ async def test_the_http_api_takes_api_keys_only(
     key_service: KeyService,
 ) -> None:
     tokens = await tokens_for(http, browser, alice_key)
-    api = create_app(
-        version="test", provide_service=lambda: memory_service, authenticate=key_authenticator(lambda: key_service)
-    )
+    api = create_app(memory_service, key_authenticator(lambda: key_service), version="test")
     async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=api), base_url=ORIGIN) as rest:
         with_token = await rest.get("/memories", headers={"authorization": f"Bearer {tokens['access_token']}"})
         with_key = await rest.get("/memories", headers={"authorization": f"Bearer {alice_key}"})

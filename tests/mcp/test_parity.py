@@ -63,7 +63,7 @@ def doors() -> Iterator[Doors]:
     for_mcp, for_http = twin_service(), twin_service()
     seed(for_mcp)
     seed(for_http)
-    with TestClient(create_app(version="test", provide_service=lambda: for_http, authenticate=open_access())) as http:
+    with TestClient(create_app(for_http, open_access(), version="test")) as http:
         yield Doors(
             Client(create_server(version="test", provide_service=lambda: for_mcp, authenticate=open_access())), http
         )

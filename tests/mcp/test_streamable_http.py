@@ -164,9 +164,7 @@ async def test_a_body_over_the_http_doors_bound_is_refused_with_413(server: MCPS
 def test_one_process_serves_the_http_api_and_mcp_side_by_side(memory_service: MemoryService) -> None:
     server = create_server(version="test", provide_service=lambda: memory_service, authenticate=OPEN)
     endpoint = create_mcp_asgi_app(server, authenticate=OPEN)
-    app = with_mcp_endpoint(
-        create_app(version="test", provide_service=lambda: memory_service, authenticate=OPEN), endpoint
-    )
+    app = with_mcp_endpoint(create_app(memory_service, OPEN, version="test"), endpoint)
 
     with TestClient(app) as client:
         created = client.post("/memories", json={"content": "The user likes tea"})
@@ -188,9 +186,7 @@ def test_one_process_serves_the_http_api_and_mcp_side_by_side(memory_service: Me
 def test_beside_mcp_an_unknown_routes_404_names_mcp_too(memory_service: MemoryService) -> None:
     server = create_server(version="test", provide_service=lambda: memory_service, authenticate=OPEN)
     endpoint = create_mcp_asgi_app(server, authenticate=OPEN)
-    app = with_mcp_endpoint(
-        create_app(version="test", provide_service=lambda: memory_service, authenticate=OPEN), endpoint
-    )
+    app = with_mcp_endpoint(create_app(memory_service, OPEN, version="test"), endpoint)
 
     with TestClient(app) as client:
         response = client.get("/nowhere")
@@ -207,9 +203,7 @@ def test_beside_mcp_every_path_reaches_the_http_api_even_one_holding_a_newline(m
     # Found by schemathesis: a Mount("/") left `/memories/1%0A2` to Starlette's text/plain 404.
     server = create_server(version="test", provide_service=lambda: memory_service, authenticate=OPEN)
     endpoint = create_mcp_asgi_app(server, authenticate=OPEN)
-    app = with_mcp_endpoint(
-        create_app(version="test", provide_service=lambda: memory_service, authenticate=OPEN), endpoint
-    )
+    app = with_mcp_endpoint(create_app(memory_service, OPEN, version="test"), endpoint)
 
     with TestClient(app) as client:
         responses = [client.get(path) for path in ("/memories/1%0A2", "/memories/%0A", "/mcp/", "/%0A")]

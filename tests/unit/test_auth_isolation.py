@@ -66,9 +66,7 @@ def seeded(
     """Alice holds four memories (active, active and read, invalid, deleted); Bob holds none."""
     _, alice = key_service.create("alice")
     _, bob = key_service.create("bob")
-    app = create_app(
-        version="test", provide_service=lambda: memory_service, authenticate=key_authenticator(lambda: key_service)
-    )
+    app = create_app(memory_service, key_authenticator(lambda: key_service), version="test")
     with TestClient(app) as http:
         as_alice = {"authorization": f"Bearer {alice}"}
         rows: list[dict[str, Any]] = [

@@ -31,7 +31,7 @@ def door(memory_service: MemoryService) -> Iterator[TestClient]:
     """The app over the in-memory store, holding memory 1, answering a crash with its 500 instead of raising it in
     the test."""
     with TestClient(
-        create_app(version="test", provide_service=lambda: memory_service, authenticate=open_access()),
+        create_app(memory_service, open_access(), version="test"),
         raise_server_exceptions=False,
     ) as client:
         assert client.post("/memories", json={"content": "the one memory"}).status_code == 201
@@ -432,7 +432,7 @@ def test_a_trailing_slash_is_the_same_404_beside_the_mcp_endpoint_as_serve_runs_
     memory_service: MemoryService, method: str, path: str
 ) -> None:
     open_ = open_access()
-    api = create_app(version="test", provide_service=lambda: memory_service, authenticate=open_)
+    api = create_app(memory_service, open_, version="test")
     server = create_server(version="test", provide_service=lambda: memory_service, authenticate=open_)
     with TestClient(with_mcp_endpoint(api, create_mcp_asgi_app(server, authenticate=open_))) as served:
         response = served.request(method, path, headers={"host": "evil.example"}, follow_redirects=False)

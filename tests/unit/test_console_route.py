@@ -106,7 +106,7 @@ def test_the_settings_the_page_reads_come_from_the_core(http: TestClient, memory
         "retention_days": DEFAULT_RETENTION_DAYS,
     }
 
-    seven = create_app(lambda: memory_service, open_access(), "test", retention_days=7)
+    seven = create_app(memory_service, open_access(), version="test", retention_days=7)
     with TestClient(seven) as client:
         assert client.get("/console/config.json").json()["retention_days"] == 7
 

@@ -100,7 +100,7 @@ def test_once_the_engine_has_exited_every_request_healthz_included_gets_a_503_pr
 ) -> None:
     exits: list[str] = []
     watch = EngineWatch(engine, lambda: exits.append("stop"), every=0.02)
-    app = create_app(version="test", provide_service=lambda: memory_service, authenticate=open_access())
+    app = create_app(memory_service, open_access(), version="test")
     with TestClient(unless_engine_exited(app, watch)) as client:
         before = [client.get("/healthz").status_code, client.get("/memories").status_code]
         watch.start()
@@ -155,7 +155,7 @@ def test_serve_refuses_an_engine_its_launcher_cannot_bind_to_loopback_only(
 def test_a_server_that_cannot_listen_is_a_startup_failure_not_an_engine_exit(
     memory_service: MemoryService, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    app = create_app(version="test", provide_service=lambda: memory_service, authenticate=open_access())
+    app = create_app(memory_service, open_access(), version="test")
 
     # 203.0.113.5 (TEST-NET-3) is no address of this machine: the bind fails, and uvicorn exits with 3.
     code = run_server(app, "203.0.113.5", free_port(), None)

@@ -717,7 +717,7 @@ class CollidingRepository:
 
 def client_over(repository: object, clock: FakeClock) -> TestClient:
     service = MemoryService(repository, clock)  # type: ignore[arg-type]  # a stand-in for the port
-    return TestClient(create_app(version="test", provide_service=lambda: service, authenticate=open_access()))
+    return TestClient(create_app(service, open_access(), version="test"))
 
 
 @pytest.mark.parametrize(

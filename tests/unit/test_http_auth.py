@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from fastapi import FastAPI
+from fastapi.routing import iter_route_contexts
 from fastapi.testclient import TestClient
 from starlette.routing import BaseRoute
 
@@ -45,9 +46,7 @@ ROUTE_IDS = [f"{method} {path}" for method, path, _ in ROUTES]
 def door(memory_service: MemoryService, key_service: KeyService) -> Iterator[TestClient]:
     """The app over the in-memory store authenticating with key_service, holding memory 1 of namespace alice."""
     memory_service.create("alice", NewMemory.parse({"content": "The user keeps bees"}))
-    app = create_app(
-        version="test", provide_service=lambda: memory_service, authenticate=key_authenticator(lambda: key_service)
-    )
+    app = create_app(memory_service, key_authenticator(lambda: key_service), version="test")
     with TestClient(app) as client:
         yield client
 
@@ -160,9 +159,7 @@ def test_a_write_with_a_key_revoked_while_its_verification_is_cached_is_401_and_
 ) -> None:
     # As deployed: every change is fenced on its key being live in the store, whatever this process has cached.
     fenced = MemoryService(InMemoryMemoryRepository(api_keys), clock, fenced=True)
-    app = create_app(
-        version="test", provide_service=lambda: fenced, authenticate=key_authenticator(lambda: key_service)
-    )
+    app = create_app(fenced, key_authenticator(lambda: key_service), version="test")
     key, token = key_service.create("alice")
     with TestClient(app) as door:
         for content in ("The user keeps bees", "The user kept wasps"):
@@ -211,7 +208,8 @@ def test_exactly_healthz_the_openapi_document_and_the_console_answer_without_a_k
     app = door.app
     assert isinstance(app, FastAPI)
     open_routes = set()
-    for route in app.routes:
+    # Every route as the app serves it, those its routers include too (FastAPI keeps them out of `app.routes`).
+    for route in (context.original_route for context in iter_route_contexts(app.routes)):
         assert isinstance(route, BaseRoute)
         for method in sorted(getattr(route, "methods", None) or ()):
             path = getattr(route, "path", "").replace("{memory_id}", "1")
@@ -237,9 +235,7 @@ def test_storage_unavailable_while_checking_a_key_is_503_not_a_crash(memory_serv
     def unavailable() -> KeyService:
         raise StorageUnavailableError("storage is busy (ThrottlingException); retry shortly", retry_after_seconds=3)
 
-    app = create_app(
-        version="test", provide_service=lambda: memory_service, authenticate=key_authenticator(unavailable)
-    )
+    app = create_app(memory_service, key_authenticator(unavailable), version="test")
     with TestClient(app) as client:
         response = client.get("/memories", headers=bearer("am_0123456789ab_" + "a" * 43))
 

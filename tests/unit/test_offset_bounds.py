@@ -50,7 +50,7 @@ def stocked(memory_service: MemoryService) -> MemoryService:
 
 @pytest.fixture
 def http(stocked: MemoryService) -> Iterator[TestClient]:
-    with TestClient(create_app(version="test", provide_service=lambda: stocked, authenticate=open_access())) as client:
+    with TestClient(create_app(stocked, open_access(), version="test")) as client:
         yield client
 
 
@@ -59,7 +59,7 @@ def http_on_ddb_local_stock(ddb_local_service: MemoryService) -> Iterator[TestCl
     """The same stock over DynamoDB Local, for the tests that count the adapter's Query calls (moto cannot run the
     access stamps' PartiQL batches)."""
     service = _stock(ddb_local_service)
-    with TestClient(create_app(version="test", provide_service=lambda: service, authenticate=open_access())) as client:
+    with TestClient(create_app(service, open_access(), version="test")) as client:
         yield client
 
 

@@ -33,7 +33,7 @@ _NOT_IN_TOOL_SCHEMAS = {"pattern", "not"}
 
 @pytest.fixture(scope="module")
 def openapi() -> dict[str, Any]:
-    app = create_app(provide_service=lambda: None, authenticate=open_access(), version="test")  # type: ignore[arg-type, return-value]
+    app = create_app(None, open_access(), version="test")  # type: ignore[arg-type]
     return app.openapi()
 
 

@@ -37,7 +37,7 @@ def client(moto_service: MemoryService, moto_keys: KeyService) -> Iterator[TestC
     mcp = create_mcp_asgi_app(
         create_server(lambda: moto_service, authenticate, version="test"), authenticate=authenticate
     )
-    with TestClient(with_mcp_endpoint(create_app(lambda: moto_service, authenticate, version="test"), mcp)) as client:
+    with TestClient(with_mcp_endpoint(create_app(moto_service, authenticate, version="test"), mcp)) as client:
         yield client
 
 

@@ -50,7 +50,7 @@ def unreadable() -> MemoryService:
 @pytest.fixture
 def http(unreadable: MemoryService) -> Iterator[TestClient]:
     with TestClient(
-        create_app(version="test", provide_service=lambda: unreadable, authenticate=open_access()),
+        create_app(unreadable, open_access(), version="test"),
         raise_server_exceptions=False,
     ) as client:
         yield client

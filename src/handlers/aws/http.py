@@ -1,9 +1,11 @@
 """The HTTP function's entrypoint (template.yaml `Handler: handlers.aws.http.handler`): the HTTP door wired by
 the composition root, served for API Gateway HTTP API (payload 2.0) events."""
 
+from functools import lru_cache
 from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
+from fastapi import FastAPI
 
 from handlers import bootstrap
 from handlers.aws.events import invoke
@@ -11,17 +13,25 @@ from handlers.concurrency import inline
 from handlers.http.app import create_app, logger
 from handlers.metrics import http_operation, request_line
 
-# Built at import, in the init phase before the first request: the app, and the
-# DynamoDB client and services, so the first request does not pay for them.
-# One request per execution environment: blocking calls run inline (handlers.concurrency).
-bootstrap.default_services()
-app = create_app(
-    provide_service=lambda: bootstrap.default_services().memories,
-    authenticate=bootstrap.lambda_authenticator(),
-    version=bootstrap.VERSION,
-    run_blocking=inline,
-    retention_days=bootstrap.settings_from_env().deleted_retention_days,
-)
+
+@lru_cache(maxsize=1)
+def wired(services: bootstrap.Services) -> FastAPI:
+    """The HTTP door over `services`. Each invocation serves the one over bootstrap.default_services(): the same app
+    for as long as the process lives (the services are built once), a new one only once they were replaced (tests
+    swap them)."""
+    # One request per execution environment: blocking calls run inline (handlers.concurrency).
+    return create_app(
+        services.memories,
+        bootstrap.lambda_authenticator(),
+        version=bootstrap.VERSION,
+        run_blocking=inline,
+        retention_days=bootstrap.settings_from_env().deleted_retention_days,
+    )
+
+
+# Built at import, in the init phase before the first request: the DynamoDB client and services, and the app over
+# them, so the first request does not pay for them.
+app = wired(bootstrap.default_services())
 
 
 _metrics = bootstrap.lambda_metrics("http")
@@ -33,7 +43,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     started = _metrics.start()
     response: dict[str, Any] = {}
     try:
-        response = invoke(app, event, context)
+        response = invoke(wired(bootstrap.default_services()), event, context)
     finally:
         _metrics.finish(started, http_operation(*request_line(event)), response.get("statusCode", 500))
     return response

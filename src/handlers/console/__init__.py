@@ -1,5 +1,5 @@
-"""The memory console: static files (static/) the HTTP door serves at /console/, and the settings they read from the
-core (config.json), so the page names the same types, statuses, sorts and tags the API checks.
+"""The memory console: static files (static/), the settings they read from the core (config.json), so the page
+names the same types, statuses, sorts and tags the API checks, and the routes the HTTP door serves them at (/console/).
 
 No build step and nothing from elsewhere: the page loads only its own files and talks only to the JSON API. Every
 answer carries a strict Content-Security-Policy (no inline script or style, no framing) and is revalidated on each
@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, get_args
 
+from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from core.contract import SortKey
 from core.limits import CONTENT_MAX_CHARS, DEFAULT_LIMIT, MAX_LIMIT
 from core.model import MEMORY_TYPES, STANDARD_TAGS, Status, WritableStatus
-from handlers.problem import problem_response
+from handlers.problem import http_problem
 
 CONSOLE_PATH: Final = "/console"
 STATIC: Final = Path(__file__).parent / "static"
@@ -86,9 +87,20 @@ class Console:
         name = request.path_params.get("name") or "index.html"
         file = self._files.get(name)
         if file is None:
-            return problem_response(404, "http-error", "Not found", f"no console file {name[:100]!r}", headers=HEADERS)
+            return http_problem(404, f"no console file {name[:100]!r}", headers=HEADERS)
         headers = {**HEADERS, "ETag": file.etag}
         if file.etag in request.headers.get("if-none-match", ""):
             return Response(status_code=304, headers=headers)
         body = b"" if request.method == "HEAD" else file.body
         return Response(body, media_type=file.content_type, headers={**headers, "Content-Length": str(len(file.body))})
+
+
+def console_router(retention_days: int) -> APIRouter:
+    """The console's routes: a page for people, open like /healthz (it holds no data; the person's key is sent by
+    it), left out of the OpenAPI document."""
+    console = Console(retention_days)
+    router = APIRouter()
+    router.add_route(CONSOLE_PATH, console.redirect, methods=["GET", "HEAD"], include_in_schema=False)
+    router.add_route(f"{CONSOLE_PATH}/", console.serve, methods=["GET", "HEAD"], include_in_schema=False)
+    router.add_route(f"{CONSOLE_PATH}/{{name}}", console.serve, methods=["GET", "HEAD"], include_in_schema=False)
+    return router

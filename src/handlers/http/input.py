@@ -158,6 +158,11 @@ def etag(memory: Memory) -> str:
     return f'"{memory.version}"'
 
 
+def query_parameters(request: Request) -> dict[str, list[str]]:
+    """Every value of each query parameter, so that one given twice can be refused rather than guessed at."""
+    return {name: request.query_params.getlist(name) for name in request.query_params}
+
+
 def query_string(model: type[Query], params: Mapping[str, list[str]]) -> Query:
     """The query (`model`: a retrieval, a history page) a query string asks for; other parameters are ignored, and
     one of its parameters given twice is ambiguous and refused."""

@@ -1,0 +1,79 @@
+"""What the HTTP door's routes depend on: the memory service, the policy for its blocking calls, and the caller (a
+principal allowed `read` or `write`). create_app puts the collaborators on the app (`app.state`); the dependencies
+read them from the request's app, so a route holds no closure and a test swaps them by building another app.
+
+Every dependency is a coroutine, like the routes: FastAPI would run a plain function in a worker thread, a hop costing
+more than the rest of a warm request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, FastAPI, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from core.access import Principal, Scope
+from core.memories import MemoryService
+from handlers.auth import Authenticator, authorize, presented_credentials
+from handlers.concurrency import RunBlocking
+
+
+@dataclass(frozen=True)
+class Collaborators:
+    """What create_app wires into the door: the service, how each request is authenticated, and how every blocking
+    service and key call runs (the entrypoint's concurrency policy, handlers.concurrency)."""
+
+    memories: MemoryService
+    authenticate: Authenticator
+    run_blocking: RunBlocking
+
+
+def install(app: FastAPI, collaborators: Collaborators) -> None:
+    app.state.collaborators = collaborators
+
+
+def _collaborators(request: Request) -> Collaborators:
+    collaborators: Collaborators = request.app.state.collaborators
+    return collaborators
+
+
+async def memory_service(request: Request) -> MemoryService:
+    return _collaborators(request).memories
+
+
+async def blocking_policy(request: Request) -> RunBlocking:
+    return _collaborators(request).run_blocking
+
+
+API_KEY_SCHEME = HTTPBearer(
+    scheme_name="ApiKey",
+    bearerFormat="am_<key id>_<secret>",
+    description="An agent-memory API key. Its namespace is the only one the request sees; its scopes decide "
+    "what it may do (`read`: GET routes, `write`: POST, PATCH and DELETE).",
+    # Declares the scheme in the OpenAPI document; the key itself is read and checked by `authorize`.
+    auto_error=False,
+)
+# The credentials as the OpenAPI document declares them; `authorize` reads the headers itself.
+_Declared = Annotated[HTTPAuthorizationCredentials | None, Security(API_KEY_SCHEME)]
+
+
+async def _caller(request: Request, scope: Scope) -> Principal:
+    wired = _collaborators(request)
+    return await wired.run_blocking(authorize, wired.authenticate, presented_credentials(request.headers), scope)
+
+
+async def reader(request: Request, _: _Declared) -> Principal:
+    return await _caller(request, "read")
+
+
+async def writer(request: Request, _: _Declared) -> Principal:
+    return await _caller(request, "write")
+
+
+Service = Annotated[MemoryService, Depends(memory_service)]
+Blocking = Annotated[RunBlocking, Depends(blocking_policy)]
+# The namespace of every route comes from the key alone, never from the request.
+Reader = Annotated[Principal, Depends(reader)]
+Writer = Annotated[Principal, Depends(writer)]
