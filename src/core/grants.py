@@ -14,10 +14,11 @@ import secrets
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Final, Literal
 
 from core.access import Principal, Scope, hash_key, parse_scopes, validate_namespace
+from core.cache import TtlCache
 from core.errors import AuthenticationError, FieldError, InvalidInputError, WriteConflictError
 from core.keys import KeyService
 from core.limits import MAX_CLIENT_ID_CHARS, MAX_CLIENT_METADATA_BYTES, MAX_REDIRECT_URIS
@@ -69,7 +70,6 @@ class _Verified:
     principal: Principal
     resource: str
     expires_at: int
-    verified_at: float
 
 
 class GrantService:
@@ -84,7 +84,7 @@ class GrantService:
         self._keys = keys
         self._clock = clock
         self._bounds = bounds
-        self._cache: dict[str, _Verified] = {}
+        self._cache: TtlCache[str, _Verified] = TtlCache(TOKEN_CACHE_TTL, TOKEN_CACHE_MAX_ENTRIES, clock)
         self._lock = threading.Lock()
         self._secret: bytes | None = None
 
@@ -234,12 +234,11 @@ class GrantService:
         expired, revoked, for another resource, or its key is no longer active. A verified token is trusted
         without a read for TOKEN_CACHE_TTL (a revoke in another process takes at most that long)."""
         digest = hash_key(token)
-        now = self._clock().timestamp()
-        with self._lock:
-            cached = self._cache.get(digest)
-        if cached is None or not 0 <= now - cached.verified_at < TOKEN_CACHE_TTL.total_seconds():
+        now = self._clock()
+        cached = self._cache.get(digest)
+        if cached is None:
             cached = self._verify_stored(token, digest, now)
-        if cached.expires_at <= now:
+        if cached.expires_at <= now.timestamp():
             self._forget(digest)
             raise AuthenticationError("the access token expired: refresh it")
         if cached.resource != resource:
@@ -247,18 +246,15 @@ class GrantService:
         self._keys.principal_of(cached.principal.key_id or "")
         return cached.principal
 
-    def _verify_stored(self, token: str, digest: str, now: float) -> _Verified:
+    def _verify_stored(self, token: str, digest: str, now: datetime) -> _Verified:
         grant = self._read(token, "access")
         if grant is None or grant.access_hash is None or not hmac.compare_digest(grant.access_hash, digest):
             raise AuthenticationError(INVALID_TOKEN)
         if grant.revoked:
             raise AuthenticationError("the access token was revoked")
         principal = Principal(grant.namespace, frozenset(grant.access_scopes), grant.key_id)
-        verified = _Verified(grant.grant_id, principal, grant.resource, grant.access_expires_at, now)
-        with self._lock:
-            if len(self._cache) >= TOKEN_CACHE_MAX_ENTRIES:
-                self._cache.clear()
-            self._cache[digest] = verified
+        verified = _Verified(grant.grant_id, principal, grant.resource, grant.access_expires_at)
+        self._cache.put(digest, verified, read_at=now)
         return verified
 
     # Revocation (RFC 7009)
@@ -282,9 +278,7 @@ class GrantService:
 
     def _revoke(self, grant_id: str) -> None:
         self._repository.revoke(grant_id)
-        with self._lock:
-            for digest in [digest for digest, entry in self._cache.items() if entry.grant_id == grant_id]:
-                del self._cache[digest]
+        self._cache.discard_where(lambda entry: entry.grant_id == grant_id)
 
     def _issue(self, grant: Grant, expected_hash: str, *, spent: bool, scopes: tuple[Scope, ...]) -> Tokens:
         try:
@@ -318,5 +312,4 @@ class GrantService:
         return self._repository.get_grant(grant_id) if grant_id is not None else None
 
     def _forget(self, digest: str) -> None:
-        with self._lock:
-            self._cache.pop(digest, None)
+        self._cache.discard(digest)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hmac
-import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -21,6 +20,7 @@ from core.access import (
     parse_scopes,
     validate_namespace,
 )
+from core.cache import TtlCache
 from core.errors import AuthenticationError, FieldError, InvalidInputError, KeyNotFoundError, WriteConflictError
 from core.model import Clock, format_timestamp, utc_now
 from core.repository import KeyRepository
@@ -36,19 +36,22 @@ CREATE_ATTEMPTS: Final = 3
 class _Verified:
     principal: Principal
     expires_at: str | None
-    verified_at: datetime
 
 
 class KeyService:
-    def __init__(self, repository: KeyRepository, clock: Clock = utc_now, cache_ttl: timedelta = CACHE_TTL) -> None:
+    def __init__(
+        self,
+        repository: KeyRepository,
+        clock: Clock = utc_now,
+        cache_ttl: timedelta = CACHE_TTL,
+        cache_max_entries: int = CACHE_MAX_ENTRIES,
+    ) -> None:
         self._repository = repository
         self._clock = clock
-        self._cache_ttl = cache_ttl
         # Keyed by the SHA-256 of the presented key, never by the key itself.
-        self._cache: dict[str, _Verified] = {}
+        self._cache: TtlCache[str, _Verified] = TtlCache(cache_ttl, cache_max_entries, clock)
         # Keyed by key id: the keys that consented to OAuth grants (principal_of).
-        self._by_id: dict[str, _Verified] = {}
-        self._lock = threading.Lock()
+        self._by_id: TtlCache[str, _Verified] = TtlCache(cache_ttl, cache_max_entries, clock)
 
     def create(
         self, namespace: str, scopes: Iterable[str] = SCOPES, expires_in: timedelta | None = None
@@ -76,9 +79,8 @@ class KeyService:
         key_id = key_id_of(token)
         digest = hash_key(token)
         now = self._clock()
-        with self._lock:
-            cached = self._cache.get(digest)
-        if cached is not None and timedelta(0) <= now - cached.verified_at < self._cache_ttl:
+        cached = self._cache.get(digest)
+        if cached is not None:
             self._refuse_if_expired(cached.expires_at, now, digest)
             return cached.principal
         key = self._repository.get(key_id)
@@ -89,27 +91,20 @@ class KeyService:
             raise AuthenticationError("the API key has been revoked")
         self._refuse_if_expired(key.expires_at, now, digest)
         principal = Principal(key.namespace, frozenset(key.scopes), key.key_id)
-        with self._lock:
-            if len(self._cache) >= CACHE_MAX_ENTRIES:
-                self._cache.clear()
-            self._cache[digest] = _Verified(principal, key.expires_at, now)
+        self._cache.put(digest, _Verified(principal, key.expires_at), read_at=now)
         return principal
 
     def principal_of(self, key_id: str) -> Principal:
         """The principal of the key `key_id` while it is active (what an OAuth grant it consented to acts as);
         AuthenticationError once it is unknown, revoked or expired. Cached for `cache_ttl` as `authenticate` is."""
         now = self._clock()
-        with self._lock:
-            cached = self._by_id.get(key_id)
-        if cached is None or not timedelta(0) <= now - cached.verified_at < self._cache_ttl:
+        cached = self._by_id.get(key_id)
+        if cached is None:
             key = self._repository.get(key_id) if is_key_id(key_id) else None
             if key is None or key.revoked:
                 raise AuthenticationError("the API key that consented to this grant was revoked")
-            cached = _Verified(Principal(key.namespace, frozenset(key.scopes), key.key_id), key.expires_at, now)
-            with self._lock:
-                if len(self._by_id) >= CACHE_MAX_ENTRIES:
-                    self._by_id.clear()
-                self._by_id[key_id] = cached
+            cached = _Verified(Principal(key.namespace, frozenset(key.scopes), key.key_id), key.expires_at)
+            self._by_id.put(key_id, cached, read_at=now)
         if cached.expires_at is not None and format_timestamp(now) >= cached.expires_at:
             raise AuthenticationError(f"the API key that consented to this grant expired at {cached.expires_at}")
         return cached.principal
@@ -125,10 +120,8 @@ class KeyService:
         revoked = self._repository.revoke(key_id) if is_key_id(key_id) else None
         if revoked is None:
             raise KeyNotFoundError(key_id)
-        with self._lock:
-            for digest in [digest for digest, entry in self._cache.items() if entry.principal.key_id == key_id]:
-                del self._cache[digest]
-            self._by_id.pop(key_id, None)
+        self._cache.discard_where(lambda entry: entry.principal.key_id == key_id)
+        self._by_id.discard(key_id)
         return revoked
 
     def now(self) -> str:
@@ -140,5 +133,4 @@ class KeyService:
             raise AuthenticationError(f"the API key expired at {expires_at}")
 
     def _forget(self, digest: str) -> None:
-        with self._lock:
-            self._cache.pop(digest, None)
+        self._cache.discard(digest)

@@ -293,10 +293,8 @@ def test_the_cache_is_keyed_by_the_keys_hash_never_by_the_key(keys: KeyService) 
     assert list(vars(keys)["_cache"]) == [hash_key(token)]
 
 
-def test_a_full_cache_starts_over_and_every_key_still_works(
-    keys: KeyService, store: CountingRepository, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr("core.keys.CACHE_MAX_ENTRIES", 2)
+def test_a_full_cache_starts_over_and_every_key_still_works(store: CountingRepository, clock: FakeClock) -> None:
+    keys = KeyService(store, clock, cache_max_entries=2)
     tokens = [keys.create(namespace)[1] for namespace in ("alice", "bob", "carol")]
 
     principals = [keys.authenticate(token).namespace for token in tokens]
