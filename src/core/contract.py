@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Generic, Literal, Self, TypeVar, get_args
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
 
@@ -12,6 +12,7 @@ from core.model import InputModel, Memory, MemoryType, Status, normalize_tag
 
 SortKey = Literal["id", "created_at", "updated_at", "last_accessed_at"]
 SORT_KEYS: tuple[str, ...] = get_args(SortKey)
+ItemT = TypeVar("ItemT")
 
 # The filters' and paging's rules as JSON Schema (validated by RetrievalQuery's validators, in the contract's words).
 Text = Annotated[str, WithJsonSchema({"type": "string", "maxLength": Q_MAX_CHARS})]
@@ -142,13 +143,26 @@ class RetrievalQuery(InputModel):
 RETRIEVAL_FIELDS: tuple[str, ...] = tuple(RetrievalQuery.model_fields)
 
 
-class Page(BaseModel):
-    """The envelope every retrieval returns."""
+class Envelope(BaseModel, Generic[ItemT]):
+    """One page of a longer list, as both doors return it: the retrieval's and a history's envelope alike. A
+    subclass names its items and says in its own words what `total` counts and what `has_more` promises."""
 
     model_config = ConfigDict(frozen=True)
 
-    items: list[Memory]
-    total: int = Field(description="Every match before paging.")
+    items: list[ItemT]
+    total: int
     limit: int = Field(description="The page size served.")
     offset: int = Field(description="The offset served.")
+    has_more: bool
+
+    @classmethod
+    def of(cls, items: list[ItemT], total: int, *, limit: int, offset: int) -> Self:
+        """The page of `items` served at `offset` with `limit`, out of `total`."""
+        return cls(items=items, total=total, limit=limit, offset=offset, has_more=offset + len(items) < total)
+
+
+class Page(Envelope[Memory]):
+    """The envelope every retrieval returns."""
+
+    total: int = Field(description="Every match before paging.")
     has_more: bool = Field(description="Whether matches remain after this page: offset + len(items) < total.")

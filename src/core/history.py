@@ -7,7 +7,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.contract import PageLimit, PageOffset, RetrievalQuery
+from core.contract import Envelope, PageLimit, PageOffset, RetrievalQuery
 from core.limits import DEFAULT_LIMIT
 from core.model import InputModel, Memory, MemoryType, Status
 
@@ -62,13 +62,8 @@ class HistoryQuery(InputModel):
     offset: PageOffset = Field(default=0, description=RetrievalQuery.model_fields["offset"].description)
 
 
-class HistoryPage(BaseModel):
+class HistoryPage(Envelope[Revision]):
     """The retrieval envelope over revisions, newest first."""
 
-    model_config = ConfigDict(frozen=True)
-
-    items: list[Revision]
     total: int = Field(description="Every revision of the memory.")
-    limit: int = Field(description="The page size served.")
-    offset: int = Field(description="The offset served.")
     has_more: bool = Field(description="Whether revisions remain after this page: offset + len(items) < total.")

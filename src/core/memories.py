@@ -91,13 +91,7 @@ class MemoryService:
     def history(self, namespace: str, memory_id: int, query: HistoryQuery) -> HistoryPage:
         """A memory's revisions, newest first, in the retrieval envelope; stamps nothing."""
         revisions = self._repository.history(namespace, memory_id, query.limit, query.offset)
-        return HistoryPage(
-            items=revisions.items,
-            total=revisions.total,
-            limit=query.limit,
-            offset=query.offset,
-            has_more=query.offset + len(revisions.items) < revisions.total,
-        )
+        return HistoryPage.of(revisions.items, revisions.total, limit=query.limit, offset=query.offset)
 
     def purge(self, namespace: str, memory_id: int) -> None:
         """Remove a deleted memory for good, at once (an active one must be deleted first)."""
@@ -111,20 +105,14 @@ class MemoryService:
         """Filter, order and page as the contract says, then stamp exactly the returned rows with one timestamp
         (unless `stamp` is False: then nothing is stamped and the rows show their stored stamps)."""
         if query.matches_nothing:
-            return Page(items=[], total=0, limit=query.limit, offset=query.offset, has_more=False)
+            return Page.of([], 0, limit=query.limit, offset=query.offset)
         matches = self._repository.find(namespace, query)
         page = matches.items
         if page and stamp:
             now = self._now()
             self._repository.stamp(namespace, [memory.id for memory in page], now)
             page = [memory.model_copy(update={"last_accessed_at": now}) for memory in page]
-        return Page(
-            items=page,
-            total=matches.total,
-            limit=query.limit,
-            offset=query.offset,
-            has_more=query.offset + len(page) < matches.total,
-        )
+        return Page.of(page, matches.total, limit=query.limit, offset=query.offset)
 
 
 def _replayed(prior: PriorCreate, new: NewMemory, idempotency: IdempotentCreate | None) -> Memory:
