@@ -123,6 +123,19 @@ def test_a_person_lists_filters_pages_opens_edits_resolves_a_conflict_and_restor
     page = scene.page()
     scene.open_console(page)
 
+    lists_filters_and_pages(page)
+    edits_and_resolves_a_conflict(scene, page)
+    invalidates_deletes_and_restores(page)
+
+    after = scene.stamps()
+    assert {mid: stamp for mid, stamp in after.items() if mid != 1} == {
+        mid: stamp for mid, stamp in before.items() if mid != 1
+    }  # looking is not using: nothing the person only viewed was stamped
+    assert after[1] == before[1]
+
+
+def lists_filters_and_pages(page: Page) -> None:
+    """The list, each filter in turn, the next page (kept by the fragment across a reload), then back."""
     expect(page.locator("#summary")).to_have_text("12 memories · page 1 of 2")
     screenshot(page, "console-list")
     search(page, Status="invalid")
@@ -149,6 +162,9 @@ def test_a_person_lists_filters_pages_opens_edits_resolves_a_conflict_and_restor
     expect(page.locator("#summary")).to_have_text("12 memories · page 2 of 2")
     page.get_by_role("link", name="Memories").click()
 
+
+def edits_and_resolves_a_conflict(scene: Scene, page: Page) -> None:
+    """Memory 1 opened and edited, then edited again while the API changes it: the conflict, and re-applying."""
     page.get_by_role("link", name="The user prefers concise answers with examples.").click()
     expect(page.get_by_role("heading", name="Memory #1")).to_be_visible()
     page.get_by_role("button", name="Edit").click()
@@ -172,6 +188,9 @@ def test_a_person_lists_filters_pages_opens_edits_resolves_a_conflict_and_restor
     assert record["content"] == "The user prefers short answers, with one code example."
     assert record["tags"] == ["writing-style", "preference", "style"]  # the other writer's change kept
 
+
+def invalidates_deletes_and_restores(page: Page) -> None:
+    """Memory 1 marked invalid, deleted after a confirmation, restored to the status it had, with its timeline."""
     page.get_by_role("button", name="Mark invalid").click()
     expect(page.locator("dl.fields")).to_contain_text("invalid")
     page.get_by_role("button", name="Delete").click()
@@ -187,12 +206,6 @@ def test_a_person_lists_filters_pages_opens_edits_resolves_a_conflict_and_restor
     assert changes == ["Restored", "Deleted", "Updated", "Updated", "Updated", "Updated", "Created"]
     expect(page.locator("ol.timeline")).to_contain_text("Tags added: preference")
     screenshot(page, "console-memory")
-
-    after = scene.stamps()
-    assert {mid: stamp for mid, stamp in after.items() if mid != 1} == {
-        mid: stamp for mid, stamp in before.items() if mid != 1
-    }  # looking is not using: nothing the person only viewed was stamped
-    assert after[1] == before[1]
 
 
 def test_creating_shows_the_apis_own_words_next_to_the_field_and_offers_the_standard_tags(scene: Scene) -> None:
