@@ -1,5 +1,6 @@
-"""RFC 9457 problem documents: the one shape of every HTTP error, and the one table from domain errors to HTTP
-statuses, shared by the HTTP API and the MCP endpoint's HTTP-level refusals."""
+"""RFC 9457 problem documents: the one shape of every HTTP error, the one table from domain errors to HTTP statuses
+and the one table of HTTP's own refusals (no route, a method not allowed), shared by the HTTP API, the console and the
+MCP endpoint's HTTP-level refusals."""
 
 from __future__ import annotations
 
