@@ -33,7 +33,7 @@ LAMBDA_ENTRY_PurgeFunction := handlers.aws.purge
 LAMBDA_PYTHON_VERSION := 3.13
 LAMBDA_PLATFORM := aarch64-manylinux_2_34
 
-.PHONY: help install sam browser serve keys test check lint typecheck layers cfn-lint bench build build-HttpFunction build-McpFunction build-PurgeFunction deploy clean
+.PHONY: help install sam browser serve keys test check lint typecheck layers cfn-lint bench perf-doc build build-HttpFunction build-McpFunction build-PurgeFunction deploy clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -94,6 +94,12 @@ test: install sam browser ## run every test suite (doors in memory, adapter on m
 bench: install ## cold start, warm overhead, DynamoDB calls/units/latency, cost, sizes; ARGS="--quick --strict --build"
 	PYTHONPATH=src:scripts $(BIN)/python -m bench $(ARGS)
 
+# docs/performance.md is generated, never edited: it keeps the latest run as docs/performance.json and renders the page
+# from it (a test checks the page is what the renderer makes of that file).
+perf-doc: $(BIN)/.synced ## render docs/performance.md from the latest `make bench` run (.bench/latest.json)
+	cp .bench/latest.json docs/performance.json
+	PYTHONPATH=src:scripts $(BIN)/python -m bench --markdown docs/performance.json > docs/performance.md
+
 lint: $(BIN)/.synced
 	$(BIN)/ruff format --check src tests scripts
 	$(BIN)/ruff check src tests scripts
@@ -111,7 +117,7 @@ check: lint typecheck layers cfn-lint ## static checks: ruff, mypy --strict, imp
 
 # sam build runs build-HttpFunction, build-McpFunction and build-PurgeFunction below (template Metadata: BuildMethod makefile); then the
 # artifacts are compiled to bytecode and checked against their size budgets. No Docker: arm64 wheels only.
-build: install sam ## build both Lambda artifacts into .aws-sam/build and report their sizes
+build: install sam ## build the three Lambda artifacts into .aws-sam/build and report their sizes
 	@$(ENSURE_UV)
 	$(SAM) build
 	"$(PYTHON)" scripts/artifacts.py .aws-sam/build

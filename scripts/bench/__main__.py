@@ -2,6 +2,7 @@
 sizes, printed as a table and written to .bench/<timestamp>.json and .bench/latest.json. No AWS is needed.
 
     python -m bench [--quick] [--strict] [--build] [--skip cold,warm,ops,serve,artifacts] [--render .bench/latest.json]
+    python -m bench --markdown docs/performance.json > docs/performance.md   (what `make perf-doc` runs)
 """
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import report
+from bench import page, pricing, report, targets
 from bench.engine import dynamodb_local
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,55 +130,82 @@ def _git_head() -> str:
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()  # noqa: S603
 
 
-def main(argv: list[str] | None = None) -> int:
+def _machine() -> dict[str, Any]:
+    """What the run's figures depend on, for the performance page: cores, memory, OS, Java."""
+    memory = Path("/proc/meminfo")
+    kib = re.search(r"MemTotal:\s+(\d+)", memory.read_text()) if memory.exists() else None
+    java = shutil.which("java")
+    version = subprocess.run([java, "-version"], capture_output=True, text=True, check=False) if java else None  # noqa: S603
+    return {
+        "cpus": os.cpu_count(),
+        "memory_gib": round(int(kib.group(1)) / 2**20) if kib else None,
+        "platform": platform.platform(terse=True),
+        "machine": platform.machine(),
+        "java": (version.stderr.splitlines() or ["unknown"])[0] if version else "none",
+    }
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: sizes 100 and 1,000, fewer repeats")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--build", action="store_true", help="run `make build` first, for artifact sizes")
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: cold,warm,ops,serve,artifacts")
     parser.add_argument("--render", metavar="JSON", help="print the table of a stored run (.bench/*.json) and stop")
-    args = parser.parse_args(argv)
-    if args.render:
-        stored = json.loads(Path(args.render).read_text())
-        stored["targets"] = report.targets(stored)
-        print(report.render(stored))
-        return 0
-    skip = set(filter(None, args.skip.split(",")))
-    log = sys.stderr
+    parser.add_argument("--markdown", metavar="JSON", help="print docs/performance.md for a stored run and stop")
+    return parser.parse_args(argv)
+
+
+def measure(quick: bool, build: bool, skip: set[str], log: Any) -> dict[str, Any]:
+    """One run: each part not skipped, then its costs and targets."""
     started = time.perf_counter()
-    sizes = [100, 1000] if args.quick else [100, 1000, 10000]
-    other = 1000 if args.quick else 10000
     result: dict[str, Any] = {
         "started": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "quick": args.quick,
+        "quick": quick,
         "python": sys.version.split()[0],
         "git": _git_head(),
+        "machine": _machine(),
     }
     if "cold" not in skip:
         from bench import cold
 
         print("cold start ...", file=log, flush=True)
-        result["cold"] = cold.measure(10 if args.quick else 15)
+        result["cold"] = cold.measure(10 if quick else 15)
     if "warm" not in skip:
         from bench import warm
 
         print("warm overhead ...", file=log, flush=True)
-        result["warm"] = warm.measure(rounds=3 if args.quick else 5, calls=10 if args.quick else 20)
+        result["warm"] = warm.measure(rounds=3 if quick else 5, calls=10 if quick else 20)
     if "ops" not in skip:
         print("operations on DynamoDB Local ...", file=log, flush=True)
-        reps = {100: (5, 1), 1000: (5, 1)} if args.quick else {100: (11, 2), 1000: (11, 2), 10000: (5, 1)}
+        sizes, other = ([100, 1000], 1000) if quick else ([100, 1000, 10000], 10000)
+        reps = {100: (5, 1), 1000: (5, 1)} if quick else {100: (11, 2), 1000: (11, 2), 10000: (5, 1)}
         result["ops"] = run_ops(sizes, other, reps, log=log)
     if "serve" not in skip:
         from bench import serve
 
-        memories = 1000 if args.quick else 10_000
+        memories = 1000 if quick else 10_000
         print(f"one serve: {memories:,} memories, 16 concurrent clients ...", file=log, flush=True)
-        result["serve"] = serve.measure(clients=16, seconds=5 if args.quick else 8, rounds=3, memories=memories)
+        result["serve"] = serve.measure(clients=16, seconds=5 if quick else 8, rounds=3, memories=memories)
     if "artifacts" not in skip:
-        result["artifacts"] = run_artifacts(args.build)
-    result["cost"] = report.costs(result)
-    result["targets"] = report.targets(result)
+        result["artifacts"] = run_artifacts(build)
+    result["cost"] = pricing.costs(result)
+    result["targets"] = targets.targets(result)
     result["elapsed_s"] = time.perf_counter() - started
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    if args.render:
+        stored = json.loads(Path(args.render).read_text())
+        stored["targets"] = targets.targets(stored)
+        print(report.render(stored))
+        return 0
+    if args.markdown:
+        print(page.markdown(json.loads(Path(args.markdown).read_text())), end="")
+        return 0
+    result = measure(args.quick, args.build, set(filter(None, args.skip.split(","))), log=sys.stderr)
     print(report.render(result))
     out = ROOT / ".bench"
     out.mkdir(exist_ok=True)

@@ -3,12 +3,9 @@ listing against its lower bound (one Query of just the page) and each namespace 
 
 from __future__ import annotations
 
-import math
 import random
 import statistics
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from bench.capacity import (
@@ -23,6 +20,7 @@ from bench.capacity import (
     shadow_read_params,
 )
 from bench.dataset import Q_WORD, TAG, Namespace, memory_body
+from bench.timing import Timing, timed
 from core.contract import RetrievalQuery
 from core.history import HistoryQuery
 from core.memories import MemoryService
@@ -48,38 +46,8 @@ OPERATIONS = ("create", "get", "patch", "delete", *LIFECYCLE, *LISTINGS)
 TODAY = ("list_100", "list_deep")
 
 
-def percentile(values: list[float], share: float) -> float:
-    """Nearest rank: with few samples p99 is the largest."""
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
-
-
-@dataclass
-class Timing:
-    wall_ms: list[float]
-    cpu_ms: list[float]
-
-    def summary(self) -> dict[str, float]:
-        return {
-            "p50_ms": statistics.median(self.wall_ms),
-            "p99_ms": percentile(self.wall_ms, 0.99),
-            "cpu_ms": statistics.median(self.cpu_ms),
-            "samples": len(self.wall_ms),
-        }
-
-
 # Untimed runs of each listing before it is timed (both ways of it): see OperationBench.run.
 WARMUP = 3
-
-
-def timed(action: Callable[[], object], reps: int) -> Timing:
-    timing = Timing([], [])
-    for _ in range(reps):
-        wall, cpu = time.perf_counter(), time.process_time()
-        action()
-        timing.cpu_ms.append((time.process_time() - cpu) * 1000)
-        timing.wall_ms.append((time.perf_counter() - wall) * 1000)
-    return timing
 
 
 def stamped_rows(recording: Recording) -> int:
@@ -166,61 +134,74 @@ class OperationBench:
         for op in [*OPERATIONS, *(f"{op}@today" for op in TODAY)]:
             if op not in actions:
                 continue
-            action = actions[op]
-            counted: list[Recording] = []
-
-            def counting(action: Callable[[], object] = action, counted: list[Recording] = counted) -> None:
-                with self._recorder.recording() as recording:
-                    action()
-                counted.append(recording)
-
-            if op in self._setup:
-                self._setup.pop(op)()
-            if op.removesuffix("@today") in LISTINGS:
-                # DynamoDB Local runs on a JVM: a statement kind it has not run yet (PartiQL batches, say) is slow
-                # until compiled, which AWS's fleet never is. Both ways of a listing are timed warm.
-                for _ in range(WARMUP):
-                    action()
-            timing = timed(counting, reps)
-            costed: list[Recording] = []
-            for _ in range(capacity_reps):
-                with self._recorder.recording(self._shadow) as recording:
-                    action()
-                costed.append(recording)
-            entry = {
-                **timing.summary(),
-                "calls": statistics.median(rec.count() for rec in counted),
-                "read_calls": statistics.median(rec.count(*READS) for rec in counted),
-                "read_rounds": statistics.median(rec.sequential(*READS) for rec in counted),
-                "write_calls": statistics.median(rec.count(*WRITES) for rec in counted),
-                "rcu": statistics.median(rec.rcu for rec in costed),
-                "wcu": statistics.median(rec.wcu for rec in costed),
-                "items_read": statistics.median(
-                    sum(call.evaluated for call in rec.calls if call.operation in READS) for rec in costed
-                ),
-                "items_returned": statistics.median(
-                    sum(call.returned for call in rec.calls if call.operation in READS) for rec in costed
-                ),
-                "operations": sorted({call.operation for rec in costed for call in rec.calls}),
-            }
-            listing = op.removesuffix("@today")
-            if listing in LISTINGS:
-                stamp_wcu = sum(call.wcu for rec in costed for call in rec.calls if call.operation in WRITES)
-                rows = sum(stamped_rows(rec) for rec in costed)
-                entry["stamps"] = statistics.median(stamped_rows(rec) for rec in costed)
-                entry["wcu_per_stamp"] = stamp_wcu / rows if rows else 0.0
-                entry["stamp_threads"] = max(
-                    len({call.thread for call in rec.calls if call.operation in WRITES}) for rec in costed
-                )
-                query = RetrievalQuery.parse(LISTINGS[listing])
-                entry["lower_bound"] = self._lower_bound(costed[-1], query.offset + query.limit, reps)
-                entry["pages_needed"] = self._pages_needed(costed[-1], listing, query.offset + query.limit)
+            entry, last = self._measure(op, actions[op], reps, capacity_reps)
             if op == "get":
-                partition = self._partition_of(costed[-1])
+                partition = self._partition_of(last)
             results[op] = entry
         if partition is not None:
             results["naive"] = self._naive(partition, reps)
         return results
+
+    def _measure(
+        self, op: str, action: Callable[[], object], reps: int, capacity_reps: int
+    ) -> tuple[dict[str, Any], Recording]:
+        """Time `reps` counted runs, then cost `capacity_reps` more; the figures and the last costed recording."""
+        counted: list[Recording] = []
+
+        def counting() -> None:
+            with self._recorder.recording() as recording:
+                action()
+            counted.append(recording)
+
+        if op in self._setup:
+            self._setup.pop(op)()
+        if op.removesuffix("@today") in LISTINGS:
+            # DynamoDB Local runs on a JVM: a statement kind it has not run yet (PartiQL batches, say) is slow
+            # until compiled, which AWS's fleet never is. Both ways of a listing are timed warm.
+            for _ in range(WARMUP):
+                action()
+        timing = timed(counting, reps)
+        costed: list[Recording] = []
+        for _ in range(capacity_reps):
+            with self._recorder.recording(self._shadow) as recording:
+                action()
+            costed.append(recording)
+        return self._entry(op, timing, counted, costed, reps), costed[-1]
+
+    def _entry(
+        self, op: str, timing: Timing, counted: list[Recording], costed: list[Recording], reps: int
+    ) -> dict[str, Any]:
+        """One operation's figures: timing from the counted runs, units and items from the costed ones, and for a
+        listing its stamps and its bounds."""
+        entry = {
+            **timing.summary(),
+            "calls": statistics.median(rec.count() for rec in counted),
+            "read_calls": statistics.median(rec.count(*READS) for rec in counted),
+            "read_rounds": statistics.median(rec.sequential(*READS) for rec in counted),
+            "write_calls": statistics.median(rec.count(*WRITES) for rec in counted),
+            "rcu": statistics.median(rec.rcu for rec in costed),
+            "wcu": statistics.median(rec.wcu for rec in costed),
+            "items_read": statistics.median(
+                sum(call.evaluated for call in rec.calls if call.operation in READS) for rec in costed
+            ),
+            "items_returned": statistics.median(
+                sum(call.returned for call in rec.calls if call.operation in READS) for rec in costed
+            ),
+            "operations": sorted({call.operation for rec in costed for call in rec.calls}),
+        }
+        listing = op.removesuffix("@today")
+        if listing in LISTINGS:
+            stamp_wcu = sum(call.wcu for rec in costed for call in rec.calls if call.operation in WRITES)
+            rows = sum(stamped_rows(rec) for rec in costed)
+            entry["stamps"] = statistics.median(stamped_rows(rec) for rec in costed)
+            entry["wcu_per_stamp"] = stamp_wcu / rows if rows else 0.0
+            entry["stamp_threads"] = max(
+                len({call.thread for call in rec.calls if call.operation in WRITES}) for rec in costed
+            )
+            query = RetrievalQuery.parse(LISTINGS[listing])
+            entry["lower_bound"] = self._lower_bound(costed[-1], query.offset + query.limit, reps)
+            entry["pages_needed"] = self._pages_needed(costed[-1], listing, query.offset + query.limit)
+        return entry
 
     def _first_read(self, recording: Recording) -> dict[str, Any] | None:
         for call in recording.calls:

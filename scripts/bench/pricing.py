@@ -1,0 +1,52 @@
+"""What the measured operations cost: AWS's published prices and the cost per million requests of each kind."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+# AWS's published list prices, us-east-1 (December 2026), without free tiers.
+LAMBDA_ARM_GB_S = 0.0000133334
+LAMBDA_PER_M = 0.20
+HTTP_API_PER_M = 1.00
+RRU_PER_M = 0.125
+WRU_PER_M = 0.625
+FUNCTIONS = {"http": "HttpFunction", "mcp": "McpFunction"}
+
+
+def memory_mb(function: str) -> int:
+    from local.template import load_template
+
+    template = load_template()
+    own = template["Resources"][function]["Properties"].get("MemorySize")
+    return int(own or template["Globals"]["Function"]["MemorySize"])
+
+
+def costs(result: dict[str, Any]) -> dict[str, Any]:
+    """USD per 1M requests of each kind, per door: Lambda arm64 (requests + GB-s for the measured p50 plus the
+    door's warm in-process overhead, billed per started ms), API Gateway HTTP API for the HTTP door (the MCP door is
+    a function URL: no fee), DynamoDB on-demand read and write request units."""
+    ops = result.get("ops")
+    if not ops:
+        return {}
+    warm = result.get("warm", {})
+    out: dict[str, Any] = {"assumptions": costs.__doc__, "memory_mb": {}}
+    for door, function in FUNCTIONS.items():
+        out["memory_mb"][door] = memory_mb(function)
+    for size, entry in ops["sizes"].items():
+        for op, m in entry["ops"].items():
+            if op == "naive":
+                continue
+            ddb = m["rcu"] * RRU_PER_M + m["wcu"] * WRU_PER_M
+            for door in FUNCTIONS:
+                overhead_ms = warm.get(door, {}).get("handler_us", 0.0) / 1000
+                billed_ms = math.ceil(m["p50_ms"] + overhead_ms)
+                compute = 1e6 * out["memory_mb"][door] / 1024 * billed_ms / 1000 * LAMBDA_ARM_GB_S
+                total = compute + LAMBDA_PER_M + ddb + (HTTP_API_PER_M if door == "http" else 0.0)
+                out.setdefault(size, {}).setdefault(op, {})[door] = {
+                    "billed_ms": billed_ms,
+                    "lambda": compute + LAMBDA_PER_M,
+                    "dynamodb": ddb,
+                    "total": total,
+                }
+    return out
