@@ -1,0 +1,186 @@
+"""The recall use case: every memory the filters match is ranked by the five parts, the page is returned in the
+envelope with each item's score and parts, and the returned memories are stamped as retrieval stamps them.
+
+The store hands over what ranking needs of every match (`Candidate`: terms, vector, type, `updated_at`) but not the
+access stamps, which live on the records. Only the `use` part needs them, and it weighs at most `weights["use"]`:
+so the records are read only for the matches whose score could still reach the page with their best possible use
+(the rest cannot), which are also the records the page returns. The ranking is exact either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from core.clock import Clock, format_timestamp, utc_now
+from core.model import Memory, MemoryType
+from core.recall import lexical
+from core.recall.embedding import Embedder, EmbedderUnavailableError
+from core.recall.query import RecallQuery
+from core.recall.ranking import Part, RankingSettings, Signals, parts, score
+from core.recall.vectors import Vector, similarities
+
+# Scores are rounded to 6 decimals: a match whose best possible score is within this of the page's lowest is read too.
+_ROUNDING: Final = 2e-6
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What recall reads of one matched memory to rank it (written with the memory, whenever it changes)."""
+
+    memory_id: int
+    terms: tuple[str, ...]
+    vector: Vector | None
+    model: str | None
+    updated_at: str
+    memory_type: MemoryType
+
+
+class RecallStore(Protocol):
+    def candidates(self, namespace: str, query: RecallQuery) -> list[Candidate]:
+        """Every memory of the namespace the query's filters (status, memory_type, tag) match."""
+        ...
+
+    def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
+        """The stored records of these ids (their stored `last_accessed_at`); ids no longer visible are left out."""
+        ...
+
+    def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None: ...
+
+
+class RecallItem(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    memory: Memory
+    score: float = Field(description="The weighted sum of the parts, rounded to 6 decimals.")
+    parts: dict[Part, float] = Field(description="Each part of the score, in [0, 1], rounded to 6 decimals.")
+
+
+class Ranking(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    model: str = Field(description="The embedding model that ranked this answer.")
+    weights: dict[Part, float] = Field(description="The weight of each part in the score.")
+    unembedded: int = Field(description="Matches without an embedding of this model yet: ranked without meaning.")
+    semantic: bool = Field(description="Whether the query itself was embedded (false: ranked without meaning).")
+
+
+class RecallPage(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    items: list[RecallItem]
+    total: int = Field(description="Every memory the filters match, each ranked.")
+    limit: int = Field(description="The page size served.")
+    offset: int = Field(description="The offset served.")
+    has_more: bool = Field(description="Whether matches remain after this page: offset + len(items) < total.")
+    as_of: str = Field(description="The moment recency and use were computed at.")
+    ranking: Ranking
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    signals: Signals
+    floor: float  # the score without use: what it has whatever its use
+    bound: float  # the score with the best use it could have
+
+
+class RecallService:
+    def __init__(
+        self,
+        store: RecallStore,
+        embedder: Embedder,
+        settings: RankingSettings | None = None,
+        clock: Clock = utc_now,
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._settings = settings or RankingSettings()
+        self._clock = clock
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._embedder
+
+    def recall(self, namespace: str, query: RecallQuery, *, stamp: bool = True) -> RecallPage:
+        """The page of `query`'s matches by score, ties by id descending; the returned memories are stamped (unless
+        `stamp` is False), their `use` part computed from the stamp stored before."""
+        arrived = self._clock()
+        as_of = datetime.fromisoformat(query.as_of) if query.as_of else arrived
+        question = self._question(query.query)
+        candidates = [] if query.matches_nothing else self._store.candidates(namespace, query)
+        ranked = self._rank(query.query, question, candidates, as_of)
+        wanted = query.offset + query.limit
+        records = self._store.records(namespace, [entry.signals.memory_id for entry in _within_reach(ranked, wanted)])
+        items = self._page(records, ranked, as_of, query)
+        if stamp and items:
+            now = format_timestamp(arrived)
+            self._store.stamp(namespace, [item.memory.id for item in items], now)
+            items = [
+                item.model_copy(update={"memory": item.memory.model_copy(update={"last_accessed_at": now})})
+                for item in items
+            ]
+        unembedded = sum(
+            1 for candidate in candidates if candidate.vector is None or candidate.model != self._embedder.model
+        )
+        return RecallPage(
+            items=items,
+            total=len(candidates),
+            limit=query.limit,
+            offset=query.offset,
+            has_more=query.offset + len(items) < len(candidates),
+            as_of=format_timestamp(as_of),
+            ranking=Ranking(
+                model=self._embedder.model,
+                weights=self._settings.weights,
+                unembedded=unembedded,
+                semantic=question is not None,
+            ),
+        )
+
+    def _question(self, text: str) -> Vector | None:
+        try:
+            return self._embedder.embed([text], "query")[0]
+        except EmbedderUnavailableError:
+            return None
+
+    def _rank(
+        self, text: str, question: Vector | None, candidates: Sequence[Candidate], as_of: datetime
+    ) -> list[_Ranked]:
+        lexical_scores = lexical.scores(lexical.terms(text), [candidate.terms for candidate in candidates])
+        vectors = [candidate.vector if candidate.model == self._embedder.model else None for candidate in candidates]
+        sims = similarities(question, vectors) if question is not None else [None] * len(candidates)
+        best_use = self._settings.weights["use"]
+        ranked = []
+        for candidate, lexical_score, similarity in zip(candidates, lexical_scores, sims, strict=True):
+            signals = Signals(
+                candidate.memory_id, lexical_score, similarity, candidate.updated_at, None, candidate.memory_type
+            )
+            without_use = score(parts(signals, as_of, self._embedder.floor, self._settings), self._settings)
+            ranked.append(_Ranked(signals, without_use, without_use + best_use))
+        return ranked
+
+    def _page(
+        self, records: Sequence[Memory], ranked: Sequence[_Ranked], as_of: datetime, query: RecallQuery
+    ) -> list[RecallItem]:
+        by_id = {entry.signals.memory_id: entry.signals for entry in ranked}
+        items = []
+        for memory in records:
+            signals = by_id[memory.id]
+            used = Signals(**{**signals.__dict__, "last_accessed_at": memory.last_accessed_at})
+            values = parts(used, as_of, self._embedder.floor, self._settings)
+            items.append(RecallItem(memory=memory, score=score(values, self._settings), parts=values))
+        items.sort(key=lambda item: (item.score, item.memory.id), reverse=True)
+        return items[query.offset : query.offset + query.limit]
+
+
+def _within_reach(ranked: Sequence[_Ranked], wanted: int) -> list[_Ranked]:
+    """The matches that could rank among the first `wanted`: every one whose best possible score reaches the
+    `wanted`-th highest score without use (which at least `wanted` matches reach whatever their use)."""
+    if len(ranked) <= wanted:
+        return list(ranked)
+    threshold = sorted((entry.floor for entry in ranked), reverse=True)[wanted - 1]
+    return [entry for entry in ranked if entry.bound >= threshold - _ROUNDING]
