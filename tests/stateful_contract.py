@@ -33,7 +33,7 @@ from core.memories import MemoryService
 from core.model import format_timestamp
 from handlers.auth import open_access
 from handlers.http.app import create_app
-from handlers.mcp.tools import create_server
+from handlers.mcp import create_server
 from tests.conftest import NAMESPACE, Engine, FakeClock
 from tests.mcp.conftest import tool_text
 
@@ -114,7 +114,7 @@ class StatefulContract(RuleBasedStateMachine):
         self.http = self.resources.enter_context(TestClient(create_app(service, open_access(), version="test")))
         # One MCP session for the whole run, on an event loop in the portal's thread; each tool call blocks on it.
         self.portal = self.resources.enter_context(start_blocking_portal())
-        server = create_server(version="test", provide_service=lambda: service, authenticate=open_access())
+        server = create_server(service, open_access(), version="test")
         self.mcp = self.resources.enter_context(self.portal.wrap_async_context_manager(Client(server)))
         self.model: dict[int, Record] = {}
         self.created = 0

@@ -72,8 +72,8 @@ def doors() -> dict[str, tuple[Handler, InMemoryMemoryRepository]]:
     from handlers.auth import key_authenticator
     from handlers.aws.events import invoke
     from handlers.http import app as http_api
+    from handlers.mcp import create_endpoint, create_server
     from handlers.mcp import endpoint as mcp_server
-    from handlers.mcp import tools as mcp_tools
     from handlers.metrics import RequestMetrics, event_body, http_operation, mcp_operation, request_line
 
     http_repo, http_service, http_keys = _services()
@@ -86,14 +86,12 @@ def doors() -> dict[str, tuple[Handler, InMemoryMemoryRepository]]:
 
     mcp_repo, mcp_service, mcp_keys = _services()
     mcp_authenticate = key_authenticator(lambda: mcp_keys)
-    server = mcp_tools.create_server(
-        provide_service=lambda: mcp_service, authenticate=mcp_authenticate, version="bench"
-    )
+    server = create_server(mcp_service, mcp_authenticate, version="bench")
     inject = mcp_server.logger.inject_lambda_context(correlation_id_path="requestContext.requestId", log_event=False)
     mcp_handler = inject(mcp_server.create_handler(server, authenticate=mcp_authenticate))
 
     def today(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        endpoint = mcp_server.create_mcp_asgi_app(server, authenticate=mcp_authenticate)
+        endpoint = create_endpoint(server, authenticate=mcp_authenticate)
         return invoke(endpoint, event, context, lifespan="on")
 
     def measured(door: str, handler: Handler, operation: Callable[[dict[str, Any]], str]) -> Handler:

@@ -20,7 +20,6 @@ from core.errors import DomainError, TableMissingError
 from core.history import DEFAULT_RETENTION_DAYS
 from core.hosts import is_loopback
 from core.keys import KeyService
-from core.memories import MemoryService
 from core.repository.dynamodb import ensure_table, make_client
 from handlers import bootstrap
 from local.purging import PURGE_EVERY, start_purging
@@ -137,21 +136,15 @@ def serve_app(
     as `issuer`, or as whatever loopback origin a request reached."""
     from handlers.concurrency import in_worker_thread
     from handlers.http.app import create_app
-    from handlers.mcp.endpoint import create_mcp_asgi_app, with_mcp_endpoint
-    from handlers.mcp.tools import create_server
+    from handlers.mcp import create_endpoint, create_server, with_mcp_endpoint
     from handlers.oauth.server import OAuthServer
 
     # Many requests at once in one process: blocking calls run in worker threads (handlers.concurrency).
     version, policy = bootstrap.VERSION, in_worker_thread
 
-    def memories() -> MemoryService:
-        return services.memories
-
-    server = create_server(memories, authenticate, version, run_blocking=policy)
+    server = create_server(services.memories, authenticate, version=version, run_blocking=policy)
     authorization = OAuthServer(lambda: services.grants, issuer=issuer, run_blocking=policy) if oauth else None
-    mcp = create_mcp_asgi_app(
-        server, allowed_origins, authenticate=authenticate, run_blocking=policy, oauth=authorization
-    )
+    mcp = create_endpoint(server, allowed_origins, authenticate=authenticate, run_blocking=policy, oauth=authorization)
     http = create_app(
         services.memories, authenticate, version=version, run_blocking=policy, retention_days=retention_days
     )

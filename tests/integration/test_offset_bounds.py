@@ -12,7 +12,7 @@ from core.memories import MemoryService
 from core.model import NewMemory
 from handlers.auth import open_access
 from handlers.http.app import create_app
-from handlers.mcp.tools import create_server
+from handlers.mcp import create_server
 from tests.conftest import Engine
 from tests.mcp.conftest import call_tool, tool_text
 from tests.unit.test_offset_bounds import OFFSET_REFUSED, QueryCounter
@@ -79,7 +79,7 @@ def test_a_page_reaching_past_the_end_serves_what_is_left(http: TestClient) -> N
 @pytest.mark.anyio
 @pytest.mark.parametrize("tool", ["search_memories", "prime_memory_context"])
 async def test_mcp_retrieval_takes_offsets_up_to_two_to_the_63_minus_one(stocked: MemoryService, tool: str) -> None:
-    server = create_server(version="test", provide_service=lambda: stocked, authenticate=open_access())
+    server = create_server(stocked, open_access(), version="test")
 
     past = await call_tool(server, tool, {"offset": 2147483648})
     beyond = await call_tool(server, tool, {"offset": 2**63})

@@ -23,7 +23,7 @@ from core.memories import MemoryService
 from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table
 from handlers import bootstrap
 from handlers.auth import open_access
-from handlers.mcp.tools import create_server
+from handlers.mcp import create_server
 from local.template import table_definition
 from tests.conftest import Engine, store_event_key
 
@@ -43,7 +43,7 @@ def anyio_backend() -> str:
 def server(memory_service: MemoryService) -> MCPServer:
     """The server over the in-memory store, acting for namespace "default" with every scope; tests/mcp/test_auth.py
     covers keys."""
-    return create_server(version="test", provide_service=lambda: memory_service, authenticate=open_access())
+    return create_server(memory_service, open_access(), version="test")
 
 
 def load_event(name: str) -> Event:

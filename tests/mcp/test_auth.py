@@ -22,8 +22,8 @@ from core.memories import MemoryService
 from core.model import NewMemory
 from core.repository import KEY_NOT_LIVE, KeyRepository
 from handlers.auth import Authenticator, key_authenticator
-from handlers.mcp.endpoint import MCPEndpoint, create_mcp_asgi_app
-from handlers.mcp.tools import create_server
+from handlers.mcp import create_server
+from handlers.mcp.endpoint import MCPEndpoint, create_endpoint
 from tests.conftest import FakeClock
 from tests.inmemory import InMemoryKeyRepository, InMemoryMemoryRepository
 from tests.mcp.conftest import call_tool, tool_text
@@ -57,7 +57,7 @@ def keyed(key_service: KeyService) -> Authenticator:
 def keyed_server(memory_service: MemoryService, keyed: Authenticator) -> MCPServer:
     """The server over the in-memory store authenticating with key_service, holding memory 1 of namespace alice."""
     memory_service.create("alice", NewMemory.parse({"content": "The user keeps bees"}))
-    return create_server(version="test", provide_service=lambda: memory_service, authenticate=keyed)
+    return create_server(memory_service, keyed, version="test")
 
 
 @asynccontextmanager
@@ -69,7 +69,7 @@ async def serving(endpoint: MCPEndpoint) -> AsyncIterator[httpx2.AsyncClient]:
 
 @pytest.fixture
 async def http(keyed_server: MCPServer, keyed: Authenticator) -> AsyncIterator[httpx2.AsyncClient]:
-    async with serving(create_mcp_asgi_app(keyed_server, authenticate=keyed)) as client:
+    async with serving(create_endpoint(keyed_server, authenticate=keyed)) as client:
         yield client
 
 
@@ -151,9 +151,9 @@ async def test_a_write_with_a_key_revoked_while_its_verification_is_cached_is_a_
 ) -> None:
     # As deployed: every change is fenced on its key being live in the store, whatever this process has cached.
     fenced = MemoryService(InMemoryMemoryRepository(api_keys), clock, fenced=True)
-    server = create_server(version="test", provide_service=lambda: fenced, authenticate=keyed)
+    server = create_server(fenced, keyed, version="test")
     key, token = key_service.create("alice")
-    async with serving(create_mcp_asgi_app(server, authenticate=keyed)) as http:
+    async with serving(create_endpoint(server, authenticate=keyed)) as http:
         assert not (await call(http, token, "create_memory", {"content": "The user keeps bees"})).get("isError")
         KeyService(api_keys, clock).revoke(key.key_id)  # by another process: this one still trusts its cache
         results = [
@@ -186,7 +186,7 @@ async def test_storage_unavailable_while_checking_a_key_is_503_with_retry_after(
     def unavailable() -> KeyService:
         raise StorageUnavailableError("storage is busy (ThrottlingException); retry shortly", retry_after_seconds=2)
 
-    async with serving(create_mcp_asgi_app(keyed_server, authenticate=key_authenticator(unavailable))) as http:
+    async with serving(create_endpoint(keyed_server, authenticate=key_authenticator(unavailable))) as http:
         response = await post(http, rpc("tools/list"), "am_0123456789ab_" + "a" * 43)
 
     assert response.status_code == 503
@@ -215,7 +215,7 @@ async def test_the_sdk_client_works_when_it_sends_a_key(
     keyed_server: MCPServer, keyed: Authenticator, key_service: KeyService, mode: str
 ) -> None:
     _, token = key_service.create("alice")
-    endpoint = create_mcp_asgi_app(keyed_server, authenticate=keyed)
+    endpoint = create_endpoint(keyed_server, authenticate=keyed)
     transport = httpx2.ASGITransport(app=endpoint)
     headers = {"authorization": f"Bearer {token}"}
     async with (

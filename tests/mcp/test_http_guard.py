@@ -23,8 +23,8 @@ from core.limits import MAX_REQUEST_BYTES
 from core.memories import MemoryService
 from handlers.auth import MISSING_KEY, open_access
 from handlers.http.app import create_app
-from handlers.mcp.endpoint import MCPEndpoint, create_mcp_asgi_app, with_mcp_endpoint
-from handlers.mcp.tools import create_server
+from handlers.mcp import create_server
+from handlers.mcp.endpoint import MCPEndpoint, create_endpoint, with_mcp_endpoint
 
 pytestmark = pytest.mark.anyio
 
@@ -67,7 +67,7 @@ def key_required(authorization: str | None) -> Principal:
 
 @pytest.fixture
 def endpoint(server: MCPServer) -> MCPEndpoint:
-    return create_mcp_asgi_app(server, allowed_origins=[APP_ORIGIN], authenticate=key_required)
+    return create_endpoint(server, allowed_origins=[APP_ORIGIN], authenticate=key_required)
 
 
 @asynccontextmanager
@@ -164,6 +164,17 @@ async def test_the_servers_own_loopback_origin_is_same_origin_and_admitted(endpo
     assert preflight.headers["access-control-allow-origin"] == own
 
 
+@pytest.mark.parametrize("host", ["127.0.0.2:8787", "[0:0:0:0:0:0:0:1]:8787"])
+async def test_any_loopback_address_reads_as_loopback_as_serve_reads_it(endpoint: MCPEndpoint, host: str) -> None:
+    # One loopback rule (core.hosts): an address literal cannot be rebound to another machine, whichever it is.
+    own = f"http://{host}"
+    async with serving(endpoint, base_url=own) as http:
+        posted = await http.post("/mcp", json=LIST_TOOLS, headers={**JSON_HEADERS, "origin": own, "authorization": KEY})
+
+    assert posted.status_code == 200
+    assert posted.headers["access-control-allow-origin"] == own
+
+
 @pytest.mark.parametrize(
     ("host", "origin"),
     [
@@ -224,14 +235,12 @@ async def test_a_trailing_slash_is_a_404_problem_naming_the_endpoint_not_a_redir
 
 def test_a_trailing_slash_gets_the_same_404_beside_the_http_api_as_on_lambda(memory_service: MemoryService) -> None:
     open_ = open_access()
-    server = create_server(version="test", provide_service=lambda: memory_service, authenticate=open_)
+    server = create_server(memory_service, open_, version="test")
     app = with_mcp_endpoint(
         create_app(memory_service, open_, version="test"),
-        create_mcp_asgi_app(server, authenticate=open_),
+        create_endpoint(server, authenticate=open_),
     )
-    alone = create_mcp_asgi_app(
-        create_server(version="test", provide_service=lambda: memory_service, authenticate=open_), authenticate=open_
-    )
+    alone = create_endpoint(create_server(memory_service, open_, version="test"), authenticate=open_)
 
     with TestClient(app) as beside, TestClient(alone) as on_lambda:
         local = beside.post("/mcp/", json=LIST_TOOLS, headers=JSON_HEADERS)

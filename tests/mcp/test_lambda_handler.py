@@ -23,8 +23,8 @@ from core.repository import KeyRepository
 from handlers.auth import Authenticator, key_authenticator
 from handlers.aws import mcp as lambda_mcp
 from handlers.aws.events import UNINTERPRETABLE_EVENT
+from handlers.mcp import create_server
 from handlers.mcp.endpoint import create_handler
-from handlers.mcp.tools import create_server
 from tests.conftest import EVENT_API_KEY, store_event_key
 from tests.mcp.conftest import (
     EVENTS,
@@ -74,7 +74,7 @@ def event_key(api_keys: KeyRepository, key_service: KeyService) -> Authenticator
 @pytest.fixture
 def handler(memory_service: MemoryService, event_key: Authenticator) -> Handler:
     return create_handler(
-        create_server(version="test", provide_service=lambda: memory_service, authenticate=event_key),
+        create_server(memory_service, event_key, version="test"),
         authenticate=event_key,
     )
 
@@ -125,7 +125,7 @@ def test_the_session_manager_starts_once_and_keeps_running_across_warm_invocatio
         return real_run(self)
 
     monkeypatch.setattr(StreamableHTTPSessionManager, "run", counted_run)
-    server = create_server(version="test", provide_service=lambda: memory_service, authenticate=event_key)
+    server = create_server(memory_service, event_key, version="test")
     handler = create_handler(server, authenticate=event_key)
 
     statuses = [
@@ -166,7 +166,7 @@ def test_a_browser_from_an_allowed_origin_gets_its_preflight_and_one_allow_origi
 ) -> None:
     origin = "https://app.example"
     handler = create_handler(
-        create_server(version="test", provide_service=lambda: memory_service, authenticate=event_key),
+        create_server(memory_service, event_key, version="test"),
         [origin],
         authenticate=event_key,
     )
@@ -200,7 +200,7 @@ def test_a_foreign_origin_is_refused_even_with_a_valid_request(
     assert event["headers"]["origin"] == "https://attacker.example"
 
     refused = lambda_worker.invoke(handler, event)
-    server = create_server(provide_service=lambda: memory_service, authenticate=event_key, version="test")
+    server = create_server(memory_service, event_key, version="test")
     allowed = lambda_worker.invoke(create_handler(server, ["https://attacker.example"], authenticate=event_key), event)
 
     assert refused["statusCode"] == 403

@@ -24,8 +24,8 @@ from core.repository import KeyRepository
 from handlers import bootstrap
 from handlers.auth import key_authenticator
 from handlers.http.app import create_app
-from handlers.mcp.endpoint import MCPEndpoint, create_mcp_asgi_app
-from handlers.mcp.tools import create_server
+from handlers.mcp import create_server
+from handlers.mcp.endpoint import MCPEndpoint, create_endpoint
 from handlers.oauth.server import OAuthServer
 from tests.conftest import FakeClock
 from tests.inmemory import InMemoryGrantRepository
@@ -64,8 +64,8 @@ def grants(grant_store: InMemoryGrantRepository, key_service: KeyService, clock:
 def endpoint(memory_service: MemoryService, key_service: KeyService, grants: GrantService) -> MCPEndpoint:
     memory_service.create("alice", NewMemory.parse({"content": "The user keeps bees"}))
     keys = key_authenticator(lambda: key_service)
-    server = create_server(version="test", provide_service=lambda: memory_service, authenticate=keys)
-    return create_mcp_asgi_app(server, authenticate=keys, oauth=OAuthServer(lambda: grants))
+    server = create_server(memory_service, keys, version="test")
+    return create_endpoint(server, authenticate=keys, oauth=OAuthServer(lambda: grants))
 
 
 @pytest.fixture
@@ -265,8 +265,8 @@ async def test_without_an_authorization_server_the_door_serves_keys_only(
     memory_service: MemoryService, key_service: KeyService
 ) -> None:
     keys = key_authenticator(lambda: key_service)
-    server = create_server(version="test", provide_service=lambda: memory_service, authenticate=keys)
-    endpoint = create_mcp_asgi_app(server, authenticate=keys)
+    server = create_server(memory_service, keys, version="test")
+    endpoint = create_endpoint(server, authenticate=keys)
     transport = httpx2.ASGITransport(app=endpoint)
     async with httpx2.AsyncClient(transport=transport, base_url=ORIGIN) as http:
         metadata = await http.get("/.well-known/oauth-protected-resource/mcp")
@@ -787,9 +787,9 @@ async def test_a_configured_issuer_is_used_whatever_host_a_request_reached(
     memory_service: MemoryService, key_service: KeyService, grants: GrantService
 ) -> None:
     keys = key_authenticator(lambda: key_service)
-    server = create_server(version="test", provide_service=lambda: memory_service, authenticate=keys)
+    server = create_server(memory_service, keys, version="test")
     oauth = OAuthServer(lambda: grants, issuer="https://memory.example.com/")
-    endpoint = create_mcp_asgi_app(server, authenticate=keys, oauth=oauth)
+    endpoint = create_endpoint(server, authenticate=keys, oauth=oauth)
     transport = httpx2.ASGITransport(app=endpoint)
     async with httpx2.AsyncClient(transport=transport, base_url="https://abc.lambda-url.us-east-1.on.aws") as http:
         metadata = (await http.get("/.well-known/oauth-authorization-server")).json()

@@ -20,8 +20,8 @@ from core.memories import MemoryService
 from core.registration import RegistrationBounds
 from core.repository import Client
 from handlers.auth import key_authenticator
-from handlers.mcp.endpoint import MCPEndpoint, create_handler, create_mcp_asgi_app
-from handlers.mcp.tools import create_server
+from handlers.mcp import create_server
+from handlers.mcp.endpoint import MCPEndpoint, create_endpoint, create_handler
 from handlers.oauth.server import OAuthServer
 from tests.conftest import FakeClock
 from tests.inmemory import InMemoryGrantRepository
@@ -63,8 +63,8 @@ def door(
 ) -> MCPEndpoint:
     grants = GrantService(grant_store, key_service, clock, bounds)
     keys = key_authenticator(lambda: key_service)
-    server = create_server(version="test", provide_service=lambda: memory_service, authenticate=keys)
-    return create_mcp_asgi_app(server, authenticate=keys, oauth=OAuthServer(lambda: grants))
+    server = create_server(memory_service, keys, version="test")
+    return create_endpoint(server, authenticate=keys, oauth=OAuthServer(lambda: grants))
 
 
 def client_at(door: MCPEndpoint, address: str = "127.0.0.1", origin: str = ORIGIN) -> httpx2.AsyncClient:
@@ -152,7 +152,7 @@ async def test_on_a_function_url_each_caller_is_counted_by_the_events_source_add
 ) -> None:
     grants = GrantService(grant_store, key_service, clock, RegistrationBounds(per_caller=1))
     keys = key_authenticator(lambda: key_service)
-    server = create_server(version="test", provide_service=lambda: memory_service, authenticate=keys)
+    server = create_server(memory_service, keys, version="test")
     bridge = FromAddress(create_handler(server, authenticate=keys, oauth=OAuthServer(lambda: grants)), lambda_worker)
     body = client_metadata().model_dump(mode="json", exclude_none=True)
     answers: list[int] = []

@@ -19,8 +19,8 @@ from core.memories import MemoryService
 from core.repository.dynamodb import DynamoDBKeyRepository
 from handlers.auth import key_authenticator
 from handlers.aws import mcp as lambda_mcp
+from handlers.mcp import create_server
 from handlers.mcp.endpoint import create_handler
-from handlers.mcp.tools import create_server
 from handlers.oauth.server import OAuthServer
 from tests.conftest import Engine, FakeClock
 from tests.inmemory import InMemoryGrantRepository
@@ -143,7 +143,7 @@ async def test_through_function_url_events_an_expired_token_is_refused_and_the_c
     clock = FakeClock(datetime.now(UTC))  # the grants' clock, moved on by hand
     grants = GrantService(InMemoryGrantRepository(), key_service, clock)
     keys = key_authenticator(lambda: key_service)
-    server = create_server(version="test", provide_service=lambda: memory_service, authenticate=keys)
+    server = create_server(memory_service, keys, version="test")
     bridge = FunctionUrlBridge(
         create_handler(server, authenticate=keys, oauth=OAuthServer(lambda: grants)), lambda_worker
     )

@@ -22,8 +22,8 @@ from core.memories import MemoryService
 from core.model import Clock, utc_now
 from core.repository.dynamodb import DynamoDBGrantRepository, DynamoDBKeyRepository, make_client
 from handlers.auth import key_authenticator
-from handlers.mcp.endpoint import MCPEndpoint, create_mcp_asgi_app
-from handlers.mcp.tools import create_server
+from handlers.mcp import create_server
+from handlers.mcp.endpoint import MCPEndpoint, create_endpoint
 from handlers.oauth.server import OAuthServer
 from tests.conftest import REGION, Engine, FakeClock
 from tests.inmemory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
@@ -253,8 +253,8 @@ def services_over(client: Any, table: str, clock: Clock = utc_now) -> tuple[Gran
 def oauth_app(services: tuple[GrantService, KeyService]) -> MCPEndpoint:
     grants, keys = services
     authenticate = key_authenticator(lambda: keys)
-    server = create_server(version="test", provide_service=unused_memories, authenticate=authenticate)
-    return create_mcp_asgi_app(server, authenticate=authenticate, oauth=OAuthServer(lambda: grants))
+    server = create_server(unused_memories(), authenticate, version="test")
+    return create_endpoint(server, authenticate=authenticate, oauth=OAuthServer(lambda: grants))
 
 
 def unused_memories() -> MemoryService:

@@ -17,8 +17,8 @@ from core.keys import KeyService
 from core.memories import MemoryService
 from core.repository import KEY_NOT_LIVE
 from handlers.auth import key_authenticator
+from handlers.mcp import create_server
 from handlers.mcp.endpoint import create_handler
-from handlers.mcp.tools import create_server
 from handlers.oauth.server import OAuthServer
 from tests.conftest import FakeClock
 from tests.inmemory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
@@ -34,7 +34,7 @@ async def test_a_token_whose_consenting_key_was_revoked_elsewhere_writes_nothing
     fenced = MemoryService(InMemoryMemoryRepository(api_keys), clock, fenced=True)
     grants = GrantService(InMemoryGrantRepository(), key_service, FakeClock(datetime.now(UTC)))
     keys = key_authenticator(lambda: key_service)
-    server = create_server(version="test", provide_service=lambda: fenced, authenticate=keys)
+    server = create_server(fenced, keys, version="test")
     bridge = FunctionUrlBridge(
         create_handler(server, authenticate=keys, oauth=OAuthServer(lambda: grants)), lambda_worker
     )

@@ -16,7 +16,7 @@ from core.memories import MemoryService
 from core.model import MemoryChanges, NewMemory
 from handlers.auth import open_access
 from handlers.http.app import create_app
-from handlers.mcp.tools import create_server
+from handlers.mcp import create_server
 from tests.conftest import NAMESPACE, FakeClock
 from tests.inmemory import InMemoryMemoryRepository
 from tests.mcp.conftest import tool_text
@@ -64,9 +64,7 @@ def doors() -> Iterator[Doors]:
     seed(for_mcp)
     seed(for_http)
     with TestClient(create_app(for_http, open_access(), version="test")) as http:
-        yield Doors(
-            Client(create_server(version="test", provide_service=lambda: for_mcp, authenticate=open_access())), http
-        )
+        yield Doors(Client(create_server(for_mcp, open_access(), version="test")), http)
 
 
 SEARCHES: list[dict[str, Any]] = [

@@ -15,8 +15,8 @@ from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import Memory, NewMemory
 from handlers.auth import Authenticator, key_authenticator
-from handlers.mcp.endpoint import create_mcp_asgi_app
-from handlers.mcp.tools import create_server
+from handlers.mcp import create_server
+from handlers.mcp.endpoint import create_endpoint
 from tests.mcp.test_auth import call, serving
 
 pytestmark = pytest.mark.anyio
@@ -40,12 +40,12 @@ def keyed(key_service: KeyService) -> Authenticator:
 @pytest.fixture
 def keyed_server(memory_service: MemoryService, keyed: Authenticator) -> MCPServer:
     memory_service.create("alice", NewMemory.parse({"content": STORED, "tags": ["secret-tag"]}))
-    return create_server(version="test", provide_service=lambda: memory_service, authenticate=keyed)
+    return create_server(memory_service, keyed, version="test")
 
 
 @pytest.fixture
 async def mcp(keyed_server: MCPServer, keyed: Authenticator) -> AsyncIterator[httpx2.AsyncClient]:
-    async with serving(create_mcp_asgi_app(keyed_server, authenticate=keyed)) as client:
+    async with serving(create_endpoint(keyed_server, authenticate=keyed)) as client:
         yield client
 
 

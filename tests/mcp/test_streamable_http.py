@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,8 +19,9 @@ from mcp.types import METHOD_NOT_FOUND
 from core.memories import MemoryService
 from handlers.auth import open_access
 from handlers.http.app import create_app
-from handlers.mcp.endpoint import MCPEndpoint, create_mcp_asgi_app, with_mcp_endpoint
-from handlers.mcp.tools import create_server
+from handlers.mcp import create_server
+from handlers.mcp.endpoint import MCPEndpoint, create_endpoint, with_mcp_endpoint
+from handlers.mcp.server import CHECKED_SDK_VERSION
 from tests.mcp.conftest import FUNCTION_URL_HOST, tool_text
 
 pytestmark = pytest.mark.anyio
@@ -47,7 +49,7 @@ async def serving(endpoint: MCPEndpoint, base_url: str = "http://testserver") ->
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_sdk_client_lists_and_calls_tools_over_streamable_http(server: MCPServer, mode: str) -> None:
     async with (
-        serving(create_mcp_asgi_app(server, authenticate=OPEN)) as http,
+        serving(create_endpoint(server, authenticate=OPEN)) as http,
         Client(streamable_http_client("http://testserver/mcp", http_client=http), mode=mode) as client,
     ):
         tools = await client.list_tools()
@@ -72,7 +74,7 @@ async def test_only_tools_are_advertised_and_an_unknown_prompt_is_method_not_fou
 ) -> None:
     caplog.set_level(logging.INFO)
     async with (
-        serving(create_mcp_asgi_app(server, authenticate=OPEN)) as http,
+        serving(create_endpoint(server, authenticate=OPEN)) as http,
         Client(streamable_http_client("http://testserver/mcp", http_client=http), mode=mode) as client,
     ):
         capabilities = client.server_capabilities
@@ -88,6 +90,17 @@ async def test_only_tools_are_advertised_and_an_unknown_prompt_is_method_not_fou
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
+def test_the_installed_sdk_is_the_one_the_tools_only_server_was_checked_against() -> None:
+    # handlers.mcp.server reaches into the SDK's private state, for want of a public way, to serve tools only.
+    installed = importlib.metadata.version("mcp")
+
+    assert installed == CHECKED_SDK_VERSION, (
+        f"mcp {installed} is installed, but handlers.mcp.server._serve_tools_only was checked against "
+        f"{CHECKED_SDK_VERSION}: re-check whether the SDK has a public way to serve tools only (or still has the "
+        "private attributes it uses), then update CHECKED_SDK_VERSION"
+    )
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_each_request_stands_alone_without_a_session_id(server: MCPServer, mode: str) -> None:
     responses: list[httpx2.Response] = []
@@ -95,7 +108,7 @@ async def test_each_request_stands_alone_without_a_session_id(server: MCPServer,
     async def record(response: httpx2.Response) -> None:
         responses.append(response)
 
-    async with serving(create_mcp_asgi_app(server, authenticate=OPEN)) as http:
+    async with serving(create_endpoint(server, authenticate=OPEN)) as http:
         http.event_hooks["response"].append(record)
         async with Client(streamable_http_client("http://testserver/mcp", http_client=http), mode=mode) as client:
             await client.call_tool("prime_memory_context", {})
@@ -110,7 +123,7 @@ async def test_each_request_stands_alone_without_a_session_id(server: MCPServer,
 async def test_get_head_and_delete_on_mcp_get_405_allowing_post_instead_of_an_endless_stream(
     server: MCPServer, method: str
 ) -> None:
-    async with serving(create_mcp_asgi_app(server, authenticate=OPEN)) as http:
+    async with serving(create_endpoint(server, authenticate=OPEN)) as http:
         response = await http.request(method, "/mcp", headers={"accept": "text/event-stream"})
 
     assert response.status_code == 405
@@ -119,7 +132,7 @@ async def test_get_head_and_delete_on_mcp_get_405_allowing_post_instead_of_an_en
 
 
 async def test_a_foreign_origin_gets_403(server: MCPServer) -> None:
-    async with serving(create_mcp_asgi_app(server, allowed_origins=["https://app.example"], authenticate=OPEN)) as http:
+    async with serving(create_endpoint(server, allowed_origins=["https://app.example"], authenticate=OPEN)) as http:
         response = await http.post(
             "/mcp", json=INITIALIZE, headers={**JSON_HEADERS, "origin": "https://attacker.example"}
         )
@@ -128,7 +141,7 @@ async def test_a_foreign_origin_gets_403(server: MCPServer) -> None:
 
 
 async def test_an_allowed_origin_and_no_origin_are_served(server: MCPServer) -> None:
-    async with serving(create_mcp_asgi_app(server, allowed_origins=["https://app.example"], authenticate=OPEN)) as http:
+    async with serving(create_endpoint(server, allowed_origins=["https://app.example"], authenticate=OPEN)) as http:
         allowed = await http.post("/mcp", json=INITIALIZE, headers={**JSON_HEADERS, "origin": "https://app.example"})
         absent = await http.post("/mcp", json=INITIALIZE, headers=JSON_HEADERS)
 
@@ -136,7 +149,7 @@ async def test_an_allowed_origin_and_no_origin_are_served(server: MCPServer) -> 
 
 
 async def test_a_function_url_host_is_not_refused_as_a_rebinding_attempt(server: MCPServer) -> None:
-    async with serving(create_mcp_asgi_app(server, authenticate=OPEN), base_url=f"https://{FUNCTION_URL_HOST}") as http:
+    async with serving(create_endpoint(server, authenticate=OPEN), base_url=f"https://{FUNCTION_URL_HOST}") as http:
         response = await http.post("/mcp", json=INITIALIZE, headers=JSON_HEADERS)
 
     assert response.status_code == 200
@@ -146,7 +159,7 @@ async def test_a_function_url_host_is_not_refused_as_a_rebinding_attempt(server:
 async def test_a_body_that_is_not_json_rpc_is_refused_with_400_and_one_not_declared_json_with_415(
     server: MCPServer,
 ) -> None:
-    async with serving(create_mcp_asgi_app(server, authenticate=OPEN)) as http:
+    async with serving(create_endpoint(server, authenticate=OPEN)) as http:
         not_json = await http.post("/mcp", content=b"{oops", headers=JSON_HEADERS)
         wrong_type = await http.post("/mcp", content=b"{}", headers={**JSON_HEADERS, "content-type": "text/plain"})
 
@@ -155,15 +168,15 @@ async def test_a_body_that_is_not_json_rpc_is_refused_with_400_and_one_not_decla
 
 
 async def test_a_body_over_the_http_doors_bound_is_refused_with_413(server: MCPServer) -> None:
-    async with serving(create_mcp_asgi_app(server, authenticate=OPEN)) as http:
+    async with serving(create_endpoint(server, authenticate=OPEN)) as http:
         response = await http.post("/mcp", content=b" " * (128 * 1024 + 1), headers=JSON_HEADERS)
 
     assert response.status_code == 413
 
 
 def test_one_process_serves_the_http_api_and_mcp_side_by_side(memory_service: MemoryService) -> None:
-    server = create_server(version="test", provide_service=lambda: memory_service, authenticate=OPEN)
-    endpoint = create_mcp_asgi_app(server, authenticate=OPEN)
+    server = create_server(memory_service, OPEN, version="test")
+    endpoint = create_endpoint(server, authenticate=OPEN)
     app = with_mcp_endpoint(create_app(memory_service, OPEN, version="test"), endpoint)
 
     with TestClient(app) as client:
@@ -184,8 +197,8 @@ def test_one_process_serves_the_http_api_and_mcp_side_by_side(memory_service: Me
 
 
 def test_beside_mcp_an_unknown_routes_404_names_mcp_too(memory_service: MemoryService) -> None:
-    server = create_server(version="test", provide_service=lambda: memory_service, authenticate=OPEN)
-    endpoint = create_mcp_asgi_app(server, authenticate=OPEN)
+    server = create_server(memory_service, OPEN, version="test")
+    endpoint = create_endpoint(server, authenticate=OPEN)
     app = with_mcp_endpoint(create_app(memory_service, OPEN, version="test"), endpoint)
 
     with TestClient(app) as client:
@@ -201,8 +214,8 @@ def test_beside_mcp_an_unknown_routes_404_names_mcp_too(memory_service: MemorySe
 
 def test_beside_mcp_every_path_reaches_the_http_api_even_one_holding_a_newline(memory_service: MemoryService) -> None:
     # Found by schemathesis: a Mount("/") left `/memories/1%0A2` to Starlette's text/plain 404.
-    server = create_server(version="test", provide_service=lambda: memory_service, authenticate=OPEN)
-    endpoint = create_mcp_asgi_app(server, authenticate=OPEN)
+    server = create_server(memory_service, OPEN, version="test")
+    endpoint = create_endpoint(server, authenticate=OPEN)
     app = with_mcp_endpoint(create_app(memory_service, OPEN, version="test"), endpoint)
 
     with TestClient(app) as client:

@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 from mcp.client import Client
 from mcp.server import MCPServer
+from mcp.server.mcpserver.tools import Tool as ServedTool
 from mcp.types import Tool
 
-from core.contract import RETRIEVAL_FIELDS, Page
+from core.contract import RETRIEVAL_FIELDS, Page, RetrievalQuery
 from core.errors import (
     AuthenticationError,
     DomainError,
@@ -28,8 +29,11 @@ from core.errors import (
 from core.memories import MemoryService
 from core.model import STANDARD_TAGS, Memory, MemoryChanges, NewMemory
 from handlers.auth import open_access
-from handlers.mcp.tools import INSTRUCTIONS, TOOL_ERROR_HINTS, create_server
+from handlers.mcp.results import TOOL_ERROR_HINTS
+from handlers.mcp.server import INSTRUCTIONS, create_server
+from handlers.mcp.tools import search_memories
 from tests.conftest import domain_error_classes
+from tests.inmemory import InMemoryMemoryRepository
 from tests.mcp.conftest import call_tool, tool_text
 
 pytestmark = pytest.mark.anyio
@@ -364,7 +368,7 @@ async def test_every_tool_reports_every_domain_error_to_the_model_in_the_cores_w
     error_class: type[DomainError], tool: str, arguments: dict[str, Any]
 ) -> None:
     error = EXAMPLES[error_class]
-    server = create_server(version="test", provide_service=lambda: FailingService(error), authenticate=open_access())
+    server = create_server(FailingService(error), open_access(), version="test")
 
     result = await call_tool(server, tool, arguments)
 
@@ -377,16 +381,39 @@ async def test_every_tool_reports_every_domain_error_to_the_model_in_the_cores_w
 
 
 async def test_an_unexpected_failure_reaches_the_model_without_its_details(server: MCPServer) -> None:
-    crashing = create_server(
-        version="test",
-        provide_service=lambda: FailingService(RuntimeError("secret table name")),
-        authenticate=open_access(),
-    )
+    crashing = create_server(FailingService(RuntimeError("secret table name")), open_access(), version="test")
 
     result = await call_tool(crashing, "search_memories", {})
 
     assert result.is_error
     assert "secret" not in tool_text(result)
+
+
+async def test_two_servers_in_one_process_each_serve_their_own_service(
+    server: MCPServer, memory_service: MemoryService
+) -> None:
+    other_service = MemoryService(InMemoryMemoryRepository())
+    other = create_server(other_service, open_access(), version="test")
+
+    await call_tool(other, "create_memory", {"content": "The user prefers trains"})
+    found = await call_tool(server, "search_memories", {})
+
+    assert found.structured_content is not None
+    assert found.structured_content["total"] == 0
+    assert [memory.content for memory in other_service.search("default", RetrievalQuery.parse({})).items] == [
+        "The user prefers trains"
+    ]
+
+
+async def test_a_tool_served_by_a_server_create_server_did_not_build_fails_loudly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    bare = MCPServer("bare", tools=[ServedTool.from_function(search_memories)])
+
+    result = await call_tool(bare, "search_memories", {})
+
+    assert result.is_error
+    assert "handlers.mcp.create_server" in caplog.text
 
 
 @pytest.mark.parametrize("tool", ["create_memory", "update_memory"])

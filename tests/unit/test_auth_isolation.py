@@ -19,8 +19,8 @@ from core.memories import MemoryService
 from core.model import Memory
 from handlers.auth import key_authenticator
 from handlers.http.app import create_app
-from handlers.mcp.endpoint import create_mcp_asgi_app
-from handlers.mcp.tools import create_server
+from handlers.mcp import create_server
+from handlers.mcp.endpoint import create_endpoint
 from tests.inmemory import InMemoryMemoryRepository
 
 ALICE_IDS = [1, 2, 3, 4]
@@ -161,9 +161,7 @@ async def mcp(
     seeded: Namespaces, memory_service: MemoryService, key_service: KeyService
 ) -> AsyncIterator[httpx2.AsyncClient]:
     authenticate = key_authenticator(lambda: key_service)
-    endpoint = create_mcp_asgi_app(
-        create_server(lambda: memory_service, authenticate, version="test"), authenticate=authenticate
-    )
+    endpoint = create_endpoint(create_server(memory_service, authenticate, version="test"), authenticate=authenticate)
     transport = httpx2.ASGITransport(app=endpoint)
     async with endpoint.session_manager.run(), httpx2.AsyncClient(transport=transport, base_url="http://t") as http:
         yield http

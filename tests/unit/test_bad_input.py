@@ -16,8 +16,8 @@ from fastapi.testclient import TestClient
 from core.memories import MemoryService
 from handlers.auth import open_access
 from handlers.http.app import create_app
-from handlers.mcp.endpoint import create_mcp_asgi_app, with_mcp_endpoint
-from handlers.mcp.tools import create_server
+from handlers.mcp import create_server
+from handlers.mcp.endpoint import create_endpoint, with_mcp_endpoint
 
 PROBLEM_JSON = "application/problem+json"
 MAX_BODY = 128 * 1024
@@ -433,8 +433,8 @@ def test_a_trailing_slash_is_the_same_404_beside_the_mcp_endpoint_as_serve_runs_
 ) -> None:
     open_ = open_access()
     api = create_app(memory_service, open_, version="test")
-    server = create_server(version="test", provide_service=lambda: memory_service, authenticate=open_)
-    with TestClient(with_mcp_endpoint(api, create_mcp_asgi_app(server, authenticate=open_))) as served:
+    server = create_server(memory_service, open_, version="test")
+    with TestClient(with_mcp_endpoint(api, create_endpoint(server, authenticate=open_))) as served:
         response = served.request(method, path, headers={"host": "evil.example"}, follow_redirects=False)
 
     assert_problem(response, 404)

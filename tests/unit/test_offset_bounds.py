@@ -16,7 +16,7 @@ from core.model import NewMemory
 from core.repository.dynamodb import DynamoDBMemoryRepository
 from handlers.auth import open_access
 from handlers.http.app import create_app
-from handlers.mcp.tools import create_server
+from handlers.mcp import create_server
 from tests.conftest import Engine
 from tests.mcp.conftest import call_tool, tool_text
 
@@ -142,7 +142,7 @@ def test_an_unfiltered_page_inside_the_matches_still_queries(
 async def test_mcp_retrieval_with_an_offset_past_the_matches_is_an_empty_envelope(
     stocked: MemoryService, tool: str, offset: int
 ) -> None:
-    server = create_server(version="test", provide_service=lambda: stocked, authenticate=open_access())
+    server = create_server(stocked, open_access(), version="test")
 
     result = await call_tool(server, tool, {"offset": offset})
 
@@ -161,7 +161,7 @@ async def test_mcp_retrieval_with_an_offset_past_the_matches_is_an_empty_envelop
 async def test_mcp_retrieval_with_an_offset_above_two_to_the_63_minus_one_is_a_tool_error_naming_offset(
     stocked: MemoryService, tool: str
 ) -> None:
-    server = create_server(version="test", provide_service=lambda: stocked, authenticate=open_access())
+    server = create_server(stocked, open_access(), version="test")
 
     result = await call_tool(server, tool, {"offset": TOO_LARGE})
 
@@ -189,7 +189,7 @@ def test_an_unfiltered_later_page_asks_for_no_more_rows_than_the_total(moto_engi
 @pytest.mark.anyio
 @pytest.mark.parametrize("tool", ["search_memories", "prime_memory_context"])
 async def test_the_mcp_offset_schema_states_the_bound(stocked: MemoryService, tool: str) -> None:
-    server = create_server(version="test", provide_service=lambda: stocked, authenticate=open_access())
+    server = create_server(stocked, open_access(), version="test")
 
     schema = next(t for t in await server.list_tools() if t.name == tool).input_schema
 

@@ -18,7 +18,7 @@ from core.limits import CONTENT_MAX_CHARS, MAX_LIMIT, MAX_OFFSET, Q_MAX_CHARS, T
 from core.model import MemoryChanges, NewMemory
 from handlers.auth import open_access
 from handlers.http.app import create_app
-from handlers.mcp.tools import create_server
+from handlers.mcp import create_server
 
 # The operations both doors serve, as (OpenAPI path, method, where its fields are) and the MCP tool.
 OPERATIONS = [
@@ -41,7 +41,7 @@ def openapi() -> dict[str, Any]:
 def tool_schemas() -> dict[str, dict[str, Any]]:
     import anyio
 
-    server: MCPServer = create_server(provide_service=lambda: None, authenticate=open_access(), version="test")  # type: ignore[arg-type, return-value]
+    server: MCPServer = create_server(None, open_access(), version="test")  # type: ignore[arg-type]
     tools = anyio.run(server.list_tools)
     return {tool.name: tool.input_schema for tool in tools}
 

@@ -15,8 +15,8 @@ from core.memories import MemoryService
 from handlers import problem
 from handlers.auth import key_authenticator
 from handlers.http.app import create_app
-from handlers.mcp.endpoint import create_mcp_asgi_app, with_mcp_endpoint
-from handlers.mcp.tools import create_server
+from handlers.mcp import create_server
+from handlers.mcp.endpoint import create_endpoint, with_mcp_endpoint
 from tests.conftest import Engine
 
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -34,9 +34,7 @@ def logged(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def client(moto_service: MemoryService, moto_keys: KeyService) -> Iterator[TestClient]:
     """Both doors as a deployed function runs them (no recreation), over moto, checking keys."""
     authenticate = key_authenticator(lambda: moto_keys)
-    mcp = create_mcp_asgi_app(
-        create_server(lambda: moto_service, authenticate, version="test"), authenticate=authenticate
-    )
+    mcp = create_endpoint(create_server(moto_service, authenticate, version="test"), authenticate=authenticate)
     with TestClient(with_mcp_endpoint(create_app(moto_service, authenticate, version="test"), mcp)) as client:
         yield client
 

@@ -17,7 +17,7 @@ from core.model import NewMemory
 from core.repository import Matches
 from handlers.auth import open_access
 from handlers.http.app import create_app
-from handlers.mcp.tools import create_server
+from handlers.mcp import create_server
 from tests.inmemory import InMemoryMemoryRepository
 from tests.mcp.conftest import call_tool
 
@@ -92,7 +92,7 @@ def test_an_unmatchable_tag_over_http_is_the_empty_page_not_a_500(http: TestClie
 def test_an_unmatchable_tag_over_mcp_is_the_empty_page_not_a_tool_error(
     unreadable: MemoryService, tool: str, limit: int, tag: str
 ) -> None:
-    server = create_server(version="test", provide_service=lambda: unreadable, authenticate=open_access())
+    server = create_server(unreadable, open_access(), version="test")
 
     result = anyio.run(call_tool, server, tool, {"tag": tag})
 

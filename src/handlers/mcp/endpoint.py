@@ -6,7 +6,7 @@ import functools
 import json
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import Any, Final
+from typing import Any
 
 from aws_lambda_powertools import Logger
 from mcp.server import MCPServer
@@ -24,6 +24,7 @@ from core.errors import (
     PermissionDeniedError,
     StorageUnavailableError,
 )
+from core.hosts import is_loopback, parse_host
 from core.limits import MAX_REQUEST_BYTES
 from handlers.auth import Authenticator, presented_credentials
 from handlers.aws.events import invocation_loop, invoke
@@ -44,10 +45,6 @@ from handlers.oauth.server import OAuthServer, presents_access_token, with_resou
 from handlers.problem import domain_problem, problem_response
 
 logger = Logger()
-
-# A page served by this very server, reached by a loopback name, is same-origin. Any other name could be an
-# attacker's domain rebound to this address (DNS rebinding), so only an allow-listed origin gets in there.
-_LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 
 
 class MCPEndpoint:
@@ -109,23 +106,21 @@ class MCPEndpoint:
     async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
-            return
-        if self._oauth is not None and scope["path"] in OAUTH_PATHS:
+        elif self._oauth is not None and scope["path"] in OAUTH_PATHS:
             await self._oauth(scope, receive, send)
-            return
+        else:
+            await self._guard(scope, receive, send)
+
+    async def _guard(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
+        """The Origin, then the route and method, then the credentials: each refused before the next is read."""
         headers = Headers(scope=scope)
         origin = headers.get("origin")
-        if origin is not None:
-            if not self._admits(origin, scope, headers):
-                detail = f"the Origin {origin!r} may not call {MCP_PATH}: it is not in MCP_ALLOWED_ORIGINS"
-                await problem_response(403, "http-error", "Forbidden", detail)(scope, receive, send)
-                return
-            send = with_cors(send, origin)
+        if origin is not None and not self._admits(origin, scope, headers):
+            detail = f"the Origin {origin!r} may not call {MCP_PATH}: it is not in MCP_ALLOWED_ORIGINS"
+            await problem_response(403, "http-error", "Forbidden", detail)(scope, receive, send)
+            return
         issuer = self._oauth.issuer_for(scope) if self._oauth is not None else None
-        authenticate = self._authenticate
-        if self._oauth is not None and issuer is not None:
-            send = with_resource_metadata(send, OAuthServer.resource_metadata_url(issuer))
-            authenticate = functools.partial(self._oauth.authenticate, self._authenticate, issuer=issuer)
+        send = self._answering(send, origin, issuer)
         refused = refusal(scope, headers, origin)
         if refused is not None:
             await refused(scope, receive, send)
@@ -133,10 +128,33 @@ class MCPEndpoint:
         try:
             credentials = presented_credentials(headers)
             # A key lookup is a blocking DynamoDB call: run as the entrypoint's policy says (handlers.concurrency).
-            principal = await self._run_blocking(authenticate, credentials)
+            principal = await self._run_blocking(self._authenticator(issuer), credentials)
         except (AuthenticationError, StorageUnavailableError) as exc:
             await domain_problem(exc)(scope, receive, send)
             return
+        # An access token is held to its scopes here, where its client can ask for more (RFC 6750 step-up).
+        step_up = issuer is not None and presents_access_token(credentials)
+        await self._serve_post(scope, receive, send, principal, step_up=step_up)
+
+    def _answering(self, send: Send, origin: str | None, issuer: str | None) -> Send:
+        """`send` adding CORS for an admitted `origin`, and pointing Bearer challenges at `issuer`'s metadata."""
+        if origin is not None:
+            send = with_cors(send, origin)
+        if issuer is not None:
+            send = with_resource_metadata(send, OAuthServer.resource_metadata_url(issuer))
+        return send
+
+    def _authenticator(self, issuer: str | None) -> Authenticator:
+        """API keys, and with OAuth serving this request's origin, its access tokens too."""
+        if self._oauth is None or issuer is None:
+            return self._authenticate
+        return functools.partial(self._oauth.authenticate, self._authenticate, issuer=issuer)
+
+    async def _serve_post(
+        self, scope: AsgiScope, receive: Receive, send: Send, principal: Principal, *, step_up: bool
+    ) -> None:
+        """An authenticated POST to /mcp: its body read whole and bounded, then handed to the SDK with `principal`."""
+        headers = Headers(scope=scope)
         refused = unreadable(scope, headers)
         if refused is not None:
             await refused(scope, receive, send)
@@ -149,11 +167,10 @@ class MCPEndpoint:
         if len(content) > MAX_REQUEST_BYTES:
             await too_large()(scope, receive, send)
             return
-        if issuer is not None and presents_access_token(credentials):
-            missing = await self._missing_scope(principal, content)
-            if missing is not None:
-                await domain_problem(PermissionDeniedError(missing))(scope, receive, send)
-                return
+        missing = await self._missing_scope(principal, content) if step_up else None
+        if missing is not None:
+            await domain_problem(PermissionDeniedError(missing))(scope, receive, send)
+            return
         await self._app(
             {**scope, "headers": as_json(scope), PRINCIPAL_SCOPE_KEY: principal}, body, errors_as_problems(send)
         )
@@ -184,14 +201,16 @@ class MCPEndpoint:
         return scopes
 
     def _admits(self, origin: str, scope: AsgiScope, headers: Headers) -> bool:
+        """An allow-listed origin, or the page of this very server reached by a loopback name or address: any other
+        name could be an attacker's domain rebound to this address (DNS rebinding)."""
         if origin in self.allowed_origins:
             return True
         host = headers.get("host", "").lower()
-        hostname = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        return hostname in _LOOPBACK_HOSTS and origin.lower() == f"{scope['scheme']}://{host}"
+        parsed = parse_host(host)
+        return parsed is not None and is_loopback(parsed[0]) and origin.lower() == f"{scope['scheme']}://{host}"
 
 
-def create_mcp_asgi_app(
+def create_endpoint(
     server: MCPServer,
     allowed_origins: Iterable[str] = (),
     *,
@@ -246,7 +265,7 @@ def create_handler(
     def running_endpoint() -> MCPEndpoint:
         loop = invocation_loop()
         if loop not in held:
-            endpoint = create_mcp_asgi_app(
+            endpoint = create_endpoint(
                 server, origins, authenticate=authenticate, run_blocking=run_blocking, oauth=oauth
             )
             _hold_lifespan(loop, endpoint)

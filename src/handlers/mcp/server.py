@@ -1,0 +1,91 @@
+"""The MCP server: the contract's tools (handlers.mcp.tools) over the door's collaborators, serving tools only, with
+the instructions a model reads on connecting."""
+
+from typing import Final
+
+from mcp.server import MCPServer
+
+from core.memories import MemoryService
+from core.model import STANDARD_TAGS
+from handlers.auth import Authenticator
+from handlers.concurrency import RunBlocking, inline
+from handlers.mcp.dependencies import Collaborators, lifespan_of
+from handlers.mcp.tools import published_tools
+
+__all__ = ["CHECKED_SDK_VERSION", "INSTRUCTIONS", "create_server"]
+
+INSTRUCTIONS: Final = f"""\
+agent-memory keeps what you learn about the user across sessions. Use it like this:
+- At the start of every session call prime_memory_context (no arguments needed) and read what it returns before \
+you answer.
+- Store one atomic fact per memory with create_memory, in normalised, self-contained language: third person, \
+present tense, absolute dates ("The user prefers metric units", "The user's daughter Ana was born on 2019-03-02"), \
+never "likes metric" or "her kid's birthday is next week".
+- Choose memory_type: identity (who the user is: name, role, relationships, home), preference (likes, dislikes, \
+how the user wants things done), event (something that happened or will happen at a known time), fact (anything \
+else that is true).
+- Reuse the standard tags where they fit: {", ".join(STANDARD_TAGS)}. Add a freeform tag (lower-case, e.g. \
+project:apollo) only for what they do not cover.
+- Before creating, search_memories for a memory that already says it, and update that one instead of adding a \
+duplicate.
+- When a memory turns out wrong or outdated, call update_memory with status "invalid" (and create the corrected \
+memory) rather than delete_memory; delete only what the user asks you to forget.
+- Pass expected_version (the version you last read) to update_memory so you never overwrite a change you have not \
+seen; when it is refused, read the memory again and decide afresh.
+- Search is lexical, not semantic: q matches substrings of content and tags, so search for a distinctive word, and \
+page with offset while has_more is true.
+"""
+
+
+def create_server(
+    memories: MemoryService,
+    authenticate: Authenticator,
+    *,
+    version: str,
+    run_blocking: RunBlocking = inline,
+) -> MCPServer[Collaborators]:
+    """The MCP server with the contract's tools over `memories`.
+
+    Each tool acts as the principal the endpoint's guard verified, or as `authenticate(None)` for a call the guard
+    did not see (handlers.mcp.dependencies.caller). Every storage call goes through `run_blocking`, the
+    entrypoint's concurrency policy (handlers.concurrency).
+    """
+    # No subscriptions/listen: its stream never ends, and nothing here changes behind a client's back.
+    server: MCPServer[Collaborators] = MCPServer(
+        "agent-memory",
+        instructions=INSTRUCTIONS,
+        version=version,
+        subscriptions=False,
+        log_level="WARNING",
+        tools=published_tools(),
+        lifespan=lifespan_of(Collaborators(memories, authenticate, run_blocking)),
+    )
+    _serve_tools_only(server)
+    return server
+
+
+# The SDK version _serve_tools_only was checked against; tests/mcp/test_streamable_http.py fails on any other.
+CHECKED_SDK_VERSION: Final = "2.3.0"
+
+# The SDK registers prompt and resource handlers on every MCPServer, and advertises a capability for each one
+# registered. This server has neither: unregistered, they are not advertised, and calling one is -32601.
+_UNSERVED_METHODS: Final = (
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+)
+
+
+def _serve_tools_only(server: MCPServer[Collaborators]) -> None:
+    """Unregister the prompt and resource handlers, the one place that reaches into the SDK's private state.
+
+    The SDK has no public way to do it: MCPServer's constructor always registers them, and neither it nor the
+    low-level server it wraps (reached only as `_lowlevel_server`) can remove a request handler, only add or replace
+    one, and the capabilities follow what is registered. Middleware could refuse the calls, but the capabilities
+    would still advertise prompts and resources. Re-check on every SDK upgrade (CHECKED_SDK_VERSION).
+    """
+    handlers = server._lowlevel_server._request_handlers
+    for method in _UNSERVED_METHODS:
+        handlers.pop(method, None)
