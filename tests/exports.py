@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from core.model import format_timestamp
+from core.clock import format_timestamp
 from local import cli
 from tests.conftest import free_port
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import UTC, datetime
 
 from core.access import ApiKey
+from core.clock import parse_timestamp
 from core.contract import RetrievalQuery
 from core.errors import AuthenticationError, MemoryNotFoundError, VersionMismatchError, WriteConflictError
 from core.history import Change, Revision
@@ -29,12 +29,6 @@ from core.repository import (
     RegistrationWindow,
     Revisions,
 )
-
-_TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-
-
-def _epoch_seconds(timestamp: str) -> float:
-    return datetime.strptime(timestamp, _TIMESTAMP_FORMAT).replace(tzinfo=UTC).timestamp()
 
 
 def _copy(memory: Memory) -> Memory:
@@ -89,7 +83,7 @@ class InMemoryMemoryRepository:
         if live_key is None:
             return
         key = None if self._keys is None else self._keys.get(live_key.key_id)
-        if key is None or key.state(live_key.now) != "active":
+        if key is None or key.state(parse_timestamp(live_key.now)) != "active":
             raise AuthenticationError(KEY_NOT_LIVE)
 
     def next_id(self, namespace: str, live_key: LiveKey | None = None) -> int:
@@ -109,7 +103,7 @@ class InMemoryMemoryRepository:
     ) -> None:
         with self._lock:
             self._fence(live_key)
-            now = _epoch_seconds(memory.created_at)
+            now = parse_timestamp(memory.created_at).timestamp()
             if idempotency is not None:
                 recorded = self._idempotency.get((namespace, idempotency.key_hash))
                 if recorded is not None and recorded[1] > now:
@@ -311,7 +305,7 @@ class InMemoryGrantRepository:
 
     def add_grant(self, grant: Grant, live_key: LiveKey) -> None:
         key = None if self._keys is None else self._keys.get(live_key.key_id)
-        if self._keys is not None and (key is None or key.state(live_key.now) != "active"):
+        if self._keys is not None and (key is None or key.state(parse_timestamp(live_key.now)) != "active"):
             raise AuthenticationError(KEY_NOT_LIVE)
         with self._lock:
             if grant.grant_id in self.grants:

@@ -28,9 +28,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from mcp.client import Client
 from mcp.types import CallToolResult
 
+from core.clock import format_timestamp
 from core.contract import RetrievalQuery
 from core.memories import MemoryService
-from core.model import format_timestamp
 from handlers.auth import open_access
 from handlers.http.app import create_app
 from handlers.mcp import create_server

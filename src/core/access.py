@@ -11,8 +11,10 @@ import re
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Final, Literal, get_args
 
+from core.clock import format_timestamp
 from core.errors import AuthenticationError, FieldError, InvalidInputError, PermissionDeniedError
 
 Scope = Literal["read", "write"]
@@ -55,13 +57,18 @@ class ApiKey:
     revoked: bool
     secret_hash: str = field(repr=False)
 
-    def is_expired(self, now: str) -> bool:
-        return self.expires_at is not None and now >= self.expires_at
+    def is_expired(self, now: datetime) -> bool:
+        return expired(self.expires_at, now)
 
-    def state(self, now: str) -> Literal["active", "revoked", "expired"]:
+    def state(self, now: datetime) -> Literal["active", "revoked", "expired"]:
         if self.revoked:
             return "revoked"
         return "expired" if self.is_expired(now) else "active"
+
+
+def expired(expires_at: str | None, now: datetime) -> bool:
+    """Whether a key that expires at `expires_at` (as stored; None: never) has expired by `now`."""
+    return expires_at is not None and format_timestamp(now) >= expires_at
 
 
 def require(principal: Principal, scope: Scope) -> None:

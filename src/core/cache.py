@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import Generic, TypeVar
 
-from core.model import Clock
+from core.clock import Clock
 
 K = TypeVar("K")
 V = TypeVar("V")

@@ -19,10 +19,10 @@ from typing import Final, Literal
 
 from core.access import Principal, Scope, hash_key, parse_scopes, validate_namespace
 from core.cache import TtlCache
+from core.clock import Clock, epoch_seconds, format_timestamp, utc_now
 from core.errors import AuthenticationError, FieldError, InvalidInputError, WriteConflictError
 from core.keys import KeyService
 from core.limits import MAX_CLIENT_ID_CHARS, MAX_CLIENT_METADATA_BYTES, MAX_REDIRECT_URIS
-from core.model import Clock, format_timestamp, utc_now
 from core.registration import RegistrationBounds, RegistrationLimitError
 from core.repository import Client, Grant, GrantRepository, LiveKey
 from core.tokens import GRANT_ID_HEX_CHARS, TokenKind, check_redirect_uri, grant_of, is_access_token, new_token
@@ -88,9 +88,6 @@ class GrantService:
         self._lock = threading.Lock()
         self._secret: bytes | None = None
 
-    def now(self) -> int:
-        return int(self._clock().timestamp())
-
     # Registration (RFC 7591)
 
     def register(self, client_id: str, metadata: str, redirect_uris: Iterable[str], caller: str) -> Client:
@@ -104,7 +101,7 @@ class GrantService:
             raise InvalidInputError([FieldError("redirect_uris", f"must hold 1 to {MAX_REDIRECT_URIS} URIs")])
         for uri in uris:
             check_redirect_uri(uri)
-        now = self.now()
+        now = epoch_seconds(self._clock())
         client = Client(client_id, metadata, now + int(UNUSED_CLIENT_TTL.total_seconds()))
         window = self._bounds.window(caller, now)
         refused = self._repository.add_client(client, window)
@@ -117,7 +114,7 @@ class GrantService:
         if len(client_id) > MAX_CLIENT_ID_CHARS:
             return None
         client = self._repository.get_client(client_id)
-        return client if client is not None and client.expires_at > self.now() else None
+        return client if client is not None and client.expires_at > epoch_seconds(self._clock()) else None
 
     # Consent and authorization codes
 
@@ -162,7 +159,8 @@ class GrantService:
         for _ in range(3):
             grant_id = secrets.token_hex(GRANT_ID_HEX_CHARS // 2)
             code = new_token("code", grant_id)
-            expires = self.now() + int(CODE_TTL.total_seconds())
+            now = self._clock()
+            expires = epoch_seconds(now) + int(CODE_TTL.total_seconds())
             grant = Grant(
                 grant_id=grant_id,
                 client_id=client_id,
@@ -177,7 +175,7 @@ class GrantService:
                 expires_at=expires,
             )
             try:
-                self._repository.add_grant(grant, LiveKey(principal.key_id, format_timestamp(self._clock())))
+                self._repository.add_grant(grant, LiveKey(principal.key_id, format_timestamp(now)))
             except WriteConflictError:
                 continue  # 64-bit grant ids practically never collide
             except AuthenticationError:
@@ -195,7 +193,7 @@ class GrantService:
         if grant.code_used:
             self._revoke(grant.grant_id)
             return None
-        return grant if grant.code_expires_at > self.now() and not grant.revoked else None
+        return grant if grant.code_expires_at > epoch_seconds(self._clock()) and not grant.revoked else None
 
     def redeem(self, grant: Grant) -> Tokens:
         """Tokens for the grant of a pending code, checked by `pending_code` (and PKCE by the door); the code is
@@ -212,7 +210,7 @@ class GrantService:
             return None
         digest = hash_key(refresh_token)
         if hmac.compare_digest(grant.refresh_hash, digest):
-            return grant if grant.expires_at > self.now() else None
+            return grant if grant.expires_at > epoch_seconds(self._clock()) else None
         if self._repository.is_spent(grant.grant_id, digest):
             self._revoke(grant.grant_id)
         return None
@@ -289,7 +287,7 @@ class GrantService:
                 "invalid_grant", "the API key that consented to this grant was revoked or expired"
             ) from None
         access, refresh = new_token("access", grant.grant_id), new_token("refresh", grant.grant_id)
-        now = self.now()
+        now = epoch_seconds(self._clock())
         refresh_ends = now + int(REFRESH_TTL.total_seconds())
         issued = replace(
             grant,

@@ -13,6 +13,7 @@ from core.access import (
     SCOPES,
     ApiKey,
     Principal,
+    expired,
     hash_key,
     is_key_id,
     key_id_of,
@@ -21,8 +22,8 @@ from core.access import (
     validate_namespace,
 )
 from core.cache import TtlCache
+from core.clock import Clock, format_timestamp, utc_now
 from core.errors import AuthenticationError, FieldError, InvalidInputError, KeyNotFoundError, WriteConflictError
-from core.model import Clock, format_timestamp, utc_now
 from core.repository import KeyRepository
 
 # How long a verified key is trusted without asking the store again; a revoke elsewhere takes at most this long.
@@ -105,7 +106,7 @@ class KeyService:
                 raise AuthenticationError("the API key that consented to this grant was revoked")
             cached = _Verified(Principal(key.namespace, frozenset(key.scopes), key.key_id), key.expires_at)
             self._by_id.put(key_id, cached, read_at=now)
-        if cached.expires_at is not None and format_timestamp(now) >= cached.expires_at:
+        if expired(cached.expires_at, now):
             raise AuthenticationError(f"the API key that consented to this grant expired at {cached.expires_at}")
         return cached.principal
 
@@ -124,11 +125,12 @@ class KeyService:
         self._by_id.discard(key_id)
         return revoked
 
-    def now(self) -> str:
-        return format_timestamp(self._clock())
+    def now(self) -> datetime:
+        """Now by this service's clock (what a key's state is told at)."""
+        return self._clock()
 
     def _refuse_if_expired(self, expires_at: str | None, now: datetime, digest: str) -> None:
-        if expires_at is not None and format_timestamp(now) >= expires_at:
+        if expired(expires_at, now):
             self._forget(digest)
             raise AuthenticationError(f"the API key expired at {expires_at}")
 

@@ -10,13 +10,14 @@ before the one before it (overlapping requests land in either order, each carryi
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Final
 
+from core.clock import parse_timestamp
 from core.errors import FieldError
 from core.history import Revision
 from core.limits import IMPORT_CHANGED_AT_SLACK_SECONDS
-from core.model import TIMESTAMP_FORMAT, Memory
+from core.model import Memory
 
 # What a delete or a restore leaves as it was: they change only the status.
 _KEPT_BY_STATUS_CHANGES: Final = ("content", "tags", "memory_type", "updated_at", "version")
@@ -75,7 +76,7 @@ def _revision_errors(memory: Memory, index: int, revision: Revision, before: Rev
         yield FieldError(
             f"{field}.changed_at", "must not be before memory.created_at: a memory changes after it exists"
         )
-    elif before is not None and _moment(before.changed_at) - _moment(revision.changed_at) > _SLACK:
+    elif before is not None and parse_timestamp(before.changed_at) - parse_timestamp(revision.changed_at) > _SLACK:
         yield FieldError(
             f"{field}.changed_at",
             f"must not be more than {IMPORT_CHANGED_AT_SLACK_SECONDS} seconds before the change before it "
@@ -121,7 +122,3 @@ def _ending(memory: Memory, index: int, last: Revision) -> Iterator[FieldError]:
                 f"revisions[{index}].{name}",
                 f"must equal memory.{name}: the last revision must be the memory as it is (but last_accessed_at)",
             )
-
-
-def _moment(timestamp: str) -> datetime:
-    return datetime.strptime(timestamp, TIMESTAMP_FORMAT)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Set
 from datetime import timedelta
 
+from core.clock import Clock, format_timestamp, utc_now
 from core.contract import Page, RetrievalQuery
 from core.errors import FieldError, InvalidInputError, NamespaceFullError
 from core.history import HistoryPage, HistoryQuery
 from core.limits import IDEMPOTENCY_WINDOW_HOURS, MAX_MEMORY_ID
-from core.model import Clock, IdempotentCreate, Memory, MemoryChanges, NewMemory, format_timestamp, utc_now
+from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory
 from core.repository import IdempotencyKeyTakenError, LiveKey, MemoryRepository, PriorCreate
 
 ANY_VERSION = None
@@ -25,6 +26,7 @@ class MemoryService:
         self._fenced = fenced
 
     def _now(self) -> str:
+        """Now, as records store it: one reading of the clock per operation."""
         return format_timestamp(self._clock())
 
     def _fence(self, key_id: str | None, now: str) -> LiveKey | None:

@@ -5,9 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, Self, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator
@@ -37,7 +35,6 @@ WritableStatus = Literal["active", "invalid"]
 
 MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
 
-TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 READ_ONLY_FIELDS = frozenset({"id", "created_at", "updated_at", "last_accessed_at", "version"})
 # What a field left out that must be given is told, at either door.
 IS_REQUIRED = "is required"
@@ -64,20 +61,6 @@ TAG_RULE = (
     f"must be 1 to {TAG_MAX_CHARS} characters of a-z 0-9 - _ . : starting with a letter or digit "
     "(after trimming and lower-casing)"
 )
-
-
-Clock = Callable[[], datetime]
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def format_timestamp(moment: datetime) -> str:
-    """The contract's only timestamp spelling: UTC, six fraction digits, `Z`; it sorts as a string."""
-    utc = moment.astimezone(UTC)
-    # strftime's %Y does not pad years below 1000 on every platform; the format must stay fixed-width.
-    return f"{utc.year:04d}-{utc:%m-%dT%H:%M:%S.%f}Z"
 
 
 # Invisible to a person reading a memory, yet read by the model it is injected into: a way to hide instructions.

@@ -20,11 +20,12 @@ from typing import Annotated, Any, Final, Literal, Self, cast
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from core.clock import TIMESTAMP_FORMAT
 from core.errors import FieldError, InvalidInputError
 from core.history import Revision
 from core.life import life_errors
 from core.limits import IMPORT_MAX_ID, IMPORT_MAX_LINE_CHARS, IMPORT_MAX_VERSION, MAX_MEMORY_ID, MAX_VERSION
-from core.model import TIMESTAMP_FORMAT, Content, Memory, MemoryType, Status, Tags, WritableStatus, field_errors
+from core.model import Content, Memory, MemoryType, Status, Tags, WritableStatus, field_errors
 
 FORMAT: Final = "agent-memory-export"
 FORMAT_VERSION: Final = 1

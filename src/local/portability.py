@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from core.clock import format_timestamp, utc_now
 from core.limits import IMPORT_MAX_LINE_CHARS
-from core.model import format_timestamp, utc_now
 from core.portable import BadLineError, ExportHeader, header_line, parse_export
 from core.repository.dynamodb.namespaces import Namespaces
 from handlers import bootstrap

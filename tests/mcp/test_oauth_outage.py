@@ -15,11 +15,11 @@ from botocore.awsrequest import AWSResponse
 
 import core.budget
 from core.budget import REQUEST_STORAGE_SECONDS
+from core.clock import Clock, utc_now
 from core.errors import StorageUnavailableError
 from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
-from core.model import Clock, utc_now
 from core.repository.dynamodb import DynamoDBGrantRepository, DynamoDBKeyRepository, make_client
 from handlers.auth import key_authenticator
 from handlers.mcp import create_server

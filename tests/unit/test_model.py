@@ -11,6 +11,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from core.clock import format_timestamp
 from core.errors import FieldError, InvalidInputError, MemoryNotFoundError
 from core.limits import CONTENT_MAX_CHARS, TAG_MAX_CHARS, TAGS_MAX
 from core.model import (
@@ -19,7 +20,6 @@ from core.model import (
     Memory,
     MemoryChanges,
     NewMemory,
-    format_timestamp,
     parse_memory_id,
 )
 

@@ -10,9 +10,10 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.clock import format_timestamp
 from core.errors import InvalidInputError
 from core.history import Change, Revision
-from core.model import Memory, NewMemory, format_timestamp, normalize_tag
+from core.model import Memory, NewMemory, normalize_tag
 from core.portable import ExportedMemory, ExportHeader, header_line, parse_export
 
 # What tools split lines on besides "\n" (str.splitlines, JavaScript's line terminators) and content may hold, drawn

@@ -33,12 +33,11 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any, Final, get_args
 
 from core.history import Revision
 from core.limits import ID_DIGITS
-from core.model import MEMORY_TYPES, TIMESTAMP_FORMAT, Memory, Status
+from core.model import MEMORY_TYPES, Memory, Status
 
 # Index name and sort attribute per timestamp sort; `id` sorts on the table's own key.
 INDEXES: Final[Mapping[str, tuple[str, str]]] = {
@@ -216,7 +215,3 @@ def from_item(item: Mapping[str, Any]) -> Memory:
         status=item["status"]["S"],
         version=int(item["version"]["N"]),
     )
-
-
-def epoch_seconds(timestamp: str) -> int:
-    return int(datetime.strptime(timestamp, TIMESTAMP_FORMAT).replace(tzinfo=UTC).timestamp())

@@ -7,12 +7,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from core.clock import epoch_seconds, parse_timestamp
 from core.limits import IDEMPOTENCY_WINDOW_SECONDS
 from core.model import IdempotentCreate, Memory
 from core.repository.dynamodb.codec import (
     IDEMPOTENCY_PREFIX,
     STATS_SK,
-    epoch_seconds,
     folded_content,
     memory_partition,
     memory_sort_key,
@@ -102,7 +102,7 @@ def tag_copy_actions(table: str, namespace: str, before: Memory | None, after: M
 
 def idempotency_put(table: str, namespace: str, memory: Memory, idempotency: IdempotentCreate) -> dict[str, Any]:
     """The Put recording a create's idempotency key for IDEMPOTENCY_WINDOW_SECONDS, unless a live record has it."""
-    now = epoch_seconds(memory.created_at)
+    now = epoch_seconds(parse_timestamp(memory.created_at))
     return {
         "TableName": table,
         "Item": {

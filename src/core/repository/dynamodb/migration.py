@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from core.model import format_timestamp, utc_now
+from core.clock import format_timestamp, utc_now
 from core.repository.dynamodb.client import ConditionFailedError, TransactionCancelledError, call, storage_refused
 from core.repository.dynamodb.codec import (
     DELETED,
