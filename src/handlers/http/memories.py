@@ -11,7 +11,7 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from core.contract import Page
 from core.limits import IDEMPOTENCY_KEY_MAX_CHARS, IDEMPOTENCY_WINDOW_HOURS, MAX_MEMORY_ID, MAX_VERSION
 from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory, parse_memory_id
-from handlers.http.dependencies import Blocking, Reader, Service, Writer
+from handlers.http.dependencies import Door, Reader, Writer
 from handlers.http.input import (
     NO_STAMP,
     Prefer,
@@ -66,14 +66,13 @@ Purge = Annotated[Literal["true", "false"], Query(description="true: purge a del
 async def create_memory(
     request: Request,
     response: Response,
-    service: Service,
-    blocking: Blocking,
+    door: Door,
     caller: Writer,
     idempotency_key: IdempotencyKey = None,
 ) -> Memory:
     new = NewMemory.parse(await read_json_body(request))
     idempotent = None if idempotency_key is None else IdempotentCreate.of(idempotency_key, new, "Idempotency-Key")
-    memory = await blocking(service.create, caller.namespace, new, idempotent, caller.key_id)
+    memory = await door.run_blocking(door.memories.create, caller.namespace, new, idempotent, caller.key_id)
     response.headers["Location"] = f"/memories/{memory.id}"
     return with_etag(memory, response)
 
@@ -89,13 +88,14 @@ async def get_memory(
     memory_id: str,
     request: Request,
     response: Response,
-    service: Service,
-    blocking: Blocking,
+    door: Door,
     caller: Reader,
     prefer: Prefer = None,
 ) -> Memory:
     stamp = stamps_wanted(request, response)
-    memory = await blocking(partial(service.get, stamp=stamp), caller.namespace, parse_memory_id(memory_id))
+    memory = await door.run_blocking(
+        partial(door.memories.get, stamp=stamp), caller.namespace, parse_memory_id(memory_id)
+    )
     rows_served(1)
     return with_etag(memory, response)
 
@@ -121,14 +121,15 @@ async def update_memory(
     memory_id: str,
     request: Request,
     response: Response,
-    service: Service,
-    blocking: Blocking,
+    door: Door,
     caller: Writer,
     if_match: IfMatch = None,
 ) -> Memory | Response:
     mid = parse_memory_id(memory_id)
     changes = MemoryChanges.parse(await read_json_body(request))
-    memory = await blocking(service.update, caller.namespace, mid, changes, parse_if_match(if_match), caller.key_id)
+    memory = await door.run_blocking(
+        door.memories.update, caller.namespace, mid, changes, parse_if_match(if_match), caller.key_id
+    )
     return written(memory, caller, response)
 
 
@@ -141,14 +142,12 @@ async def update_memory(
     "then it is purged. With `purge=true`, a memory already deleted is purged at once: its record and its history "
     "are gone for good (an active memory is a 404: delete it first).",
 )
-async def delete_memory(
-    memory_id: str, service: Service, blocking: Blocking, caller: Writer, purge: Purge = "false"
-) -> Response:
+async def delete_memory(memory_id: str, door: Door, caller: Writer, purge: Purge = "false") -> Response:
     mid = parse_memory_id(memory_id)
     if purge == "true":
-        await blocking(service.purge, caller.namespace, mid)
+        await door.run_blocking(door.memories.purge, caller.namespace, mid)
     else:
-        await blocking(service.delete, caller.namespace, mid, caller.key_id)
+        await door.run_blocking(door.memories.delete, caller.namespace, mid, caller.key_id)
     return Response(status_code=204)
 
 
@@ -161,10 +160,10 @@ async def delete_memory(
     description=f"Stamps `last_accessed_at` of each returned record, unless the request says `Prefer: {NO_STAMP}`.",
 )
 async def search_memories(
-    request: Request, response: Response, service: Service, blocking: Blocking, caller: Reader, prefer: Prefer = None
+    request: Request, response: Response, door: Door, caller: Reader, prefer: Prefer = None
 ) -> Page:
     stamp = stamps_wanted(request, response)
     query = retrieval_query(query_parameters(request))
-    page = await blocking(partial(service.search, stamp=stamp), caller.namespace, query)
+    page = await door.run_blocking(partial(door.memories.search, stamp=stamp), caller.namespace, query)
     rows_served(len(page.items))
     return page
