@@ -143,7 +143,7 @@ def serve_app(
     version, policy = bootstrap.VERSION, in_worker_thread
 
     server = create_server(services.memories, authenticate, version=version, run_blocking=policy)
-    authorization = OAuthServer(lambda: services.grants, issuer=issuer, run_blocking=policy) if oauth else None
+    authorization = OAuthServer(services.grants, issuer=issuer, run_blocking=policy) if oauth else None
     mcp = create_endpoint(server, allowed_origins, authenticate=authenticate, run_blocking=policy, oauth=authorization)
     http = create_app(
         services.memories, authenticate, version=version, run_blocking=policy, retention_days=retention_days

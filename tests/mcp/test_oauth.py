@@ -26,7 +26,7 @@ from handlers.auth import key_authenticator
 from handlers.http.app import create_app
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint
-from handlers.oauth.server import OAuthServer
+from handlers.oauth import OAuthServer
 from tests.conftest import FakeClock
 from tests.inmemory import InMemoryGrantRepository
 from tests.mcp.oauth_flow import REDIRECT_URI, MemoryTokenStorage, Person, client_metadata, form_of, oauth_client, pkce
@@ -65,7 +65,7 @@ def endpoint(memory_service: MemoryService, key_service: KeyService, grants: Gra
     memory_service.create("alice", NewMemory.parse({"content": "The user keeps bees"}))
     keys = key_authenticator(lambda: key_service)
     server = create_server(memory_service, keys, version="test")
-    return create_endpoint(server, authenticate=keys, oauth=OAuthServer(lambda: grants))
+    return create_endpoint(server, authenticate=keys, oauth=OAuthServer(grants))
 
 
 @pytest.fixture
@@ -788,7 +788,7 @@ async def test_a_configured_issuer_is_used_whatever_host_a_request_reached(
 ) -> None:
     keys = key_authenticator(lambda: key_service)
     server = create_server(memory_service, keys, version="test")
-    oauth = OAuthServer(lambda: grants, issuer="https://memory.example.com/")
+    oauth = OAuthServer(grants, issuer="https://memory.example.com/")
     endpoint = create_endpoint(server, authenticate=keys, oauth=oauth)
     transport = httpx2.ASGITransport(app=endpoint)
     async with httpx2.AsyncClient(transport=transport, base_url="https://abc.lambda-url.us-east-1.on.aws") as http:
@@ -809,6 +809,28 @@ async def test_a_host_header_that_is_no_plain_host_makes_no_issuer(http: httpx2.
     response = await http.get("/.well-known/oauth-authorization-server", headers={"host": host})
 
     assert response.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("scheme", "host"),
+    [
+        ("http", "localhost:0"),
+        ("http", "127.0.0.1:65536"),
+        ("https", "-memory-.example.com"),
+        ("https", "[1::2::3]"),
+        ("https", "memory.example.10"),
+    ],
+)
+async def test_a_host_header_of_the_right_shape_that_is_no_valid_host_and_port_makes_no_issuer(
+    endpoint: MCPEndpoint, scheme: str, host: str
+) -> None:
+    transport = httpx2.ASGITransport(app=endpoint)
+    async with httpx2.AsyncClient(transport=transport, base_url=f"{scheme}://127.0.0.1") as client:
+        metadata = await client.get("/.well-known/oauth-authorization-server", headers={"host": host})
+        resource = await client.get("/.well-known/oauth-protected-resource/mcp", headers={"host": host})
+
+    assert (metadata.status_code, resource.status_code) == (404, 404)
+    assert metadata.headers["content-type"] == "application/problem+json"
 
 
 async def test_an_overlong_state_is_refused(http: httpx2.AsyncClient, browser: httpx2.AsyncClient) -> None:

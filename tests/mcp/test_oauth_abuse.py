@@ -22,7 +22,7 @@ from core.repository import Client
 from handlers.auth import key_authenticator
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint, create_handler
-from handlers.oauth.server import OAuthServer
+from handlers.oauth import OAuthServer
 from tests.conftest import FakeClock
 from tests.inmemory import InMemoryGrantRepository
 from tests.mcp.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker
@@ -64,7 +64,7 @@ def door(
     grants = GrantService(grant_store, key_service, clock, bounds)
     keys = key_authenticator(lambda: key_service)
     server = create_server(memory_service, keys, version="test")
-    return create_endpoint(server, authenticate=keys, oauth=OAuthServer(lambda: grants))
+    return create_endpoint(server, authenticate=keys, oauth=OAuthServer(grants))
 
 
 def client_at(door: MCPEndpoint, address: str = "127.0.0.1", origin: str = ORIGIN) -> httpx2.AsyncClient:
@@ -153,7 +153,7 @@ async def test_on_a_function_url_each_caller_is_counted_by_the_events_source_add
     grants = GrantService(grant_store, key_service, clock, RegistrationBounds(per_caller=1))
     keys = key_authenticator(lambda: key_service)
     server = create_server(memory_service, keys, version="test")
-    bridge = FromAddress(create_handler(server, authenticate=keys, oauth=OAuthServer(lambda: grants)), lambda_worker)
+    bridge = FromAddress(create_handler(server, authenticate=keys, oauth=OAuthServer(grants)), lambda_worker)
     body = client_metadata().model_dump(mode="json", exclude_none=True)
     answers: list[int] = []
 

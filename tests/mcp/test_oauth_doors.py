@@ -21,7 +21,7 @@ from handlers.auth import key_authenticator
 from handlers.aws import mcp as lambda_mcp
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import create_handler
-from handlers.oauth.server import OAuthServer
+from handlers.oauth import OAuthServer
 from tests.conftest import Engine, FakeClock
 from tests.inmemory import InMemoryGrantRepository
 from tests.mcp.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker
@@ -144,9 +144,7 @@ async def test_through_function_url_events_an_expired_token_is_refused_and_the_c
     grants = GrantService(InMemoryGrantRepository(), key_service, clock)
     keys = key_authenticator(lambda: key_service)
     server = create_server(memory_service, keys, version="test")
-    bridge = FunctionUrlBridge(
-        create_handler(server, authenticate=keys, oauth=OAuthServer(lambda: grants)), lambda_worker
-    )
+    bridge = FunctionUrlBridge(create_handler(server, authenticate=keys, oauth=OAuthServer(grants)), lambda_worker)
     base = f"https://{FUNCTION_URL_HOST}"
     storage = MemoryTokenStorage()
     async with (

@@ -24,7 +24,7 @@ from core.repository.dynamodb import DynamoDBGrantRepository, DynamoDBKeyReposit
 from handlers.auth import key_authenticator
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint
-from handlers.oauth.server import OAuthServer
+from handlers.oauth import OAuthServer
 from tests.conftest import REGION, Engine, FakeClock
 from tests.inmemory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 from tests.integration.test_serve_stall import StalledStorage
@@ -254,7 +254,7 @@ def oauth_app(services: tuple[GrantService, KeyService]) -> MCPEndpoint:
     grants, keys = services
     authenticate = key_authenticator(lambda: keys)
     server = create_server(unused_memories(), authenticate, version="test")
-    return create_endpoint(server, authenticate=authenticate, oauth=OAuthServer(lambda: grants))
+    return create_endpoint(server, authenticate=authenticate, oauth=OAuthServer(grants))
 
 
 def unused_memories() -> MemoryService:

@@ -19,7 +19,7 @@ from core.repository import KEY_NOT_LIVE
 from handlers.auth import key_authenticator
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import create_handler
-from handlers.oauth.server import OAuthServer
+from handlers.oauth import OAuthServer
 from tests.conftest import FakeClock
 from tests.inmemory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 from tests.mcp.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker, tool_text
@@ -35,9 +35,7 @@ async def test_a_token_whose_consenting_key_was_revoked_elsewhere_writes_nothing
     grants = GrantService(InMemoryGrantRepository(), key_service, FakeClock(datetime.now(UTC)))
     keys = key_authenticator(lambda: key_service)
     server = create_server(fenced, keys, version="test")
-    bridge = FunctionUrlBridge(
-        create_handler(server, authenticate=keys, oauth=OAuthServer(lambda: grants)), lambda_worker
-    )
+    bridge = FunctionUrlBridge(create_handler(server, authenticate=keys, oauth=OAuthServer(grants)), lambda_worker)
     base = f"https://{FUNCTION_URL_HOST}"
     key, token = key_service.create("alice")
     async with (

@@ -26,7 +26,7 @@ def wired(services: bootstrap.Services) -> LambdaHandler:
     server = create_server(services.memories, authenticate, version=bootstrap.VERSION, run_blocking=inline)
     # The door's authorization server, as the function URL's own origin unless OAUTH_ISSUER names a custom domain.
     oauth = (
-        OAuthServer(lambda: services.grants, issuer=_settings.oauth_issuer, run_blocking=inline)
+        OAuthServer(services.grants, issuer=_settings.oauth_issuer, run_blocking=inline)
         if _settings.oauth_enabled
         else None
     )

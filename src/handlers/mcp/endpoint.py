@@ -40,8 +40,9 @@ from handlers.mcp.http import (
     with_cors,
 )
 from handlers.mcp.principal import PRINCIPAL_SCOPE_KEY
-from handlers.oauth.server import PATHS as OAUTH_PATHS
-from handlers.oauth.server import OAuthServer, presents_access_token, with_resource_metadata
+from handlers.oauth.paths import PATHS as OAUTH_PATHS
+from handlers.oauth.paths import presents_access_token, resource_metadata_url, with_resource_metadata
+from handlers.oauth.server import OAuthServer
 from handlers.problem import domain_problem, problem_response
 
 logger = Logger()
@@ -65,7 +66,7 @@ class MCPEndpoint:
       principal travels to the tools in the request's ASGI scope (`PRINCIPAL_SCOPE_KEY`). An access token calling a
       tool beyond its scopes gets 403 `insufficient_scope` naming the scope, so its client can ask for it (an API
       key gets the tool's own error, as always).
-    - With `oauth`, the authorization server's paths (handlers.oauth.server.PATHS) go to it.
+    - With `oauth`, the authorization server's paths (handlers.oauth.paths.PATHS) go to it.
     - Every refusal is a problem document, also where the SDK's transport answers in plain text or with a bare
       status (handlers.mcp.http): a body not declared as JSON is 415 (JSON as the HTTP API reads it), a client that
       does not accept JSON 406, a body over MAX_REQUEST_BYTES 413. Its JSON-RPC errors stay JSON-RPC.
@@ -141,7 +142,7 @@ class MCPEndpoint:
         if origin is not None:
             send = with_cors(send, origin)
         if issuer is not None:
-            send = with_resource_metadata(send, OAuthServer.resource_metadata_url(issuer))
+            send = with_resource_metadata(send, resource_metadata_url(issuer))
         return send
 
     def _authenticator(self, issuer: str | None) -> Authenticator:

@@ -17,7 +17,7 @@ import hashlib
 import html
 import json
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -27,13 +27,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from core.access import SCOPES
-from core.errors import InvalidInputError, StorageUnavailableError, WriteConflictError
+from core.errors import InvalidInputError
 from core.grants import ConsentRefusedError, GrantService
 from core.limits import CODE_CHALLENGE_MAX_CHARS, CODE_CHALLENGE_MIN_CHARS, MAX_STATE_CHARS
 from core.tokens import consent_proof, consent_proven, redirect_origin
 from handlers.concurrency import RunBlocking
+from handlers.oauth.guard import RETRYABLE
+from handlers.oauth.paths import CONSENT
 
-CONSENT_PATH: Final = "/consent"
 # The cookie holding the form's nonce: `__Host-` on https, so no other host (a sibling subdomain) can set it; that
 # prefix needs Secure, so on http (a loopback `serve`) it goes by the plain name.
 CSRF_COOKIE: Final = "agent_memory_consent"
@@ -87,7 +88,11 @@ class _Request:
 
 
 class ConsentPage:
-    def __init__(self, grants: Callable[[], GrantService], resource: str, run_blocking: RunBlocking) -> None:
+    """The page for the authorization server protecting `resource`. Storage failing while it reads answers the
+    guard's 503 (handlers.oauth.guard, with unavailable_page); only an approval it could not store shows the form
+    again, as a 503, keeping what the person typed."""
+
+    def __init__(self, grants: GrantService, resource: str, run_blocking: RunBlocking) -> None:
         self._grants = grants
         self._resource = resource
         self._run = run_blocking
@@ -101,11 +106,9 @@ class ConsentPage:
             params = {name: value for name, value in form.items() if isinstance(value, str)}
         try:
             wanted = await self._validated(params)
-            secret = await self._run(self._grants().secret)
+            secret = await self._run(self._grants.secret)
         except _BadRequestError as exc:
             return _page("This authorization request cannot be used", _paragraph(str(exc)), 400)
-        except (StorageUnavailableError, WriteConflictError) as exc:
-            return unavailable_page(exc.retry_after_seconds)
         if request.method == "GET":
             return self._form(wanted, request, secret)
         nonce = request.cookies.get(_cookie_name(request), "")
@@ -117,7 +120,7 @@ class ConsentPage:
         granted = [scope for scope in SCOPES if scope in wanted.scopes and params.get(f"scope_{scope}") == "on"]
         try:
             code = await self._run(
-                self._grants().approve,
+                self._grants.approve,
                 client_id=wanted.client_id,
                 redirect_uri=wanted.redirect_uri,
                 code_challenge=wanted.code_challenge,
@@ -128,7 +131,7 @@ class ConsentPage:
             )
         except ConsentRefusedError as exc:
             return self._form(wanted, request, secret, error=str(exc), namespace=params.get("namespace", ""))
-        except (StorageUnavailableError, WriteConflictError) as exc:
+        except RETRYABLE as exc:
             # The form again (its namespace kept), as a 503: nothing was granted, and the same answer may work soon.
             error = "Storage is briefly unavailable: try again shortly."
             page = self._form(wanted, request, secret, error=error, namespace=params.get("namespace", ""), status=503)
@@ -138,7 +141,7 @@ class ConsentPage:
 
     async def _validated(self, params: Mapping[str, str]) -> _Request:
         client_id = params.get("client_id", "")
-        client = await self._run(self._grants().client, client_id) if client_id else None
+        client = await self._run(self._grants.client, client_id) if client_id else None
         if client is None:
             raise _BadRequestError("The application is not registered here (or its registration expired).")
         metadata = json.loads(client.metadata)
@@ -190,7 +193,7 @@ class ConsentPage:
 <p><strong>{html.escape(wanted.client_name)}</strong> asks to use the memories of one namespace of this
 agent-memory server (<code>{html.escape(self._resource)}</code>). After you answer, your browser returns to
 <strong>{html.escape(host)}</strong>.</p>
-<form method="post" action="{CONSENT_PATH}">{hidden}
+<form method="post" action="{CONSENT}">{hidden}
 <fieldset><legend>It may</legend>{scope_rows}</fieldset>
 <label for="namespace">Namespace</label>
 <input type="text" id="namespace" name="namespace" value="{html.escape(namespace)}" required
@@ -209,7 +212,7 @@ namespace, with at most the key's scopes, which stops working when the key is re
             _cookie_name(request),
             nonce,
             max_age=CSRF_MAX_AGE_SECONDS,
-            path="/" if secure else CONSENT_PATH,  # a `__Host-` cookie must be for the whole origin
+            path="/" if secure else CONSENT,  # a `__Host-` cookie must be for the whole origin
             secure=secure,
             httponly=True,
             samesite="strict",
