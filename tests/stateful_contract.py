@@ -276,36 +276,8 @@ class StatefulContract(RuleBasedStateMachine):
             "ahead": version + 1,
             "star": None,
         }[precondition]
-        if door == "http":
-            if_match = "*" if precondition == "star" else None if expected_version is None else f'"{expected_version}"'
-            headers = {"If-Match": if_match} if if_match is not None else {}
-            outcome: Any = self.http.patch(f"/memories/{memory_id}", json=changes, headers=headers)
-        else:
-            # MCP has no `*`: an explicit null expected_version plays it (no precondition).
-            arguments: dict[str, Any] = {"id": memory_id, **changes}
-            if precondition != "none":
-                arguments["expected_version"] = expected_version
-            if expected_version == 0:
-                # Not a version at all: refused as bad input before the id is even looked up.
-                text = self.tool_error("update_memory", arguments)
-                assert text == "expected_version: must be an integer from 1 to 9999999999"
-                return
-            outcome = self.call_tool("update_memory", arguments)
-
-        if record is None or record["status"] == "deleted":
-            if door == "http":
-                assert outcome.status_code == 404, outcome.text
-            else:
-                assert outcome.is_error, outcome.structured_content
-                assert tool_text(outcome) == not_found("update_memory", memory_id)
-            return
-        if precondition in {"stale", "ahead"}:
-            if door == "http":
-                assert outcome.status_code == 412, outcome.text
-                assert outcome.headers["ETag"] == f'"{version}"'
-            else:
-                assert outcome.is_error, outcome.structured_content
-                assert tool_text(outcome) == version_mismatch(memory_id, version)
+        outcome = self.send_patch(door, memory_id, changes, precondition, expected_version)
+        if outcome is None or self.patch_refused(door, outcome, memory_id, precondition, version) or record is None:
             return
         if door == "http":
             assert outcome.status_code == 200, outcome.text
@@ -324,6 +296,45 @@ class StatefulContract(RuleBasedStateMachine):
             self.assert_record(outcome, record)
         else:
             assert outcome.structured_content == record
+
+    def send_patch(
+        self, door: Door, memory_id: int, changes: dict[str, Any], precondition: str, expected_version: int | None
+    ) -> Any:
+        """The PATCH or update_memory call of `patch`; None when the call was bad input, refused as such here."""
+        if door == "http":
+            if_match = "*" if precondition == "star" else None if expected_version is None else f'"{expected_version}"'
+            headers = {"If-Match": if_match} if if_match is not None else {}
+            return self.http.patch(f"/memories/{memory_id}", json=changes, headers=headers)
+        # MCP has no `*`: an explicit null expected_version plays it (no precondition).
+        arguments: dict[str, Any] = {"id": memory_id, **changes}
+        if precondition != "none":
+            arguments["expected_version"] = expected_version
+        if expected_version == 0:
+            # Not a version at all: refused as bad input before the id is even looked up.
+            text = self.tool_error("update_memory", arguments)
+            assert text == "expected_version: must be an integer from 1 to 9999999999"
+            return None
+        return self.call_tool("update_memory", arguments)
+
+    def patch_refused(self, door: Door, outcome: Any, memory_id: int, precondition: str, version: int) -> bool:
+        """Whether the door refused the patch (no such memory, or a failed precondition), checked as it says so."""
+        record = self.model.get(memory_id)
+        if record is None or record["status"] == "deleted":
+            if door == "http":
+                assert outcome.status_code == 404, outcome.text
+            else:
+                assert outcome.is_error, outcome.structured_content
+                assert tool_text(outcome) == not_found("update_memory", memory_id)
+            return True
+        if precondition in {"stale", "ahead"}:
+            if door == "http":
+                assert outcome.status_code == 412, outcome.text
+                assert outcome.headers["ETag"] == f'"{version}"'
+            else:
+                assert outcome.is_error, outcome.structured_content
+                assert tool_text(outcome) == version_mismatch(memory_id, version)
+            return True
+        return False
 
     @rule(data=st.data(), door=DOORS)
     def delete(self, data: st.DataObject, door: Door) -> None:
