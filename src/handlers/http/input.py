@@ -29,12 +29,17 @@ from handlers.problem import (
 
 Query = TypeVar("Query", bound=InputModel)
 
-# RFC 9110 If-Match: `*` or a comma-separated list of entity tags, each `"..."` or weak `W/"..."`; a list may hold
-# empty elements (RFC 9110 5.6.1.2). The one parser is parse_if_match; handlers.http.openapi documents the same syntax.
+
+def entity_tag_list(tag: str) -> str:
+    """The pattern of a comma-separated list of entity tags (each matching `tag`), as If-Match takes it: a list may
+    hold empty elements (RFC 9110 5.6.1.2). Read by parse_if_match, and documented by handlers.http.openapi with the
+    tags a client may send."""
+    return rf"(?:,[ \t]*)*{tag}(?:[ \t]*,(?:[ \t]*,)*[ \t]*{tag})*(?:[ \t]*,)*"
+
+
+# RFC 9110 If-Match: `*` or a list of entity tags, each `"..."` or weak `W/"..."`. The one parser is parse_if_match.
 _ENTITY_TAG = re.compile(r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')
-_IF_MATCH_LIST = re.compile(
-    rf"(?:,[ \t]*)*{_ENTITY_TAG.pattern}(?:[ \t]*,(?:[ \t]*,)*[ \t]*{_ENTITY_TAG.pattern})*(?:[ \t]*,)*"
-)
+_IF_MATCH_LIST = re.compile(entity_tag_list(_ENTITY_TAG.pattern))
 # The only tags that can match: a version in quotes, spelled as the ETag spells it (strong comparison).
 _VERSION_TAG = re.compile(rf'"([1-9][0-9]{{0,{VERSION_DIGITS - 1}}})"')
 

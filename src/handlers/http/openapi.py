@@ -13,15 +13,14 @@ from pydantic import BaseModel
 from core.contract import RetrievalQuery
 from core.limits import MAX_REQUEST_BYTES
 from core.schema import IDEMPOTENCY_KEY_SCHEMA
+from handlers.http.input import entity_tag_list
 from handlers.problem import PROBLEM_JSON, Problem
 
 # RFC 9110 If-Match as the service reads it: `*`, or a comma-separated list of entity tags (`"3"`, weak `W/"3"`),
 # empty list elements allowed; only a strong tag naming the current version matches. Visible ASCII inside the quotes
 # (the RFC's obs-text, bytes 0x80-0xFF, is read too but not offered to clients).
 _ENTITY_TAG: Final = '(?:W/)?"[!#-~]*"'
-IF_MATCH_PATTERN: Final = (
-    f"^[ \\t]*(?:\\*|(?:,[ \\t]*)*{_ENTITY_TAG}(?:[ \\t]*,(?:[ \\t]*,)*[ \\t]*{_ENTITY_TAG})*(?:[ \\t]*,)*)[ \\t]*$"
-)
+IF_MATCH_PATTERN: Final = f"^[ \\t]*(?:\\*|{entity_tag_list(_ENTITY_TAG)})[ \\t]*$"
 
 
 def without_null(schema: dict[str, Any]) -> dict[str, Any]:
