@@ -23,8 +23,6 @@ from local.store import migrate_store
 
 _DURATION = re.compile(r"([0-9]{1,6})([dhm])")
 _DURATION_UNITS = {"d": "days", "h": "hours", "m": "minutes"}
-# As template.yaml's DeletedRetentionDays allows.
-MAX_RETENTION_DAYS = 3650
 
 
 def _duration(text: str) -> timedelta:
@@ -35,9 +33,10 @@ def _duration(text: str) -> timedelta:
 
 
 def _positive_days(text: str) -> int:
-    if not text.strip().isdigit() or not 1 <= int(text) <= MAX_RETENTION_DAYS:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days from 1 to {MAX_RETENTION_DAYS}")
-    return int(text)
+    try:
+        return bootstrap.parse_retention_days(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _scopes(text: str) -> tuple[Scope, ...]:
@@ -74,8 +73,11 @@ def _store_options(parser: argparse.ArgumentParser, env: bootstrap.Settings, ddb
 
 
 def _parser() -> argparse.ArgumentParser:
-    env = bootstrap.settings_from_env()
+    """The command line, its defaults from the environment's settings (read here, once per process: every command
+    finds them as `args.settings`)."""
+    env = bootstrap.Settings.from_env()
     parser = argparse.ArgumentParser(prog="agent-memory", description="Memory for AI agents, over HTTP and MCP.")
+    parser.set_defaults(settings=env)
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser(
@@ -159,7 +161,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    try:
+        parser = _parser()
+    except bootstrap.SettingsError as exc:
+        print(f"agent-memory: {exc}", file=sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
     if args.command == "serve":
         return serve(args)
     if args.command == "keys":

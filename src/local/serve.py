@@ -6,33 +6,26 @@ from __future__ import annotations
 
 import argparse
 import errno
-import functools
 import socket
 import sys
 import tempfile
-import threading
-from collections.abc import Callable, Mapping
 from datetime import timedelta
-from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
+from typing import IO, TYPE_CHECKING
 
 from core.access import DEFAULT_NAMESPACE, ApiKey
-from core.errors import DomainError, TableMissingError
-from core.history import DEFAULT_RETENTION_DAYS
 from core.hosts import is_loopback
 from core.keys import KeyService
 from core.repository.dynamodb import ensure_table, make_client
 from handlers import bootstrap
 from local.purging import PURGE_EVERY, start_purging
 from local.store import settings_for
+from local.table import OwnTable
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
     from starlette.types import ASGIApp
 
     from handlers.auth import Authenticator
     from local.engines import DynamoDBLocal
-
-T = TypeVar("T")
 
 DEFAULT_PORT = 8787
 DEFAULT_DDB_PORT = 8788
@@ -67,188 +60,130 @@ def _busy_port(args: argparse.Namespace, own_engine: bool) -> str | None:
     return None
 
 
-class _Recreating:
-    """Stands in for a service of `serve`: a call that finds the table missing calls `recreate`, then fails as
-    before (503: the data it looked for is gone)."""
-
-    def __init__(self, target: object, recreate: Callable[[], None]) -> None:
-        self._target = target
-        self._recreate = recreate
-
-    def __getattr__(self, name: str) -> Any:
-        attribute = getattr(self._target, name)
-        if not callable(attribute):
-            return attribute
-
-        @functools.wraps(attribute)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return attribute(*args, **kwargs)
-            except TableMissingError:
-                self._recreate()
-                raise
-
-        return call
-
-
-class _OwnTable:
-    """`serve` owns its table: when it goes missing (deleted, or an in-memory engine restarted), recreate it empty
-    and, as on startup, give it a first key. Once per disappearance: concurrent finders wait and find it there."""
-
-    def __init__(
-        self,
-        client: DynamoDBClient,
-        table_name: str,
-        definition: Mapping[str, Any],
-        on_recreated: Callable[[], None],
-    ) -> None:
-        self._client, self._table, self._definition = client, table_name, definition
-        self._on_recreated = on_recreated
-        self._lock = threading.Lock()
-
-    def guard(self, service: T) -> T:
-        return cast("T", _Recreating(service, self.recreate))
-
-    def recreate(self) -> None:
-        with self._lock:
-            try:
-                if not ensure_table(self._client, self._table, self._definition):
-                    return
-            except DomainError as exc:
-                print(f"table {self._table} is missing and could not be recreated yet: {exc}", file=sys.stderr)
-                return
-            print(f"table {self._table} was missing (deleted, or its engine restarted): recreated it empty", flush=True)
-            self._on_recreated()
-
-
 def serve_app(
-    services: bootstrap.Services,
-    authenticate: Authenticator,
-    allowed_origins: tuple[str, ...] = (),
-    *,
-    oauth: bool = False,
-    issuer: str | None = None,
-    retention_days: int = DEFAULT_RETENTION_DAYS,
+    services: bootstrap.Services, authenticate: Authenticator, settings: bootstrap.Settings | None = None
 ) -> ASGIApp:
-    """What `serve` runs: both doors over `services`, with every blocking storage call in a worker thread, so a slow
-    call holds up only its own request. With `oauth`, the MCP door hosts its authorization server
-    (handlers.oauth.server)
-    as `issuer`, or as whatever loopback origin a request reached."""
+    """What `serve` runs: both doors over `services`, wired by the composition root as the settings say (by default
+    the ones the services were built with), with every blocking storage call in a worker thread, so a slow call
+    holds up only its own request."""
+    from handlers.bootstrap.http import http_app
+    from handlers.bootstrap.mcp import mcp_endpoint
     from handlers.concurrency import in_worker_thread
-    from handlers.http.app import create_app
-    from handlers.mcp import create_endpoint, create_server, with_mcp_endpoint
-    from handlers.oauth.server import OAuthServer
+    from handlers.mcp import with_mcp_endpoint
 
+    settings = settings or services.settings
     # Many requests at once in one process: blocking calls run in worker threads (handlers.concurrency).
-    version, policy = bootstrap.VERSION, in_worker_thread
-
-    server = create_server(services.memories, authenticate, version=version, run_blocking=policy)
-    authorization = OAuthServer(services.grants, issuer=issuer, run_blocking=policy) if oauth else None
-    mcp = create_endpoint(server, allowed_origins, authenticate=authenticate, run_blocking=policy, oauth=authorization)
-    http = create_app(
-        services.memories, authenticate, version=version, run_blocking=policy, retention_days=retention_days
-    )
-    return with_mcp_endpoint(http, mcp)
+    policy = in_worker_thread
+    http = http_app(services, settings, authenticate=authenticate, run_blocking=policy)
+    return with_mcp_endpoint(http, mcp_endpoint(services, settings, authenticate=authenticate, run_blocking=policy))
 
 
 SWITCH_INTERVAL = 0.001
 
 
 def serve(args: argparse.Namespace) -> int:
-    if args.no_auth and not is_loopback(args.host):
-        print(
-            f"agent-memory: refusing --no-auth on {args.host}: every caller that can reach it could read and erase "
-            "every memory. Drop --no-auth (API keys are on by default) or listen on 127.0.0.1.",
-            file=sys.stderr,
-        )
-        return 2
-    engine = None
-    endpoint_url = args.endpoint_url
-    busy = _busy_port(args, own_engine=endpoint_url is None and not args.aws)
-    if busy is not None:
-        print(busy, file=sys.stderr)
-        return 1
-
-    from handlers.auth import key_authenticator, open_access
-    from local.engine_watch import run_server
-
+    refusal = _refusal(args)
+    if refusal is not None:
+        message, status = refusal
+        print(message, file=sys.stderr)
+        return status
     # Storage calls run in worker threads and parse their answers holding the GIL; the event loop, which answers
     # /healthz and accepts connections, asks for it back every SWITCH_INTERVAL instead of every 5 ms (the default).
     sys.setswitchinterval(SWITCH_INTERVAL)
+    if args.endpoint_url is not None or args.aws:
+        return _serve_on(args, args.endpoint_url, None)
+    bootstrap.use_placeholder_credentials()
+    engine_log = tempfile.TemporaryFile(prefix="agent-memory-dynamodb-local-")  # noqa: SIM115  # closed below
+    try:
+        engine = _start_engine(args.ddb_port, engine_log)
+    except EngineUnavailableError as exc:
+        engine_log.close()
+        print(f"agent-memory: {exc}", file=sys.stderr)
+        return 1
+    try:
+        return _serve_on(args, engine.endpoint_url, engine)
+    finally:
+        engine.stop()
+        engine_log.close()
+
+
+def _refusal(args: argparse.Namespace) -> tuple[str, int] | None:
+    """Why `serve` will not start with these options, and its exit status; None when it may."""
+    if args.no_auth and not is_loopback(args.host):
+        return (
+            f"agent-memory: refusing --no-auth on {args.host}: every caller that can reach it could read and erase "
+            "every memory. Drop --no-auth (API keys are on by default) or listen on 127.0.0.1.",
+            2,
+        )
+    busy = _busy_port(args, own_engine=args.endpoint_url is None and not args.aws)
+    return (busy, 1) if busy is not None else None
+
+
+def _serve_on(args: argparse.Namespace, endpoint_url: str | None, engine: DynamoDBLocal | None) -> int:
+    """Serve over the store at `endpoint_url` (AWS when None; `engine` when it is serve's own) until stopped."""
+    from handlers.auth import key_authenticator, open_access
+    from local.engine_watch import run_server
     from local.template import TEMPLATE, table_definition
 
-    if endpoint_url is None and not args.aws:
-        bootstrap.use_placeholder_credentials()
-        engine_log = tempfile.TemporaryFile(prefix="agent-memory-dynamodb-local-")  # noqa: SIM115  # closed below
-        try:
-            engine = _start_engine(args.ddb_port, engine_log)
-        except EngineUnavailableError as exc:
-            engine_log.close()
-            print(f"agent-memory: {exc}", file=sys.stderr)
-            return 1
-        endpoint_url = engine.endpoint_url
+    # OAuth consents with an API key: there is none to consent with when no request needs one.
+    base_settings = settings_for(args, endpoint_url)
+    settings = base_settings.model_copy(
+        update={
+            "deleted_retention_days": args.deleted_retention_days,
+            "oauth_enabled": base_settings.oauth_enabled and not args.no_auth,
+        }
+    )
+    client = make_client(settings.endpoint_url, settings.region)
+    definition = table_definition(args.template or TEMPLATE)
+    created = ensure_table(client, settings.table_name, definition)
+    services = bootstrap.build_services(settings, client)
+    base = f"http://{args.host}:{args.port}"
+
+    def first_key() -> tuple[ApiKey, str] | None:
+        return None if args.no_auth or services.keys.list() else services.keys.create(DEFAULT_NAMESPACE)
+
+    def on_recreated() -> None:
+        if not args.no_auth:
+            _print_auth(first_key(), services.keys, base, args)
+
+    table = OwnTable(client, settings.table_name, definition, on_recreated)
+    guarded = bootstrap.Services(
+        table.guard(services.memories), table.guard(services.keys), table.guard(services.grants), settings
+    )
+    authenticate = open_access() if args.no_auth else key_authenticator(lambda: guarded.keys)
+    key = first_key()
+    app = serve_app(guarded, authenticate)
+    _print_where(settings, base, engine, created)
+    if args.no_auth:
+        _warn_open(base)
+    else:
+        _print_auth(key, services.keys, base, args)
+    retention = timedelta(days=settings.deleted_retention_days)
+    print(f"deleted memories       restorable for {retention.days} days, then purged (checked hourly)", flush=True)
+    # Unguarded: a purge finding the table missing waits for its next run; recreating it is the requests' job.
+    stop_purging = start_purging(services.memories, retention, PURGE_EVERY)
     try:
-        settings = settings_for(args, endpoint_url)
-        client = make_client(settings.endpoint_url, settings.region)
-        definition = table_definition(args.template or TEMPLATE)
-        created = ensure_table(client, settings.table_name, definition)
-        services = bootstrap.build_services(settings, client)
-        base = f"http://{args.host}:{args.port}"
-
-        def first_key() -> tuple[ApiKey, str] | None:
-            return None if args.no_auth or services.keys.list() else services.keys.create(DEFAULT_NAMESPACE)
-
-        def on_recreated() -> None:
-            if not args.no_auth:
-                _print_auth(first_key(), services.keys, base, args)
-
-        table = _OwnTable(client, settings.table_name, definition, on_recreated)
-        guarded = bootstrap.Services(
-            table.guard(services.memories), table.guard(services.keys), table.guard(services.grants)
-        )
-        authenticate = open_access() if args.no_auth else key_authenticator(lambda: guarded.keys)
-        key = first_key()
-        env = bootstrap.settings_from_env()
-        oauth = env.oauth_enabled and not args.no_auth
-        app = serve_app(
-            guarded,
-            authenticate,
-            env.mcp_allowed_origins,
-            oauth=oauth,
-            issuer=env.oauth_issuer,
-            retention_days=args.deleted_retention_days,
-        )
-        where = (
-            f"Amazon DynamoDB Local at {endpoint_url} (in memory: data is lost on exit)"
-            if engine
-            else (endpoint_url or "AWS DynamoDB")
-        )
-        print(f"agent-memory HTTP API  {base}/memories", flush=True)
-        print(f"agent-memory MCP       {base}/mcp", flush=True)
-        print(f"agent-memory console   {base}/console/", flush=True)
-        if oauth:
-            print(
-                f"OAuth                  {env.oauth_issuer or base} (clients connect by URL; consent with a key)",
-                flush=True,
-            )
-        print(f"DynamoDB               {where}", flush=True)
-        print(f"table                  {settings.table_name} ({'created' if created else 'existing'})", flush=True)
-        if args.no_auth:
-            _warn_open(base)
-        else:
-            _print_auth(key, services.keys, base, args)
-        retention = timedelta(days=args.deleted_retention_days)
-        print(f"deleted memories       restorable for {retention.days} days, then purged (checked hourly)", flush=True)
-        # Unguarded: a purge finding the table missing waits for its next run; recreating it is the requests' job.
-        stop_purging = start_purging(services.memories, retention, PURGE_EVERY)
-        try:
-            return run_server(app, args.host, args.port, engine)
-        finally:
-            stop_purging()
+        return run_server(app, args.host, args.port, engine)
     finally:
-        if engine is not None:
-            engine.stop()
-            engine_log.close()
+        stop_purging()
+
+
+def _print_where(settings: bootstrap.Settings, base: str, engine: DynamoDBLocal | None, created: bool) -> None:
+    where = (
+        f"Amazon DynamoDB Local at {settings.endpoint_url} (in memory: data is lost on exit)"
+        if engine
+        else (settings.endpoint_url or "AWS DynamoDB")
+    )
+    print(f"agent-memory HTTP API  {base}/memories", flush=True)
+    print(f"agent-memory MCP       {base}/mcp", flush=True)
+    print(f"agent-memory console   {base}/console/", flush=True)
+    if settings.oauth_enabled:
+        print(
+            f"OAuth                  {settings.oauth_issuer or base} (clients connect by URL; consent with a key)",
+            flush=True,
+        )
+    print(f"DynamoDB               {where}", flush=True)
+    print(f"table                  {settings.table_name} ({'created' if created else 'existing'})", flush=True)
 
 
 class EngineUnavailableError(Exception):

@@ -17,9 +17,9 @@ if TYPE_CHECKING:
 
 
 def settings_for(args: argparse.Namespace, endpoint_url: str | None) -> bootstrap.Settings:
-    return bootstrap.Settings(
-        table_name=args.table, region=bootstrap.settings_from_env().region, endpoint_url=endpoint_url
-    )
+    """The environment's settings (`args.settings`, local.cli) with the store the options name."""
+    settings: bootstrap.Settings = args.settings
+    return settings.model_copy(update={"table_name": args.table, "endpoint_url": endpoint_url})
 
 
 def on_store(args: argparse.Namespace, action: Callable[[bootstrap.Settings, DynamoDBClient], None]) -> int:

@@ -870,7 +870,7 @@ async def test_the_http_api_takes_api_keys_only(
 def test_the_functions_settings_turn_the_authorization_server_on_and_name_its_issuer(
     env: dict[str, str], enabled: bool, issuer: str | None
 ) -> None:
-    settings = bootstrap.settings_from_env(env)
+    settings = bootstrap.Settings.from_env(env)
 
     assert (settings.oauth_enabled, settings.oauth_issuer) == (enabled, issuer)
 

@@ -11,12 +11,13 @@ from handlers import bootstrap
 
 logger = Logger()
 
+# The settings, the DynamoDB client and services are built at import, in the init phase.
 bootstrap.default_services()
 
 
 @logger.inject_lambda_context(log_event=False)
 def handler(event: dict[str, Any], context: Any) -> dict[str, int]:
-    retention = timedelta(days=bootstrap.settings_from_env().deleted_retention_days)
-    purged = bootstrap.default_services().memories.purge_expired(retention)
+    services = bootstrap.default_services()
+    purged = services.memories.purge_expired(timedelta(days=services.settings.deleted_retention_days))
     logger.info("purged the memories deleted before the retention window", extra={"purged": purged})
     return {"purged": purged}

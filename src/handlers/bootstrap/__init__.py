@@ -1,8 +1,10 @@
 """The composition root: the one place that reads the environment and assembles the core, for every entrypoint.
 
-The Lambda entry modules (handlers.aws.http, handlers.aws.mcp, handlers.aws.purge) and `agent-memory
-serve`/`keys` (local.*) take their settings, services, authenticator and version from here and pass them to the
-door factories explicitly; no door module imports this one.
+Here: the settings (read once, validated), the services over one table, and the process-wide services the Lambda
+functions serve. Each door is wired from those in its own module, so a function imports only its own door:
+handlers.bootstrap.http (the HTTP API) and handlers.bootstrap.mcp (the MCP endpoint and its OAuth server). The
+Lambda entrypoints (handlers.aws.*) and `agent-memory serve` (local.serve) both build their doors there; no door
+package imports this one.
 """
 
 from __future__ import annotations
@@ -11,12 +13,18 @@ import functools
 import importlib.metadata
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
 from core.grants import GrantService
 from core.history import DEFAULT_RETENTION_DAYS
+from core.hosts import is_loopback, parse_host
 from core.keys import KeyService
+from core.limits import MAX_RETENTION_DAYS, MIN_RETENTION_DAYS
 from core.memories import MemoryService
 from core.repository.dynamodb import (
     DynamoDBGrantRepository,
@@ -25,7 +33,6 @@ from core.repository.dynamodb import (
     make_client,
 )
 from core.repository.dynamodb.usage import CapacityTally
-from handlers.auth import Authenticator, key_authenticator
 from handlers.metrics import RequestMetrics
 
 if TYPE_CHECKING:
@@ -38,8 +45,23 @@ DEFAULT_METRICS_NAMESPACE = "agent-memory"
 VERSION: Final = importlib.metadata.version("agent-memory")
 
 
-@dataclass(frozen=True)
-class Settings:
+class SettingsError(ValueError):
+    """A setting in the environment that cannot be used; the message names the variable and what it must be."""
+
+
+def parse_retention_days(text: str) -> int:
+    """Days a deleted memory stays restorable, as DELETED_RETENTION_DAYS and `serve --deleted-retention-days` give
+    them: a whole number from MIN_RETENTION_DAYS to MAX_RETENTION_DAYS (the template's bounds)."""
+    if not text.strip().isdigit() or not MIN_RETENTION_DAYS <= int(text) <= MAX_RETENTION_DAYS:
+        raise ValueError(f"{text!r} is not a number of days from {MIN_RETENTION_DAYS} to {MAX_RETENTION_DAYS}")
+    return int(text)
+
+
+class Settings(BaseModel):
+    """What a process is configured with, validated once, when it starts (Settings.from_env)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     table_name: str = DEFAULT_TABLE
     region: str = DEFAULT_REGION
     endpoint_url: str | None = None
@@ -48,29 +70,75 @@ class Settings:
     # The CloudWatch namespace of the functions' metrics (handlers.metrics).
     metrics_namespace: str = DEFAULT_METRICS_NAMESPACE
     # Days a deleted memory stays restorable before the purge removes it for good.
-    deleted_retention_days: int = DEFAULT_RETENTION_DAYS
-    # Whether the MCP door hosts its OAuth authorization server (handlers.oauth.server), and the issuer it answers as
-    # when not the origin each request reached (a custom domain in front of the function URL).
+    deleted_retention_days: int = Field(DEFAULT_RETENTION_DAYS, ge=MIN_RETENTION_DAYS, le=MAX_RETENTION_DAYS)
+    # Whether the MCP door hosts its OAuth authorization server (handlers.oauth), and the issuer it answers as when
+    # not the origin each request reached (a custom domain in front of the function URL).
     oauth_enabled: bool = True
     oauth_issuer: str | None = None
 
+    @field_validator("oauth_issuer")
+    @classmethod
+    def _issuer_is_an_origin(cls, value: str | None) -> str | None:
+        if value is not None and not _is_issuer(value):
+            raise ValueError(
+                f"{value!r} is not an origin this server can issue tokens as: https://host[:port] (or http on a "
+                "loopback host), with no path, query or fragment"
+            )
+        return value
 
-def settings_from_env(env: Mapping[str, str] = os.environ) -> Settings:
-    return Settings(
-        table_name=env.get("TABLE_NAME") or DEFAULT_TABLE,
-        region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or DEFAULT_REGION,
-        endpoint_url=env.get("AWS_ENDPOINT_URL_DYNAMODB") or None,
-        mcp_allowed_origins=_comma_separated(env.get("MCP_ALLOWED_ORIGINS", "")),
-        metrics_namespace=env.get("POWERTOOLS_METRICS_NAMESPACE") or DEFAULT_METRICS_NAMESPACE,
-        deleted_retention_days=int(env.get("DELETED_RETENTION_DAYS") or DEFAULT_RETENTION_DAYS),
-        oauth_enabled=(env.get("OAUTH_ENABLED") or "true").strip().lower() != "false",
-        oauth_issuer=env.get("OAUTH_ISSUER") or None,
-    )
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] = os.environ) -> Settings:
+        """The settings the environment gives; SettingsError naming the variable when a value cannot be used."""
+        raw: dict[str, Any] = {
+            "table_name": env.get("TABLE_NAME") or DEFAULT_TABLE,
+            "region": env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or DEFAULT_REGION,
+            "endpoint_url": env.get("AWS_ENDPOINT_URL_DYNAMODB") or None,
+            "mcp_allowed_origins": _comma_separated(env.get("MCP_ALLOWED_ORIGINS", "")),
+            "metrics_namespace": env.get("POWERTOOLS_METRICS_NAMESPACE") or DEFAULT_METRICS_NAMESPACE,
+            "oauth_issuer": env.get("OAUTH_ISSUER") or None,
+        }
+        problems: list[str] = []
+        retention = env.get("DELETED_RETENTION_DAYS") or ""
+        try:
+            raw["deleted_retention_days"] = parse_retention_days(retention) if retention else DEFAULT_RETENTION_DAYS
+        except ValueError as exc:
+            problems.append(f"DELETED_RETENTION_DAYS: {exc}")
+        enabled = (env.get("OAUTH_ENABLED") or "true").strip().lower()
+        if enabled not in ("true", "false"):
+            problems.append(f"OAUTH_ENABLED: {enabled!r} is neither true nor false")
+        raw["oauth_enabled"] = enabled != "false"
+        try:
+            settings = cls.model_validate(raw)
+        except ValidationError as exc:
+            problems.extend(f"{_VARIABLES[str(error['loc'][0])]}: {_reason(error)}" for error in exc.errors())
+        if problems:
+            raise SettingsError("cannot start with these settings: " + "; ".join(problems))
+        return settings
+
+
+_VARIABLES: Final = {"oauth_issuer": "OAUTH_ISSUER", "deleted_retention_days": "DELETED_RETENTION_DAYS"}
+
+
+def _reason(error: ErrorDetails) -> str:
+    # A validator's own ValueError says it in full; pydantic's message would prefix it with "Value error, ".
+    return str(error["ctx"]["error"]) if error["type"] == "value_error" else error["msg"]
 
 
 def _comma_separated(value: str) -> tuple[str, ...]:
     # An origin never ends in "/", so a trailing one in the setting is a typo that would match nothing.
     return tuple(item.strip().rstrip("/") for item in value.split(",") if item.strip())
+
+
+def _is_issuer(value: str) -> bool:
+    # The OAuth routes and metadata live at the origin's root, so an issuer is an origin (a trailing "/" is dropped).
+    try:
+        parts = urlsplit(value.rstrip("/"))
+    except ValueError:
+        return False
+    host = parse_host(parts.netloc) if "@" not in parts.netloc else None
+    if host is None or parts.path or parts.query or parts.fragment or "?" in value or "#" in value:
+        return False
+    return parts.scheme == "https" or (parts.scheme == "http" and is_loopback(host[0]))
 
 
 def use_placeholder_credentials() -> None:
@@ -81,11 +149,13 @@ def use_placeholder_credentials() -> None:
 
 @dataclass(frozen=True)
 class Services:
-    """The memory, key and OAuth grant use cases over one table, sharing one DynamoDB client."""
+    """The memory, key and OAuth grant use cases over one table, sharing one DynamoDB client, and the settings they
+    were built with (the doors wired over them read theirs there)."""
 
     memories: MemoryService
     keys: KeyService
     grants: GrantService
+    settings: Settings = field(default_factory=Settings)
 
 
 def build_services(settings: Settings, client: DynamoDBClient | None = None) -> Services:
@@ -98,6 +168,7 @@ def build_services(settings: Settings, client: DynamoDBClient | None = None) -> 
         MemoryService(DynamoDBMemoryRepository(client, settings.table_name), fenced=True),
         keys,
         GrantService(DynamoDBGrantRepository(client, settings.table_name), keys),
+        settings,
     )
 
 
@@ -107,22 +178,18 @@ CAPACITY: Final = CapacityTally()
 
 @functools.cache
 def default_services() -> Services:
-    """The process-wide services for Lambda: one client, created at init and reused while warm, reporting the
-    capacity each call consumes to CAPACITY.
+    """The process-wide services for Lambda, over the settings the environment gives (read here, once): one client,
+    created at init and reused while warm, reporting the capacity each call consumes to CAPACITY. A setting that
+    cannot be used fails the init with SettingsError, before any request.
 
     Lambda always authenticates: no setting turns the key check off.
     """
-    settings = settings_from_env()
+    settings = Settings.from_env()
     client = make_client(settings.endpoint_url, settings.region)
     CAPACITY.watch(client)
     return build_services(settings, client)
 
 
-def lambda_metrics(door: str) -> RequestMetrics:
+def lambda_metrics(door: str, settings: Settings) -> RequestMetrics:
     """The metrics a Lambda entrypoint emits for each request of `door`."""
-    return RequestMetrics(door, CAPACITY, settings_from_env().metrics_namespace)
-
-
-def lambda_authenticator() -> Authenticator:
-    """API keys checked against the process-wide services' table; the services are built on the first request."""
-    return key_authenticator(lambda: default_services().keys)
+    return RequestMetrics(door, CAPACITY, settings.metrics_namespace)

@@ -1,0 +1,102 @@
+"""The settings (handlers.bootstrap.Settings): read from the environment once, validated, and a value that cannot be
+used stops the process at start with a message naming the variable, never a traceback at the first request."""
+
+from __future__ import annotations
+
+import pytest
+
+from handlers import bootstrap
+from handlers.bootstrap import Settings, SettingsError
+from local import cli
+
+
+def test_an_empty_environment_gives_the_defaults() -> None:
+    assert Settings.from_env({}) == Settings()
+
+
+def test_every_variable_is_read_into_its_setting() -> None:
+    env = {
+        "TABLE_NAME": "memories",
+        "AWS_REGION": "eu-west-1",
+        "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:8000",
+        "MCP_ALLOWED_ORIGINS": " https://a.example/ , https://b.example",
+        "POWERTOOLS_METRICS_NAMESPACE": "team-memory",
+        "DELETED_RETENTION_DAYS": " 7 ",
+        "OAUTH_ENABLED": "FALSE",
+        "OAUTH_ISSUER": "https://memory.example.com/",
+    }
+
+    assert Settings.from_env(env) == Settings(
+        table_name="memories",
+        region="eu-west-1",
+        endpoint_url="http://127.0.0.1:8000",
+        mcp_allowed_origins=("https://a.example", "https://b.example"),
+        metrics_namespace="team-memory",
+        deleted_retention_days=7,
+        oauth_enabled=False,
+        oauth_issuer="https://memory.example.com/",
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"DELETED_RETENTION_DAYS": "abc"}, "DELETED_RETENTION_DAYS: 'abc' is not a number of days from 1 to 3650"),
+        ({"DELETED_RETENTION_DAYS": "0"}, "DELETED_RETENTION_DAYS: '0' is not a number of days from 1 to 3650"),
+        ({"DELETED_RETENTION_DAYS": "3651"}, "DELETED_RETENTION_DAYS: '3651' is not a number of days"),
+        ({"DELETED_RETENTION_DAYS": "-1"}, "DELETED_RETENTION_DAYS: '-1' is not a number of days"),
+        ({"OAUTH_ENABLED": "no"}, "OAUTH_ENABLED: 'no' is neither true nor false"),
+        ({"OAUTH_ISSUER": "memory.example.com"}, "OAUTH_ISSUER: 'memory.example.com' is not an origin"),
+        ({"OAUTH_ISSUER": "http://memory.example.com"}, "OAUTH_ISSUER: 'http://memory.example.com'"),
+        ({"OAUTH_ISSUER": "https://memory.example.com/mcp"}, "OAUTH_ISSUER: 'https://memory.example"),
+        ({"OAUTH_ISSUER": "https://user@memory.example.com"}, "OAUTH_ISSUER: 'https://user@memory"),
+        ({"OAUTH_ISSUER": "https://memory.example.com?x=1"}, "OAUTH_ISSUER: 'https://memory.example"),
+    ],
+)
+def test_a_value_that_cannot_be_used_is_refused_naming_its_variable(env: dict[str, str], named: str) -> None:
+    with pytest.raises(SettingsError, match=r"^cannot start with these settings: ") as refused:
+        Settings.from_env(env)
+
+    assert named in str(refused.value)
+
+
+def test_every_unusable_value_is_named_at_once() -> None:
+    with pytest.raises(SettingsError) as refused:
+        Settings.from_env({"DELETED_RETENTION_DAYS": "abc", "OAUTH_ENABLED": "maybe", "OAUTH_ISSUER": "ftp://x"})
+
+    assert [part.split(":")[0] for part in str(refused.value).split(": ", 1)[1].split("; ")] == [
+        "DELETED_RETENTION_DAYS",
+        "OAUTH_ENABLED",
+        "OAUTH_ISSUER",
+    ]
+
+
+@pytest.mark.parametrize(
+    "issuer", ["https://memory.example.com", "https://memory.example.com:8443", "http://127.0.0.1:8787"]
+)
+def test_an_issuer_that_is_an_https_or_loopback_origin_is_accepted(issuer: str) -> None:
+    assert Settings.from_env({"OAUTH_ISSUER": issuer}).oauth_issuer == issuer
+
+
+def test_the_lambda_services_fail_at_init_on_an_unusable_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DELETED_RETENTION_DAYS", "abc")
+    bootstrap.default_services.cache_clear()
+    try:
+        with pytest.raises(SettingsError, match="DELETED_RETENTION_DAYS: 'abc' is not a number of days"):
+            bootstrap.default_services()
+    finally:
+        bootstrap.default_services.cache_clear()
+
+
+def test_the_command_line_refuses_an_unusable_setting_with_status_2_and_its_reason(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DELETED_RETENTION_DAYS", "abc")
+
+    code = cli.main(["keys", "list"])
+
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "agent-memory: cannot start with these settings: DELETED_RETENTION_DAYS: 'abc' is not a number of days "
+        "from 1 to 3650\n"
+    )
