@@ -102,7 +102,10 @@ def _misreading(event: object) -> str | None:
         return "the event is not a JSON object"
     if event.get("version") != "2.0":
         return '`version` is not "2.0"'
-    request_context = event.get("requestContext")
+    return _misread_request(event.get("requestContext")) or _misread_headers(event) or _misread_rest(event)
+
+
+def _misread_request(request_context: object) -> str | None:
     http = request_context.get("http") if isinstance(request_context, dict) else None
     if not isinstance(http, dict):
         return "`requestContext.http` is missing or not an object"
@@ -111,6 +114,10 @@ def _misreading(event: object) -> str | None:
             return f"`requestContext.http.{field}` is missing or not a string"
     if not _is_text(http["method"]) or not _is_text(http["sourceIp"]):
         return "`requestContext.http` holds a string that is not text (a lone surrogate)"
+    return None
+
+
+def _misread_headers(event: dict[str, Any]) -> str | None:
     headers = event.get("headers", {})
     if not isinstance(headers, dict):
         return "`headers` is not an object"
@@ -119,9 +126,11 @@ def _misreading(event: object) -> str | None:
             return "`headers` holds a value that is not a string"
         if not (_is_text(name) and _is_text(value)):
             return "`headers` holds a string that is not text (a lone surrogate)"
-    misread_host = _misread_host(headers)
-    if misread_host is not None:
-        return misread_host
+    return _misread_host(headers)
+
+
+def _misread_rest(event: dict[str, Any]) -> str | None:
+    """The query string, cookies and body."""
     query = event.get("rawQueryString", "")
     if not (isinstance(query, str) and _is_text(query)):
         return "`rawQueryString` is not a string of text"
