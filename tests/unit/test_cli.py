@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from core.errors import AuthenticationError
-from core.keys import KeyService
 from core.hosts import is_loopback
+from core.keys import KeyService
 from local import cli, portability
 from tests.conftest import Engine, FakeClock
 
