@@ -43,7 +43,7 @@ from handlers.mcp.principal import PRINCIPAL_SCOPE_KEY
 from handlers.oauth.paths import PATHS as OAUTH_PATHS
 from handlers.oauth.paths import presents_access_token, resource_metadata_url, with_resource_metadata
 from handlers.oauth.server import OAuthServer
-from handlers.problem import domain_problem, problem_response
+from handlers.problem import domain_problem, http_problem
 
 logger = Logger()
 
@@ -118,7 +118,7 @@ class MCPEndpoint:
         origin = headers.get("origin")
         if origin is not None and not self._admits(origin, scope, headers):
             detail = f"the Origin {origin!r} may not call {MCP_PATH}: it is not in MCP_ALLOWED_ORIGINS"
-            await problem_response(403, "http-error", "Forbidden", detail)(scope, receive, send)
+            await http_problem(403, detail)(scope, receive, send)
             return
         issuer = self._oauth.issuer_for(scope) if self._oauth is not None else None
         send = self._answering(send, origin, issuer)

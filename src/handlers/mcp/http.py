@@ -21,6 +21,7 @@ from handlers.problem import (
     BODY_TOO_LARGE_DETAIL,
     UNSUPPORTED_MEDIA_TYPE,
     declares_json,
+    http_problem,
     media_type_refusal,
     problem_response,
 )
@@ -40,7 +41,7 @@ def refusal(scope: AsgiScope, headers: Headers, origin: str | None) -> Response 
     """The answer to anything but a POST to /mcp, or None for a POST to /mcp."""
     if scope["path"] != MCP_PATH:
         detail = f"no route {scope['path']!r}: the MCP endpoint is {MCP_PATH} (no trailing slash)"
-        return problem_response(404, "http-error", "Not found", detail)
+        return http_problem(404, detail)
     if scope["method"] == "OPTIONS":
         preflight = {"Allow": ALLOWED_METHODS}
         if origin is not None and "access-control-request-method" in headers:
@@ -52,7 +53,7 @@ def refusal(scope: AsgiScope, headers: Headers, origin: str | None) -> Response 
         return Response(status_code=204, headers=preflight)
     if scope["method"] != "POST":
         detail = f"{MCP_PATH} is stateless and answers POST only: no event stream (GET), no session to end (DELETE)"
-        return problem_response(405, "http-error", "Method not allowed", detail, headers={"Allow": ALLOWED_METHODS})
+        return http_problem(405, detail, headers={"Allow": ALLOWED_METHODS})
     return None
 
 

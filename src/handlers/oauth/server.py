@@ -22,7 +22,7 @@ from core.hosts import is_loopback, parse_host
 from handlers.auth import Authenticator, bearer_token
 from handlers.concurrency import RunBlocking, inline
 from handlers.oauth.paths import presents_access_token, resource_url
-from handlers.problem import problem_response
+from handlers.problem import http_problem
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
@@ -67,7 +67,7 @@ class OAuthServer:
                 "OAuth is served over https (or http on a loopback host) only: reach this server by https, or use "
                 "an API key (`Authorization: Bearer <key>`)"
             )
-            await problem_response(404, "http-error", "Not found", detail)(scope, receive, send)
+            await http_problem(404, detail)(scope, receive, send)
             return
         app = self._apps.get(issuer)
         if app is None:
