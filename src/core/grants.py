@@ -17,9 +17,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Final, Literal
 
-from core.access import Principal, Scope, hash_key, parse_scopes, validate_namespace
+from core.access import Principal, Scope, hash_key
 from core.cache import TtlCache
 from core.clock import Clock, epoch_seconds, format_timestamp, utc_now
+from core.consent import INVALID_KEY, ConsentRefusedError, consent
 from core.errors import AuthenticationError, FieldError, InvalidInputError, WriteConflictError
 from core.keys import KeyService
 from core.limits import MAX_CLIENT_ID_CHARS, MAX_CLIENT_METADATA_BYTES, MAX_REDIRECT_URIS
@@ -39,10 +40,6 @@ TOKEN_CACHE_TTL: Final = timedelta(seconds=30)
 TOKEN_CACHE_MAX_ENTRIES: Final = 1024
 
 INVALID_TOKEN: Final = "the access token is not valid"  # noqa: S105  # a message, not a secret
-
-
-class ConsentRefusedError(Exception):
-    """The consent page cannot grant what was asked with the key given; the message says why (never the key)."""
 
 
 class GrantError(Exception):
@@ -142,20 +139,7 @@ class GrantService:
     ) -> str:
         """The authorization code for a consent a person gave with `api_key`: the grant is for the key's namespace,
         which must be `namespace`, and for `scopes`, which the key must hold. ConsentRefusedError otherwise."""
-        try:
-            namespace = validate_namespace(namespace.strip())
-            wanted = parse_scopes(scopes)
-        except InvalidInputError as exc:
-            raise ConsentRefusedError("; ".join(f"{e.field} {e.message}" for e in exc.errors)) from None
-        try:
-            principal = self._keys.authenticate(api_key.strip())
-        except AuthenticationError:
-            raise ConsentRefusedError("That API key is not valid: it is unknown, revoked or expired.") from None
-        if principal.namespace != namespace or principal.key_id is None:
-            raise ConsentRefusedError(f"That API key is not a key of namespace {namespace}.")
-        missing = [scope for scope in wanted if scope not in principal.scopes]
-        if missing:
-            raise ConsentRefusedError(f"That API key may not grant {' or '.join(missing)}: it lacks that scope.")
+        given = consent(self._keys, api_key, namespace, scopes)
         for _ in range(3):
             grant_id = secrets.token_hex(GRANT_ID_HEX_CHARS // 2)
             code = new_token("code", grant_id)
@@ -164,9 +148,9 @@ class GrantService:
             grant = Grant(
                 grant_id=grant_id,
                 client_id=client_id,
-                namespace=namespace,
-                scopes=wanted,
-                key_id=principal.key_id,
+                namespace=given.namespace,
+                scopes=given.scopes,
+                key_id=given.key_id,
                 resource=resource,
                 redirect_uri=redirect_uri,
                 code_challenge=code_challenge,
@@ -175,12 +159,12 @@ class GrantService:
                 expires_at=expires,
             )
             try:
-                self._repository.add_grant(grant, LiveKey(principal.key_id, format_timestamp(now)))
+                self._repository.add_grant(grant, LiveKey(given.key_id, format_timestamp(now)))
             except WriteConflictError:
                 continue  # 64-bit grant ids practically never collide
             except AuthenticationError:
                 # The key was revoked, or its namespace erased, after this process cached its verification.
-                raise ConsentRefusedError("That API key is not valid: it is unknown, revoked or expired.") from None
+                raise ConsentRefusedError(INVALID_KEY) from None
             return code
         raise WriteConflictError("could not find a free grant id; retry")
 
