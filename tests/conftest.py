@@ -44,12 +44,12 @@ from core.repository.dynamodb import (
     ensure_table,
     make_client,
 )
+from core.repository.memory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 from handlers import bootstrap
 from handlers.auth import open_access
 from handlers.http.app import create_app
 from local.engines import DYNAMODB_LOCAL_LIB, DynamoDBLocal, DynamoDBLocalUnavailableError
 from local.template import table_definition
-from tests.inmemory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 
 REGION = "us-east-1"
 DDB_LOCAL_DIR = DYNAMODB_LOCAL_LIB
@@ -89,7 +89,7 @@ class StoredMemories(MemoryRepository, Protocol):
 @dataclass
 class Engine:
     """One store the ports run on: a DynamoDB-compatible engine with a client pointed at it, or the in-memory
-    repositories (tests/inmemory.py; `client` None), where a "table" names one pair of them."""
+    repositories (core.repository.memory; `client` None), where a "table" names one pair of them."""
 
     name: str
     client: Any

@@ -12,12 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.inmemory import InMemoryKeyRepository, InMemoryMemoryRepository
-
 from core.access import SCOPES, ApiKey, hash_key, key_id_of
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import Memory
+from core.repository.memory import InMemoryKeyRepository, InMemoryMemoryRepository
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 # The API key the files in events/ carry (tests/conftest.py EVENT_API_KEY): a public fixture value.

@@ -85,3 +85,12 @@ def test_the_artifact_answers_the_projects_version_from_its_metadata(lambda_pack
         check=True,
     )
     assert read.stdout.strip() == version
+
+
+@pytest.mark.parametrize("entry", ["handlers.aws.http", "handlers.aws.mcp", "handlers.aws.purge"])
+def test_no_function_carries_the_in_memory_store(lambda_package: ModuleType, tmp_path: Path, entry: str):
+    # core.repository.memory is the tests' and the bench's store: no entrypoint imports it, so none ships it.
+    assert lambda_package.main(entry, ROOT / "src", tmp_path) == 0
+    files = {path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*") if path.is_file()}
+    assert "core/repository/dynamodb/memories.py" in files
+    assert not [path for path in files if path.startswith("core/repository/memory/")]

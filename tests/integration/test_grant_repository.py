@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from core.access import hash_key
+from core.consent import ConsentRefusedError
 from core.contract import RetrievalQuery
 from core.errors import AuthenticationError
 from core.grants import (
     ACCESS_TTL,
     REFRESH_TTL,
     UNUSED_CLIENT_TTL,
-    ConsentRefusedError,
     GrantError,
     GrantService,
     Tokens,

@@ -28,9 +28,9 @@ from core.repository.dynamodb.codec import (
     memory_sort_key,
     tag_partition,
 )
+from core.repository.memory import InMemoryMemoryRepository
 from tests.conftest import Engine, FakeClock
 from tests.copies import assert_copies_mirror, scan
-from tests.inmemory import InMemoryMemoryRepository
 
 NS = "alice"
 SORTS = ["id", "created_at", "updated_at", "last_accessed_at"]

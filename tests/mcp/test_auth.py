@@ -21,11 +21,11 @@ from core.keys import CACHE_TTL, KeyService
 from core.memories import MemoryService
 from core.model import NewMemory
 from core.repository import KEY_NOT_LIVE, KeyRepository
+from core.repository.memory import InMemoryKeyRepository, InMemoryMemoryRepository
 from handlers.auth import Authenticator, key_authenticator
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint
 from tests.conftest import FakeClock
-from tests.inmemory import InMemoryKeyRepository, InMemoryMemoryRepository
 from tests.mcp.conftest import call_tool, tool_text
 
 pytestmark = pytest.mark.anyio

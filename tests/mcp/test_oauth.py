@@ -21,6 +21,7 @@ from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import NewMemory
 from core.repository import KeyRepository
+from core.repository.memory import InMemoryGrantRepository
 from handlers import bootstrap
 from handlers.auth import key_authenticator
 from handlers.http.app import create_app
@@ -28,7 +29,6 @@ from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint
 from handlers.oauth import OAuthServer
 from tests.conftest import FakeClock
-from tests.inmemory import InMemoryGrantRepository
 from tests.mcp.oauth_flow import REDIRECT_URI, MemoryTokenStorage, Person, client_metadata, form_of, oauth_client, pkce
 from tests.mcp.test_auth import READ_CALLS, WRITE_CALLS
 

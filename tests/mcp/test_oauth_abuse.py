@@ -19,12 +19,12 @@ from core.limits import REGISTRATIONS_PER_CALLER
 from core.memories import MemoryService
 from core.registration import RegistrationBounds
 from core.repository import Client
+from core.repository.memory import InMemoryGrantRepository
 from handlers.auth import key_authenticator
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint, create_handler
 from handlers.oauth import OAuthServer
 from tests.conftest import FakeClock
-from tests.inmemory import InMemoryGrantRepository
 from tests.mcp.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker
 from tests.mcp.oauth_flow import REDIRECT_URI, client_metadata, form_of, pkce
 from tests.mcp.test_oauth import ORIGIN, authorization_url, query_of

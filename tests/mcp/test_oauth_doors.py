@@ -17,13 +17,13 @@ from core.grants import ACCESS_TTL, GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.repository.dynamodb import DynamoDBKeyRepository
+from core.repository.memory import InMemoryGrantRepository
 from handlers.auth import key_authenticator
 from handlers.aws import mcp as lambda_mcp
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import create_handler
 from handlers.oauth import OAuthServer
 from tests.conftest import Engine, FakeClock
-from tests.inmemory import InMemoryGrantRepository
 from tests.mcp.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker
 from tests.mcp.oauth_flow import MemoryTokenStorage, Person, oauth_client
 

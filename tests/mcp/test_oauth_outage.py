@@ -21,12 +21,12 @@ from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.repository.dynamodb import DynamoDBGrantRepository, DynamoDBKeyRepository, make_client
+from core.repository.memory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 from handlers.auth import key_authenticator
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint
 from handlers.oauth import OAuthServer
 from tests.conftest import REGION, Engine, FakeClock
-from tests.inmemory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 from tests.integration.test_serve_stall import StalledStorage
 from tests.mcp.oauth_flow import pkce
 from tests.mcp.test_oauth import (

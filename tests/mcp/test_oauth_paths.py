@@ -7,10 +7,10 @@ from collections import Counter
 
 from core.grants import GrantService
 from core.keys import KeyService
+from core.repository.memory import InMemoryGrantRepository
 from handlers.concurrency import inline
 from handlers.oauth.paths import PATHS
 from handlers.oauth.routes import authorization_routes
-from tests.inmemory import InMemoryGrantRepository
 
 
 def test_the_authorization_server_has_one_route_for_each_path_the_endpoint_sends_it(key_service: KeyService):

@@ -16,12 +16,12 @@ from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.repository import KEY_NOT_LIVE
+from core.repository.memory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 from handlers.auth import key_authenticator
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import create_handler
 from handlers.oauth import OAuthServer
 from tests.conftest import FakeClock
-from tests.inmemory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 from tests.mcp.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker, tool_text
 from tests.mcp.oauth_flow import MemoryTokenStorage, Person, oauth_client
 

@@ -14,11 +14,11 @@ from mcp.client import Client
 
 from core.memories import MemoryService
 from core.model import MemoryChanges, NewMemory
+from core.repository.memory import InMemoryMemoryRepository
 from handlers.auth import open_access
 from handlers.http.app import create_app
 from handlers.mcp import create_server
 from tests.conftest import NAMESPACE, FakeClock
-from tests.inmemory import InMemoryMemoryRepository
 from tests.mcp.conftest import tool_text
 
 pytestmark = pytest.mark.anyio

@@ -28,12 +28,12 @@ from core.errors import (
 )
 from core.memories import MemoryService
 from core.model import STANDARD_TAGS, Memory, MemoryChanges, NewMemory
+from core.repository.memory import InMemoryMemoryRepository
 from handlers.auth import open_access
 from handlers.mcp.results import TOOL_ERROR_HINTS
 from handlers.mcp.server import INSTRUCTIONS, create_server
 from handlers.mcp.tools import search_memories
 from tests.conftest import domain_error_classes
-from tests.inmemory import InMemoryMemoryRepository
 from tests.mcp.conftest import call_tool, tool_text
 
 pytestmark = pytest.mark.anyio

@@ -22,8 +22,8 @@ from core.errors import (
 )
 from core.keys import CACHE_TTL, KeyService
 from core.repository import KeyRepository
+from core.repository.memory import InMemoryKeyRepository
 from tests.conftest import Engine, FakeClock
-from tests.inmemory import InMemoryKeyRepository
 
 KEY_FORMAT = re.compile(r"am_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
 

@@ -17,11 +17,11 @@ from core.contract import SORT_KEYS
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import Memory
+from core.repository.memory import InMemoryMemoryRepository
 from handlers.auth import key_authenticator
 from handlers.http.app import create_app
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import create_endpoint
-from tests.inmemory import InMemoryMemoryRepository
 
 ALICE_IDS = [1, 2, 3, 4]
 PROBED_IDS = [*ALICE_IDS, 5]  # 5: an id neither namespace has, the reference for "never existed"

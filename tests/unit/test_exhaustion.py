@@ -7,7 +7,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from core.limits import MAX_MEMORY_ID, MAX_VERSION
-from tests.inmemory import InMemoryMemoryRepository
+from core.repository.memory import InMemoryMemoryRepository
 from tests.integration.test_repository_contract import memory
 from tests.unit.test_http_auth import assert_problem
 

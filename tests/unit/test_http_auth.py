@@ -19,11 +19,11 @@ from core.keys import CACHE_TTL, KeyService
 from core.memories import MemoryService
 from core.model import NewMemory
 from core.repository import KEY_NOT_LIVE, KeyRepository
+from core.repository.memory import InMemoryKeyRepository, InMemoryMemoryRepository
 from handlers.auth import bearer_token, key_authenticator
 from handlers.http.app import create_app
 from handlers.problem import DOMAIN_STATUS
 from tests.conftest import FakeClock, domain_error_classes
-from tests.inmemory import InMemoryKeyRepository, InMemoryMemoryRepository
 
 PROBLEM_JSON = "application/problem+json"
 CHALLENGE = 'Bearer realm="agent-memory"'

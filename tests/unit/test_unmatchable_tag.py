@@ -15,10 +15,10 @@ from core.limits import TAG_MAX_CHARS
 from core.memories import MemoryService
 from core.model import NewMemory
 from core.repository import Matches
+from core.repository.memory import InMemoryMemoryRepository
 from handlers.auth import open_access
 from handlers.http.app import create_app
 from handlers.mcp import create_server
-from tests.inmemory import InMemoryMemoryRepository
 from tests.mcp.conftest import call_tool
 
 UNMATCHABLE = {

@@ -27,8 +27,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from core.access import SCOPES
+from core.consent import ConsentRefusedError
 from core.errors import InvalidInputError
-from core.grants import ConsentRefusedError, GrantService
+from core.grants import GrantService
 from core.limits import CODE_CHALLENGE_MAX_CHARS, CODE_CHALLENGE_MIN_CHARS, MAX_STATE_CHARS
 from core.tokens import consent_proof, consent_proven, redirect_origin
 from handlers.concurrency import RunBlocking

@@ -1,16 +1,10 @@
-"""The storage ports (core.repository) in memory: the fake every door test runs on, and the bench's in-memory store.
-
-It runs the repository contract suite beside moto and DynamoDB Local (tests/integration), so it cannot drift from
-them. Plain on purpose: one lock per repository, copies in and out, the contract's order written once in `_order`.
-"""
+"""MemoryRepository in memory: the records, their history, the idempotency records and the fence on live keys."""
 
 from __future__ import annotations
 
-import dataclasses
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-from core.access import ApiKey
 from core.clock import parse_timestamp
 from core.contract import RetrievalQuery
 from core.errors import AuthenticationError, MemoryNotFoundError, VersionMismatchError, WriteConflictError
@@ -19,16 +13,13 @@ from core.limits import IDEMPOTENCY_WINDOW_SECONDS
 from core.model import IdempotentCreate, Memory, MemoryChanges
 from core.repository import (
     KEY_NOT_LIVE,
-    Client,
-    Grant,
     IdempotencyKeyTakenError,
     LiveKey,
     Matches,
     PriorCreate,
-    RegistrationBound,
-    RegistrationWindow,
     Revisions,
 )
+from core.repository.memory.keys import InMemoryKeyRepository
 
 
 def _copy(memory: Memory) -> Memory:
@@ -82,9 +73,9 @@ class InMemoryMemoryRepository:
         """Refuse a write whose live key is not stored, revoked or expired (called before anything is changed)."""
         if live_key is None:
             return
-        key = None if self._keys is None else self._keys.get(live_key.key_id)
-        if key is None or key.state(parse_timestamp(live_key.now)) != "active":
+        if self._keys is None:
             raise AuthenticationError(KEY_NOT_LIVE)
+        self._keys.check_live(live_key)
 
     def next_id(self, namespace: str, live_key: LiveKey | None = None) -> int:
         with self._lock:
@@ -235,114 +226,3 @@ class InMemoryMemoryRepository:
                 stored = self._rows.get((namespace, memory_id))
                 if stored is not None:
                     self._stamp_one(namespace, stored, accessed_at)
-
-
-class InMemoryKeyRepository:
-    """KeyRepository in a dict, thread-safe (ApiKey is immutable, so it is stored as given)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._keys: dict[str, ApiKey] = {}
-
-    def add(self, key: ApiKey) -> None:
-        with self._lock:
-            if key.key_id in self._keys:
-                raise WriteConflictError(f"key id {key.key_id} is already taken; retry")
-            self._keys[key.key_id] = key
-
-    def get(self, key_id: str) -> ApiKey | None:
-        with self._lock:
-            return self._keys.get(key_id)
-
-    def find(self, namespace: str | None) -> Iterator[ApiKey]:
-        with self._lock:
-            found = [key for key in self._keys.values() if namespace is None or key.namespace == namespace]
-        return iter(found)
-
-    def revoke(self, key_id: str) -> ApiKey | None:
-        with self._lock:
-            key = self._keys.get(key_id)
-            if key is None:
-                return None
-            self._keys[key_id] = revoked = dataclasses.replace(key, revoked=True)
-            return revoked
-
-
-class InMemoryGrantRepository:
-    """GrantRepository in dicts, thread-safe, with the adapter's conditions (Client and Grant are immutable).
-
-    `keys`, when given, is the key store of the same "table": a grant is then stored only while its consenting key is
-    live there (without it, as in door tests that build their own key service, grants are stored unfenced)."""
-
-    def __init__(self, keys: InMemoryKeyRepository | None = None) -> None:
-        self._keys = keys
-        self._lock = threading.Lock()
-        self.clients: dict[str, Client] = {}
-        self.grants: dict[str, Grant] = {}
-        self.spent: set[tuple[str, str]] = set()
-        # Registrations counted per (caller hash, or None for the total; window start).
-        self.registrations: dict[tuple[str | None, int], int] = {}
-        self.stored_secret: bytes | None = None
-
-    def add_client(self, client: Client, window: RegistrationWindow) -> RegistrationBound | None:
-        counts: list[tuple[tuple[str | None, int], int, RegistrationBound]] = [
-            ((window.caller, window.starts_at), window.per_caller, "caller"),
-            ((None, window.starts_at), window.total, "total"),
-        ]
-        with self._lock:
-            for counter, bound, name in counts:
-                if self.registrations.get(counter, 0) >= bound:
-                    return name
-                self.registrations[counter] = self.registrations.get(counter, 0) + 1
-            if client.client_id in self.clients:
-                raise WriteConflictError(f"client id {client.client_id} is already taken; retry")
-            self.clients[client.client_id] = client
-            return None
-
-    def get_client(self, client_id: str) -> Client | None:
-        with self._lock:
-            return self.clients.get(client_id)
-
-    def add_grant(self, grant: Grant, live_key: LiveKey) -> None:
-        key = None if self._keys is None else self._keys.get(live_key.key_id)
-        if self._keys is not None and (key is None or key.state(parse_timestamp(live_key.now)) != "active"):
-            raise AuthenticationError(KEY_NOT_LIVE)
-        with self._lock:
-            if grant.grant_id in self.grants:
-                raise WriteConflictError(f"grant id {grant.grant_id} is already taken; retry")
-            self.grants[grant.grant_id] = grant
-
-    def get_grant(self, grant_id: str) -> Grant | None:
-        with self._lock:
-            return self.grants.get(grant_id)
-
-    def issue(self, issued: Grant, expected_hash: str, spent: bool, client_expires_at: int) -> bool:
-        with self._lock:
-            stored = self.grants.get(issued.grant_id)
-            client = self.clients.get(issued.client_id)
-            if stored is None or client is None or stored.revoked:
-                return False
-            held = stored.refresh_hash if spent else (None if stored.code_used else stored.code_hash)
-            if held != expected_hash:
-                return False
-            self.grants[issued.grant_id] = issued
-            self.clients[client.client_id] = dataclasses.replace(client, expires_at=client_expires_at)
-            if spent:
-                self.spent.add((issued.grant_id, expected_hash))
-            return True
-
-    def is_spent(self, grant_id: str, refresh_hash: str) -> bool:
-        with self._lock:
-            return (grant_id, refresh_hash) in self.spent
-
-    def revoke(self, grant_id: str) -> None:
-        with self._lock:
-            grant = self.grants.get(grant_id)
-            if grant is not None:
-                self.grants[grant_id] = dataclasses.replace(grant, revoked=True)
-
-    def secret(self, candidate: bytes) -> bytes:
-        with self._lock:
-            if self.stored_secret is None:
-                self.stored_secret = candidate
-            return self.stored_secret
