@@ -387,7 +387,7 @@ def key_service(api_keys: InMemoryKeyRepository, clock: FakeClock) -> KeyService
 @pytest.fixture
 def http(memory_service: MemoryService) -> Iterator[TestClient]:
     """The FastAPI app over the in-memory store, open to every request as namespace "default", for fast HTTP tests
-    of the contract; tests/unit/test_http_auth.py covers keys."""
+    of the contract; tests/handlers/http/test_http_auth.py covers keys."""
     with TestClient(create_app(memory_service, open_access(), version="test")) as client:
         yield client
 
@@ -403,7 +403,8 @@ def http_on_ddb_local(ddb_local_service: MemoryService) -> Iterator[TestClient]:
 def lambda_services(monkeypatch: pytest.MonkeyPatch) -> bootstrap.Services:
     """The services the Lambda handlers' default wiring hands out (`lambda_http.handler`, `lambda_mcp.handler`), swapped
     for in-memory ones whose key store holds EVENT_API_KEY: the doors as deployed, without a store behind them.
-    tests/unit/test_lambda_handler.py and tests/mcp/test_lambda_handler.py keep the real wiring over moto."""
+    tests/handlers/aws/test_http_handler.py and tests/handlers/aws/test_mcp_handler.py keep the real wiring over
+    moto."""
     keys = InMemoryKeyRepository()
     store_event_key(keys)
     key_service = KeyService(keys)

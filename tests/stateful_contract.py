@@ -10,8 +10,8 @@ After every call the answer is compared with what the model predicts, and after 
 compared with the model: ids, versions, `updated_at`, `last_accessed_at` stamps, soft delete, purge, every
 memory's history revision by revision, and the exact order, totals and pages of every listing.
 
-The machine takes an Engine (tests/conftest.py), so the same machine runs on the in-memory store (tests/unit) and on
-Amazon DynamoDB Local (tests/integration); each run gets its own table.
+The machine takes an Engine (tests/conftest.py), so the same machine runs on the in-memory store (tests/handlers)
+and on Amazon DynamoDB Local (tests/integration); each run gets its own table.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from handlers.auth import open_access
 from handlers.http.app import create_app
 from handlers.mcp import create_server
 from tests.conftest import NAMESPACE, Engine, FakeClock
-from tests.mcp.conftest import tool_text
+from tests.handlers.conftest import tool_text
 
 Record = dict[str, Any]
 Door = Literal["http", "mcp"]

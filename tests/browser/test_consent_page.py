@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.browser.chromium import chromium_executable, page_origin, screenshot
-from tests.mcp.oauth_flow import client_metadata, pkce
+from tests.handlers.oauth.flow import client_metadata, pkce
 
 pytestmark = pytest.mark.browser
 

@@ -14,8 +14,8 @@ from handlers.auth import open_access
 from handlers.http.app import create_app
 from handlers.mcp import create_server
 from tests.conftest import Engine
-from tests.mcp.conftest import call_tool, tool_text
-from tests.unit.test_offset_bounds import OFFSET_REFUSED, QueryCounter
+from tests.handlers.conftest import call_tool, tool_text
+from tests.handlers.test_offset_bounds import OFFSET_REFUSED, QueryCounter
 
 MEMORIES = 3
 # 2147483648 is the first offset whose Query Limit passed 32 bits; 1.7e9 was the first whose slack did.

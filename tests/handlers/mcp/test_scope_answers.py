@@ -17,7 +17,7 @@ from core.model import Memory, NewMemory
 from handlers.auth import Authenticator, key_authenticator
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import create_endpoint
-from tests.mcp.test_auth import call, serving
+from tests.handlers.mcp.test_auth import call, serving
 
 pytestmark = pytest.mark.anyio
 

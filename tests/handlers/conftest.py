@@ -41,8 +41,8 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def server(memory_service: MemoryService) -> MCPServer:
-    """The server over the in-memory store, acting for namespace "default" with every scope; tests/mcp/test_auth.py
-    covers keys."""
+    """The server over the in-memory store, acting for namespace "default" with every scope;
+    tests/handlers/mcp/test_auth.py covers keys."""
     return create_server(memory_service, open_access(), version="test")
 
 

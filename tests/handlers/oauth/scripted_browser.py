@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx2
 
-from tests.mcp.oauth_flow import form_of
+from tests.handlers.oauth.flow import form_of
 
 
 def main(url: str) -> None:

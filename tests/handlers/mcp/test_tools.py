@@ -34,7 +34,7 @@ from handlers.mcp.results import TOOL_ERROR_HINTS
 from handlers.mcp.server import INSTRUCTIONS, create_server
 from handlers.mcp.tools import search_memories
 from tests.conftest import domain_error_classes
-from tests.mcp.conftest import call_tool, tool_text
+from tests.handlers.conftest import call_tool, tool_text
 
 pytestmark = pytest.mark.anyio
 

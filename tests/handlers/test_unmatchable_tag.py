@@ -19,7 +19,7 @@ from core.repository.memory import InMemoryMemoryRepository
 from handlers.auth import open_access
 from handlers.http.app import create_app
 from handlers.mcp import create_server
-from tests.mcp.conftest import call_tool
+from tests.handlers.conftest import call_tool
 
 UNMATCHABLE = {
     "3000-characters": "a" * 3000,

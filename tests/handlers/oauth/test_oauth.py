@@ -29,8 +29,16 @@ from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint
 from handlers.oauth import OAuthServer
 from tests.conftest import FakeClock
-from tests.mcp.oauth_flow import REDIRECT_URI, MemoryTokenStorage, Person, client_metadata, form_of, oauth_client, pkce
-from tests.mcp.test_auth import READ_CALLS, WRITE_CALLS
+from tests.handlers.mcp.test_auth import READ_CALLS, WRITE_CALLS
+from tests.handlers.oauth.flow import (
+    REDIRECT_URI,
+    MemoryTokenStorage,
+    Person,
+    client_metadata,
+    form_of,
+    oauth_client,
+    pkce,
+)
 
 pytestmark = pytest.mark.anyio
 

@@ -28,8 +28,8 @@ from handlers.http import app as http_api
 from handlers.mcp import endpoint as mcp_server
 from local.template import table_definition
 from tests.conftest import EVENT_API_KEY, store_event_key
-from tests.mcp.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker
-from tests.mcp.test_oauth_doors import run_the_whole_flow
+from tests.handlers.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker
+from tests.handlers.oauth.test_doors import run_the_whole_flow
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"

@@ -22,7 +22,7 @@ from handlers.http.app import create_app
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint, with_mcp_endpoint
 from handlers.mcp.server import CHECKED_SDK_VERSION
-from tests.mcp.conftest import FUNCTION_URL_HOST, tool_text
+from tests.handlers.conftest import FUNCTION_URL_HOST, tool_text
 
 pytestmark = pytest.mark.anyio
 
@@ -34,7 +34,7 @@ INITIALIZE = {
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
 }
 JSON_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-# The transport and the guard's other checks, with every request let in; tests/mcp/test_auth.py covers keys.
+# The transport and the guard's other checks, with every request let in; tests/handlers/mcp/test_auth.py covers keys.
 OPEN = open_access()
 
 

@@ -27,9 +27,9 @@ from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint
 from handlers.oauth import OAuthServer
 from tests.conftest import REGION, Engine, FakeClock
-from tests.integration.test_serve_stall import StalledStorage
-from tests.mcp.oauth_flow import pkce
-from tests.mcp.test_oauth import (
+from tests.core.repository.dynamodb.test_faults import _Body
+from tests.handlers.oauth.flow import pkce
+from tests.handlers.oauth.test_oauth import (
     ORIGIN,
     authorization_url,
     code_for,
@@ -41,7 +41,7 @@ from tests.mcp.test_oauth import (
     submit,
     tokens_for,
 )
-from tests.unit.test_dynamodb_faults import _Body
+from tests.integration.test_serve_stall import StalledStorage
 
 pytestmark = pytest.mark.anyio
 

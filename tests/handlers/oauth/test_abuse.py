@@ -25,9 +25,9 @@ from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint, create_handler
 from handlers.oauth import OAuthServer
 from tests.conftest import FakeClock
-from tests.mcp.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker
-from tests.mcp.oauth_flow import REDIRECT_URI, client_metadata, form_of, pkce
-from tests.mcp.test_oauth import ORIGIN, authorization_url, query_of
+from tests.handlers.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker
+from tests.handlers.oauth.flow import REDIRECT_URI, client_metadata, form_of, pkce
+from tests.handlers.oauth.test_oauth import ORIGIN, authorization_url, query_of
 
 pytestmark = pytest.mark.anyio
 

@@ -18,7 +18,7 @@ from handlers.auth import open_access
 from handlers.http.app import create_app
 from handlers.mcp import create_server
 from tests.conftest import Engine
-from tests.mcp.conftest import call_tool, tool_text
+from tests.handlers.conftest import call_tool, tool_text
 
 MEMORIES = 3
 HUGE_OFFSETS = [3, 2147483648, 2**63 - 1]

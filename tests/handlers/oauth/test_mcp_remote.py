@@ -27,7 +27,9 @@ async def test_mcp_remote_completes_the_oauth_flow_against_serve_and_calls_tools
     if node is None or not MCP_REMOTE.exists():
         missing_test_peer("mcp-remote", "node or tests/mcp_remote/node_modules is missing", "make install")
     browser = tmp_path / "browser.sh"
-    browser.write_text(f'#!/bin/sh\ncd "{SERVE_ROOT}" && exec "{sys.executable}" -m tests.mcp.scripted_browser "$1"\n')
+    browser.write_text(
+        f'#!/bin/sh\ncd "{SERVE_ROOT}" && exec "{sys.executable}" -m tests.handlers.oauth.scripted_browser "$1"\n'
+    )
     browser.chmod(0o755)
     log = tmp_path / "browser.log"
     base, key = shared_serve

@@ -19,7 +19,7 @@ from handlers.auth import open_access
 from handlers.http.app import create_app
 from handlers.mcp import create_server
 from tests.conftest import NAMESPACE, FakeClock
-from tests.mcp.conftest import tool_text
+from tests.handlers.conftest import tool_text
 
 pytestmark = pytest.mark.anyio
 

@@ -26,7 +26,7 @@ from handlers.aws.events import UNINTERPRETABLE_EVENT
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import create_handler
 from tests.conftest import EVENT_API_KEY, store_event_key
-from tests.mcp.conftest import (
+from tests.handlers.conftest import (
     EVENTS,
     FUNCTION_URL_HOST,
     Event,

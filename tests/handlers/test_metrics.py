@@ -17,9 +17,9 @@ from handlers.aws import http as lambda_http
 from handlers.aws import mcp as lambda_mcp
 from handlers.metrics import http_operation, is_tool_error, mcp_operation
 from tests.conftest import Engine, store_event_key
-from tests.mcp.conftest import LambdaWorker, load_event
-from tests.unit.test_lambda_handler import CONTEXT
-from tests.unit.test_lambda_handler import load_event as load_http_event
+from tests.handlers.aws.test_http_handler import CONTEXT
+from tests.handlers.aws.test_http_handler import load_event as load_http_event
+from tests.handlers.conftest import LambdaWorker, load_event
 
 METRICS = {"Requests", "Latency", "ReadUnits", "WriteUnits", "RowsReturned", "RowsStamped", "Status4xx", "Status5xx"}
 

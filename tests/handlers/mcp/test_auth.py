@@ -26,7 +26,7 @@ from handlers.auth import Authenticator, key_authenticator
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint
 from tests.conftest import FakeClock
-from tests.mcp.conftest import call_tool, tool_text
+from tests.handlers.conftest import call_tool, tool_text
 
 pytestmark = pytest.mark.anyio
 

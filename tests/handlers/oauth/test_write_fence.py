@@ -22,8 +22,8 @@ from handlers.mcp import create_server
 from handlers.mcp.endpoint import create_handler
 from handlers.oauth import OAuthServer
 from tests.conftest import FakeClock
-from tests.mcp.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker, tool_text
-from tests.mcp.oauth_flow import MemoryTokenStorage, Person, oauth_client
+from tests.handlers.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker, tool_text
+from tests.handlers.oauth.flow import MemoryTokenStorage, Person, oauth_client
 
 pytestmark = pytest.mark.anyio
 

@@ -24,8 +24,8 @@ from handlers.mcp import create_server
 from handlers.mcp.endpoint import create_handler
 from handlers.oauth import OAuthServer
 from tests.conftest import Engine, FakeClock
-from tests.mcp.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker
-from tests.mcp.oauth_flow import MemoryTokenStorage, Person, oauth_client
+from tests.handlers.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker
+from tests.handlers.oauth.flow import MemoryTokenStorage, Person, oauth_client
 
 pytestmark = pytest.mark.anyio
 

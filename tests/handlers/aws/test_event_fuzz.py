@@ -17,7 +17,7 @@ from handlers import bootstrap
 from handlers.aws import http as lambda_http
 from handlers.aws import mcp as lambda_mcp
 from handlers.aws.events import UNINTERPRETABLE_EVENT
-from tests.unit.test_lambda_handler import CONTEXT, EVENTS_DIR, body_of
+from tests.handlers.aws.test_http_handler import CONTEXT, EVENTS_DIR, body_of
 
 Event = dict[str, Any]
 Mutation = tuple[str, Callable[[Event], None]]

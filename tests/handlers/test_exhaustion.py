@@ -1,6 +1,7 @@
 """The bounds of ids and versions at the HTTP door: a namespace with no id left answers 507 and stores nothing, a
 memory at its highest version answers 409 `version-exhausted` (never a retryable collision). The MCP door's tool
-errors for both are in tests/mcp/test_tools.py; every store keeps the bounds (tests/integration/test_write_fence.py)."""
+errors for both are in tests/handlers/mcp/test_tools.py; every store keeps the bounds
+(tests/integration/test_write_fence.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from fastapi.testclient import TestClient
 
 from core.limits import MAX_MEMORY_ID, MAX_VERSION
 from core.repository.memory import InMemoryMemoryRepository
+from tests.handlers.http.test_http_auth import assert_problem
 from tests.integration.test_repository_contract import memory
-from tests.unit.test_http_auth import assert_problem
 
 
 def test_a_create_in_a_namespace_that_drew_every_id_is_507_and_stores_nothing(

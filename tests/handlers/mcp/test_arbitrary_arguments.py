@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.server import MCPServer
 
-from tests.mcp.conftest import call_tool, tool_text
+from tests.handlers.conftest import call_tool, tool_text
 
 json_values = st.recursive(
     st.none()
