@@ -64,7 +64,7 @@ def create_server(
     return server
 
 
-# The SDK version _serve_tools_only was checked against; tests/mcp/test_streamable_http.py fails on any other.
+# The SDK version _serve_tools_only was checked against; tests/handlers/mcp/test_streamable_http.py fails on any other.
 CHECKED_SDK_VERSION: Final = "2.3.0"
 
 # The SDK registers prompt and resource handlers on every MCPServer, and advertises a capability for each one
