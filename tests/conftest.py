@@ -31,7 +31,7 @@ from moto import mock_aws
 
 import core.errors
 from core.access import SCOPES, ApiKey, hash_key, key_id_of
-from core.errors import DomainError
+from core.errors import DomainError, StorageUnavailableError
 from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
@@ -129,6 +129,27 @@ class Engine:
         key = {"pk": {"S": f"NS#{namespace}"}, "sk": {"S": f"MEM#{memory_id:010d}"}}
         item: object | None = self.client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
         return item
+
+
+class UnavailableKeys:
+    """A KeyRepository that cannot answer: storage is throttled (every call raises, saying when to retry)."""
+
+    def __init__(self, retry_after_seconds: int) -> None:
+        self._error = StorageUnavailableError(
+            "storage is busy (ThrottlingException); retry shortly", retry_after_seconds=retry_after_seconds
+        )
+
+    def add(self, key: ApiKey) -> None:
+        raise self._error
+
+    def get(self, key_id: str) -> ApiKey | None:
+        raise self._error
+
+    def find(self, namespace: str | None) -> Iterator[ApiKey]:
+        raise self._error
+
+    def revoke(self, key_id: str) -> ApiKey | None:
+        raise self._error
 
 
 @functools.cache

@@ -76,7 +76,7 @@ def doors() -> dict[str, tuple[Handler, InMemoryMemoryRepository]]:
     from handlers.metrics import RequestMetrics, event_body, http_operation, mcp_operation, request_line
 
     http_repo, http_service, http_keys = _services()
-    authenticate = key_authenticator(lambda: http_keys)
+    authenticate = key_authenticator(http_keys)
     app = http_api.create_app(http_service, authenticate, version="bench")
 
     @http_api.logger.inject_lambda_context(correlation_id_path="requestContext.requestId", log_event=False)
@@ -84,7 +84,7 @@ def doors() -> dict[str, tuple[Handler, InMemoryMemoryRepository]]:
         return invoke(app, event, context)
 
     mcp_repo, mcp_service, mcp_keys = _services()
-    mcp_authenticate = key_authenticator(lambda: mcp_keys)
+    mcp_authenticate = key_authenticator(mcp_keys)
     server = create_server(mcp_service, mcp_authenticate, version="bench")
     inject = mcp_server.logger.inject_lambda_context(correlation_id_path="requestContext.requestId", log_event=False)
     mcp_handler = inject(mcp_server.create_handler(server, authenticate=mcp_authenticate))

@@ -71,11 +71,11 @@ def bearer_token(authorization: str | None) -> str:
     return token
 
 
-def key_authenticator(provide_keys: Callable[[], KeyService]) -> Authenticator:
-    """Authenticate by API key; `provide_keys` is called per request, so the key service can be built lazily."""
+def key_authenticator(keys: KeyService) -> Authenticator:
+    """Authenticate by API key, against `keys`."""
 
     def authenticate(authorization: str | None) -> Principal:
-        return provide_keys().authenticate(bearer_token(authorization))
+        return keys.authenticate(bearer_token(authorization))
 
     return authenticate
 

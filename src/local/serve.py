@@ -150,7 +150,7 @@ def _serve_on(args: argparse.Namespace, endpoint_url: str | None, engine: Dynamo
     guarded = bootstrap.Services(
         table.guard(services.memories), table.guard(services.keys), table.guard(services.grants), settings
     )
-    authenticate = open_access() if args.no_auth else key_authenticator(lambda: guarded.keys)
+    authenticate = open_access() if args.no_auth else key_authenticator(guarded.keys)
     key = first_key()
     app = serve_app(guarded, authenticate)
     _print_where(settings, base, engine, created)

@@ -66,7 +66,7 @@ def seeded(
     """Alice holds four memories (active, active and read, invalid, deleted); Bob holds none."""
     _, alice = key_service.create("alice")
     _, bob = key_service.create("bob")
-    app = create_app(memory_service, key_authenticator(lambda: key_service), version="test")
+    app = create_app(memory_service, key_authenticator(key_service), version="test")
     with TestClient(app) as http:
         as_alice = {"authorization": f"Bearer {alice}"}
         rows: list[dict[str, Any]] = [
@@ -160,7 +160,7 @@ def test_bob_changing_and_deleting_his_own_id_1_leaves_alices_id_1_untouched(see
 async def mcp(
     seeded: Namespaces, memory_service: MemoryService, key_service: KeyService
 ) -> AsyncIterator[httpx2.AsyncClient]:
-    authenticate = key_authenticator(lambda: key_service)
+    authenticate = key_authenticator(key_service)
     endpoint = create_endpoint(create_server(memory_service, authenticate, version="test"), authenticate=authenticate)
     transport = httpx2.ASGITransport(app=endpoint)
     async with endpoint.session_manager.run(), httpx2.AsyncClient(transport=transport, base_url="http://t") as http:

@@ -33,7 +33,7 @@ def logged(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @pytest.fixture
 def client(moto_service: MemoryService, moto_keys: KeyService) -> Iterator[TestClient]:
     """Both doors as a deployed function runs them (no recreation), over moto, checking keys."""
-    authenticate = key_authenticator(lambda: moto_keys)
+    authenticate = key_authenticator(moto_keys)
     mcp = create_endpoint(create_server(moto_service, authenticate, version="test"), authenticate=authenticate)
     with TestClient(with_mcp_endpoint(create_app(moto_service, authenticate, version="test"), mcp)) as client:
         yield client

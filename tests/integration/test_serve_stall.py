@@ -115,9 +115,7 @@ def test_while_storage_stalls_every_concurrent_request_gets_its_503_after_three_
 ) -> None:
     client = make_client(storage.url, REGION, connect_timeout=1, read_timeout=READ_TIMEOUT)
     services = bootstrap.build_services(bootstrap.Settings(endpoint_url=storage.url), client)
-    authenticate: Authenticator = (
-        open_access() if kind.endswith("(--no-auth)") else key_authenticator(lambda: services.keys)
-    )
+    authenticate: Authenticator = open_access() if kind.endswith("(--no-auth)") else key_authenticator(services.keys)
     server, thread, base = running(cli.serve_app(services, authenticate))
     calls = [REQUESTS[kind][i % len(REQUESTS[kind])] for i in range(CONCURRENT)]
     try:

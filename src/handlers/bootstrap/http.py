@@ -30,5 +30,5 @@ def http_app(
 def lambda_app(services: Services) -> FastAPI:
     """The HTTP function's app over `services`: API keys always, and one request per execution environment, so
     blocking calls run inline (handlers.concurrency). Built once per services (the process-wide ones while warm)."""
-    authenticate = key_authenticator(lambda: services.keys)
+    authenticate = key_authenticator(services.keys)
     return http_app(services, services.settings, authenticate=authenticate, run_blocking=inline)

@@ -49,7 +49,7 @@ def lambda_handler(services: Services) -> LambdaHandler:
     per execution environment, so blocking calls run inline (handlers.concurrency). Built once per services (the
     process-wide ones while warm); its endpoint starts on the first invocation (handlers.mcp.endpoint)."""
     settings = services.settings
-    authenticate = key_authenticator(lambda: services.keys)
+    authenticate = key_authenticator(services.keys)
     return create_handler(
         mcp_server(services, authenticate=authenticate, run_blocking=inline),
         settings.mcp_allowed_origins,

@@ -68,7 +68,7 @@ WARM_ROUNDS = 5
 def event_key(api_keys: KeyRepository, key_service: KeyService) -> Authenticator:
     """An authenticator over the in-memory key store, which holds the events' key."""
     store_event_key(api_keys)
-    return key_authenticator(lambda: key_service)
+    return key_authenticator(key_service)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from starlette.routing import BaseRoute
 
 from core.contract import RetrievalQuery
-from core.errors import DomainError, StorageUnavailableError
+from core.errors import DomainError
 from core.keys import CACHE_TTL, KeyService
 from core.memories import MemoryService
 from core.model import NewMemory
@@ -23,7 +23,7 @@ from core.repository.memory import InMemoryKeyRepository, InMemoryMemoryReposito
 from handlers.auth import bearer_token, key_authenticator
 from handlers.http.app import create_app
 from handlers.problem import DOMAIN_STATUS
-from tests.conftest import FakeClock, domain_error_classes
+from tests.conftest import FakeClock, UnavailableKeys, domain_error_classes
 
 PROBLEM_JSON = "application/problem+json"
 CHALLENGE = 'Bearer realm="agent-memory"'
@@ -46,7 +46,7 @@ ROUTE_IDS = [f"{method} {path}" for method, path, _ in ROUTES]
 def door(memory_service: MemoryService, key_service: KeyService) -> Iterator[TestClient]:
     """The app over the in-memory store authenticating with key_service, holding memory 1 of namespace alice."""
     memory_service.create("alice", NewMemory.parse({"content": "The user keeps bees"}))
-    app = create_app(memory_service, key_authenticator(lambda: key_service), version="test")
+    app = create_app(memory_service, key_authenticator(key_service), version="test")
     with TestClient(app) as client:
         yield client
 
@@ -159,7 +159,7 @@ def test_a_write_with_a_key_revoked_while_its_verification_is_cached_is_401_and_
 ) -> None:
     # As deployed: every change is fenced on its key being live in the store, whatever this process has cached.
     fenced = MemoryService(InMemoryMemoryRepository(api_keys), clock, fenced=True)
-    app = create_app(fenced, key_authenticator(lambda: key_service), version="test")
+    app = create_app(fenced, key_authenticator(key_service), version="test")
     key, token = key_service.create("alice")
     with TestClient(app) as door:
         for content in ("The user keeps bees", "The user kept wasps"):
@@ -232,10 +232,7 @@ def test_healthz_answers_without_a_key(door: TestClient) -> None:
 
 
 def test_storage_unavailable_while_checking_a_key_is_503_not_a_crash(memory_service: MemoryService) -> None:
-    def unavailable() -> KeyService:
-        raise StorageUnavailableError("storage is busy (ThrottlingException); retry shortly", retry_after_seconds=3)
-
-    app = create_app(memory_service, key_authenticator(unavailable), version="test")
+    app = create_app(memory_service, key_authenticator(KeyService(UnavailableKeys(3))), version="test")
     with TestClient(app) as client:
         response = client.get("/memories", headers=bearer("am_0123456789ab_" + "a" * 43))
 

@@ -31,7 +31,7 @@ SCOPES = {"read": ["read"], "write": ["write"], "read+write": ["read", "write"]}
 def door(memory_service: MemoryService, key_service: KeyService) -> Iterator[TestClient]:
     """The app over the in-memory store with real keys, holding memory 1 of namespace alice."""
     memory_service.create("alice", NewMemory.parse({"content": STORED, "tags": ["secret-tag"]}))
-    app = create_app(memory_service, key_authenticator(lambda: key_service), version="test")
+    app = create_app(memory_service, key_authenticator(key_service), version="test")
     with TestClient(app) as client:
         yield client
 

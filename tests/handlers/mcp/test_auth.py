@@ -16,7 +16,6 @@ from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
 from core.contract import RetrievalQuery
-from core.errors import StorageUnavailableError
 from core.keys import CACHE_TTL, KeyService
 from core.memories import MemoryService
 from core.model import NewMemory
@@ -25,7 +24,7 @@ from core.repository.memory import InMemoryKeyRepository, InMemoryMemoryReposito
 from handlers.auth import Authenticator, key_authenticator
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, UnavailableKeys
 from tests.handlers.conftest import call_tool, tool_text
 
 pytestmark = pytest.mark.anyio
@@ -50,7 +49,7 @@ WRITE_CALLS: list[tuple[str, dict[str, Any]]] = [
 
 @pytest.fixture
 def keyed(key_service: KeyService) -> Authenticator:
-    return key_authenticator(lambda: key_service)
+    return key_authenticator(key_service)
 
 
 @pytest.fixture
@@ -183,10 +182,9 @@ async def test_an_expired_key_is_401(http: httpx2.AsyncClient, key_service: KeyS
 
 
 async def test_storage_unavailable_while_checking_a_key_is_503_with_retry_after(keyed_server: MCPServer) -> None:
-    def unavailable() -> KeyService:
-        raise StorageUnavailableError("storage is busy (ThrottlingException); retry shortly", retry_after_seconds=2)
-
-    async with serving(create_endpoint(keyed_server, authenticate=key_authenticator(unavailable))) as http:
+    async with serving(
+        create_endpoint(keyed_server, authenticate=key_authenticator(KeyService(UnavailableKeys(2))))
+    ) as http:
         response = await post(http, rpc("tools/list"), "am_0123456789ab_" + "a" * 43)
 
     assert response.status_code == 503

@@ -34,7 +34,7 @@ SCOPES = {"read": ["read"], "write": ["write"], "read+write": ["read", "write"]}
 
 @pytest.fixture
 def keyed(key_service: KeyService) -> Authenticator:
-    return key_authenticator(lambda: key_service)
+    return key_authenticator(key_service)
 
 
 @pytest.fixture

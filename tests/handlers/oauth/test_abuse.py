@@ -62,7 +62,7 @@ def door(
     bounds: RegistrationBounds,
 ) -> MCPEndpoint:
     grants = GrantService(grant_store, key_service, clock, bounds)
-    keys = key_authenticator(lambda: key_service)
+    keys = key_authenticator(key_service)
     server = create_server(memory_service, keys, version="test")
     return create_endpoint(server, authenticate=keys, oauth=OAuthServer(grants))
 
@@ -151,7 +151,7 @@ async def test_on_a_function_url_each_caller_is_counted_by_the_events_source_add
     lambda_worker: LambdaWorker,
 ) -> None:
     grants = GrantService(grant_store, key_service, clock, RegistrationBounds(per_caller=1))
-    keys = key_authenticator(lambda: key_service)
+    keys = key_authenticator(key_service)
     server = create_server(memory_service, keys, version="test")
     bridge = FromAddress(create_handler(server, authenticate=keys, oauth=OAuthServer(grants)), lambda_worker)
     body = client_metadata().model_dump(mode="json", exclude_none=True)

@@ -142,7 +142,7 @@ async def test_through_function_url_events_an_expired_token_is_refused_and_the_c
 ) -> None:
     clock = FakeClock(datetime.now(UTC))  # the grants' clock, moved on by hand
     grants = GrantService(InMemoryGrantRepository(), key_service, clock)
-    keys = key_authenticator(lambda: key_service)
+    keys = key_authenticator(key_service)
     server = create_server(memory_service, keys, version="test")
     bridge = FunctionUrlBridge(create_handler(server, authenticate=keys, oauth=OAuthServer(grants)), lambda_worker)
     base = f"https://{FUNCTION_URL_HOST}"

@@ -71,7 +71,7 @@ def grants(grant_store: InMemoryGrantRepository, key_service: KeyService, clock:
 @pytest.fixture
 def endpoint(memory_service: MemoryService, key_service: KeyService, grants: GrantService) -> MCPEndpoint:
     memory_service.create("alice", NewMemory.parse({"content": "The user keeps bees"}))
-    keys = key_authenticator(lambda: key_service)
+    keys = key_authenticator(key_service)
     server = create_server(memory_service, keys, version="test")
     return create_endpoint(server, authenticate=keys, oauth=OAuthServer(grants))
 
@@ -272,7 +272,7 @@ async def test_a_host_reached_over_plain_http_that_is_not_loopback_has_no_author
 async def test_without_an_authorization_server_the_door_serves_keys_only(
     memory_service: MemoryService, key_service: KeyService
 ) -> None:
-    keys = key_authenticator(lambda: key_service)
+    keys = key_authenticator(key_service)
     server = create_server(memory_service, keys, version="test")
     endpoint = create_endpoint(server, authenticate=keys)
     transport = httpx2.ASGITransport(app=endpoint)
@@ -794,7 +794,7 @@ async def test_the_sdk_client_refreshes_an_expired_token_by_itself(
 async def test_a_configured_issuer_is_used_whatever_host_a_request_reached(
     memory_service: MemoryService, key_service: KeyService, grants: GrantService
 ) -> None:
-    keys = key_authenticator(lambda: key_service)
+    keys = key_authenticator(key_service)
     server = create_server(memory_service, keys, version="test")
     oauth = OAuthServer(grants, issuer="https://memory.example.com/")
     endpoint = create_endpoint(server, authenticate=keys, oauth=oauth)
@@ -858,7 +858,7 @@ async def test_the_http_api_takes_api_keys_only(
     key_service: KeyService,
 ) -> None:
     tokens = await tokens_for(http, browser, alice_key)
-    api = create_app(memory_service, key_authenticator(lambda: key_service), version="test")
+    api = create_app(memory_service, key_authenticator(key_service), version="test")
     async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=api), base_url=ORIGIN) as rest:
         with_token = await rest.get("/memories", headers={"authorization": f"Bearer {tokens['access_token']}"})
         with_key = await rest.get("/memories", headers={"authorization": f"Bearer {alice_key}"})

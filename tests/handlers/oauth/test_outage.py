@@ -252,7 +252,7 @@ def services_over(client: Any, table: str, clock: Clock = utc_now) -> tuple[Gran
 
 def oauth_app(services: tuple[GrantService, KeyService]) -> MCPEndpoint:
     grants, keys = services
-    authenticate = key_authenticator(lambda: keys)
+    authenticate = key_authenticator(keys)
     server = create_server(unused_memories(), authenticate, version="test")
     return create_endpoint(server, authenticate=authenticate, oauth=OAuthServer(grants))
 

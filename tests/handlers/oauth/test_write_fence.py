@@ -33,7 +33,7 @@ async def test_a_token_whose_consenting_key_was_revoked_elsewhere_writes_nothing
 ) -> None:
     fenced = MemoryService(InMemoryMemoryRepository(api_keys), clock, fenced=True)
     grants = GrantService(InMemoryGrantRepository(), key_service, FakeClock(datetime.now(UTC)))
-    keys = key_authenticator(lambda: key_service)
+    keys = key_authenticator(key_service)
     server = create_server(fenced, keys, version="test")
     bridge = FunctionUrlBridge(create_handler(server, authenticate=keys, oauth=OAuthServer(grants)), lambda_worker)
     base = f"https://{FUNCTION_URL_HOST}"
