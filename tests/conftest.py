@@ -371,8 +371,15 @@ def ddb_local_table(ddb_local_engine: Engine) -> str:
 
 
 @pytest.fixture
-def ddb_local_service(ddb_local_engine: Engine, ddb_local_table: str, clock: FakeClock) -> MemoryService:
-    return MemoryService(DynamoDBMemoryRepository(ddb_local_engine.client, ddb_local_table), clock)
+def ddb_local_repository(ddb_local_engine: Engine, ddb_local_table: str) -> DynamoDBMemoryRepository:
+    """The memory store under ddb_local_service: a test reads a memory as stored (unstamped) or writes past the
+    service through it."""
+    return DynamoDBMemoryRepository(ddb_local_engine.client, ddb_local_table)
+
+
+@pytest.fixture
+def ddb_local_service(ddb_local_repository: DynamoDBMemoryRepository, clock: FakeClock) -> MemoryService:
+    return MemoryService(ddb_local_repository, clock)
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.memories import MemoryService
 from core.repository.dynamodb import LISTED_ATTRIBUTES
 from core.repository.dynamodb.codec import STATS_SK, TAG_COPIES, from_item, tag_partition, totals_attribute
 from tests.conftest import Engine
@@ -12,10 +11,9 @@ from tests.conftest import Engine
 COMPARED = [name for name in (*LISTED_ATTRIBUTES, "folded") if name != "pk"]
 
 
-def scan(engine: Engine, service: MemoryService) -> list[dict[str, Any]]:
-    """Every item of the service's table, read consistently."""
+def scan(engine: Engine, table: str) -> list[dict[str, Any]]:
+    """Every item of the engine's `table`, read consistently."""
     assert engine.client is not None
-    table = service._repository._table  # type: ignore[attr-defined]
     items: list[dict[str, Any]] = []
     request: dict[str, Any] = {"TableName": table, "ConsistentRead": True}
     while True:
@@ -26,10 +24,10 @@ def scan(engine: Engine, service: MemoryService) -> list[dict[str, Any]]:
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
 
-def assert_copies_mirror(engine: Engine, service: MemoryService, namespace: str) -> None:
+def assert_copies_mirror(engine: Engine, table: str, namespace: str) -> None:
     """Every memory of `namespace` has exactly one copy per tag, equal to it in every listed attribute and without
     its access stamp, and each tag's counts are its copies' statuses and types."""
-    items = scan(engine, service)
+    items = scan(engine, table)
     home, tags_prefix = f"NS#{namespace}", f"NS#{namespace}#TAG#"
     memories = {i["sk"]["S"]: i for i in items if i["pk"]["S"] == home and i["sk"]["S"].startswith("MEM#")}
     in_tags = [i for i in items if i["pk"]["S"].startswith(tags_prefix)]

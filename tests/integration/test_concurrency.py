@@ -216,7 +216,10 @@ def test_concurrent_reads_never_make_a_patch_fail_and_leave_the_latest_stamp(sto
 
 
 def test_concurrent_retags_retypes_and_deletes_leave_every_tag_copy_and_count_exact(
-    ddb_local_engine: Engine, ddb_local_service: MemoryService
+    ddb_local_engine: Engine,
+    ddb_local_table: str,
+    ddb_local_repository: DynamoDBMemoryRepository,
+    ddb_local_service: MemoryService,
 ) -> None:
     tags = ["travel", "food", "work"]
     created = [
@@ -247,16 +250,19 @@ def test_concurrent_retags_retypes_and_deletes_leave_every_tag_copy_and_count_ex
 
     run_together(THREADS, work)
 
-    assert_copies_mirror(ddb_local_engine, ddb_local_service, DEFAULT_NAMESPACE)
+    assert_copies_mirror(ddb_local_engine, ddb_local_table, DEFAULT_NAMESPACE)
     for tag in tags:
         found = ddb_local_service.search(DEFAULT_NAMESPACE, RetrievalQuery.parse({"tag": tag, "status": "active"}))
-        stored = [ddb_local_service._repository.get(DEFAULT_NAMESPACE, i) for i in ids]  # type: ignore[attr-defined]
+        stored = [ddb_local_repository.get(DEFAULT_NAMESPACE, i) for i in ids]
         expected = [m.id for m in stored if m and tag in m.tags and m.status == "active"]
         assert ([m.id for m in found.items], found.total) == (expected, len(expected))
 
 
 def test_concurrent_patches_deletes_restores_and_purges_leave_each_history_exact(
-    ddb_local_engine: Engine, ddb_local_service: MemoryService
+    ddb_local_engine: Engine,
+    ddb_local_table: str,
+    ddb_local_repository: DynamoDBMemoryRepository,
+    ddb_local_service: MemoryService,
 ) -> None:
     service = ddb_local_service
     ids = [
@@ -296,8 +302,9 @@ def test_concurrent_patches_deletes_restores_and_purges_leave_each_history_exact
             bumped = 1 if after.change == "updated" else 0
             assert after.version == before.version + bumped
             assert (after.status == "deleted") == (after.change == "deleted")
-        stored = service._repository.get(DEFAULT_NAMESPACE, memory_id)  # type: ignore[attr-defined]
+        stored = ddb_local_repository.get(DEFAULT_NAMESPACE, memory_id)
+        assert stored is not None
         assert history[-1].memory() == stored.model_copy(update={"last_accessed_at": None})
         if stored.status == "deleted":
             service.purge(DEFAULT_NAMESPACE, memory_id)
-    assert_copies_mirror(ddb_local_engine, service, DEFAULT_NAMESPACE)
+    assert_copies_mirror(ddb_local_engine, ddb_local_table, DEFAULT_NAMESPACE)

@@ -209,16 +209,16 @@ def test_a_create_retried_after_its_memory_was_purged_creates_anew(service: Memo
 # --- what DynamoDB holds -------------------------------------------------------------------------------------
 
 
-def keys_of(engine: Engine, service: MemoryService, memory_id: int) -> list[tuple[str, str]]:
+def keys_of(engine: Engine, table: str, memory_id: int) -> list[tuple[str, str]]:
     """Every item of the table that belongs to the memory: itself, its revisions, its tag copies."""
     marks = (f"MEM#{memory_id:010d}", f"REV#{memory_id:010d}#")
     return sorted(
-        (item["pk"]["S"], item["sk"]["S"]) for item in scan(engine, service) if item["sk"]["S"].startswith(marks)
+        (item["pk"]["S"], item["sk"]["S"]) for item in scan(engine, table) if item["sk"]["S"].startswith(marks)
     )
 
 
 def test_a_purge_leaves_no_item_of_the_memory_in_the_table(
-    ddb_local_engine: Engine, ddb_local_service: MemoryService
+    ddb_local_engine: Engine, ddb_local_table: str, ddb_local_service: MemoryService
 ) -> None:
     body = new(tags=["t", "u"])
     gone = ddb_local_service.create(NS, body, IdempotentCreate.of("k", body, "Idempotency-Key"))
@@ -226,28 +226,30 @@ def test_a_purge_leaves_no_item_of_the_memory_in_the_table(
     for n in range(30):  # more revisions than one batch of deletes
         ddb_local_service.update(NS, gone.id, MemoryChanges.parse({"content": f"v{n}"}))
     ddb_local_service.delete(NS, gone.id)
-    assert len(keys_of(ddb_local_engine, ddb_local_service, gone.id)) == 1 + 32 + 2
+    assert len(keys_of(ddb_local_engine, ddb_local_table, gone.id)) == 1 + 32 + 2
 
     ddb_local_service.purge(NS, gone.id)
 
-    assert keys_of(ddb_local_engine, ddb_local_service, gone.id) == []
-    assert not [item for item in scan(ddb_local_engine, ddb_local_service) if item["sk"]["S"].startswith("IDEM#")]
-    assert len(keys_of(ddb_local_engine, ddb_local_service, kept.id)) == 3
-    assert_copies_mirror(ddb_local_engine, ddb_local_service, NS)
+    assert keys_of(ddb_local_engine, ddb_local_table, gone.id) == []
+    assert not [item for item in scan(ddb_local_engine, ddb_local_table) if item["sk"]["S"].startswith("IDEM#")]
+    assert len(keys_of(ddb_local_engine, ddb_local_table, kept.id)) == 3
+    assert_copies_mirror(ddb_local_engine, ddb_local_table, NS)
 
 
 def test_a_purge_interrupted_after_it_began_hides_the_memory_and_is_finished_by_the_next(
-    ddb_local_engine: Engine, ddb_local_service: MemoryService, clock: FakeClock
+    ddb_local_engine: Engine, ddb_local_table: str, ddb_local_service: MemoryService, clock: FakeClock
 ) -> None:
     gone = ddb_local_service.create(NS, new(tags=["t"]))
     ddb_local_service.delete(NS, gone.id)
-    table = ddb_local_service._repository._table  # type: ignore[attr-defined]
     # What a purge that stopped after marking the memory (and deleting some revisions) leaves.
-    key = {"pk": {"S": f"NS#{NS}"}, "sk": {"S": f"MEM#{gone.id:010d}"}}
-    ddb_local_engine.client.update_item(
-        TableName=table, Key=key, UpdateExpression="SET purging = :t", ExpressionAttributeValues={":t": {"BOOL": True}}
+    client, key = ddb_local_engine.client, {"pk": {"S": f"NS#{NS}"}, "sk": {"S": f"MEM#{gone.id:010d}"}}
+    client.update_item(
+        TableName=ddb_local_table,
+        Key=key,
+        UpdateExpression="SET purging = :t",
+        ExpressionAttributeValues={":t": {"BOOL": True}},
     )
-    ddb_local_engine.client.delete_item(TableName=table, Key={**key, "sk": {"S": f"REV#{gone.id:010d}#{1:010d}"}})
+    client.delete_item(TableName=ddb_local_table, Key={**key, "sk": {"S": f"REV#{gone.id:010d}#{1:010d}"}})
 
     with pytest.raises(MemoryNotFoundError):
         history(ddb_local_service, gone.id)
@@ -256,9 +258,9 @@ def test_a_purge_interrupted_after_it_began_hides_the_memory_and_is_finished_by_
     clock.advance(days=31)
     assert ddb_local_service.purge_expired(RETENTION) == 1
 
-    assert keys_of(ddb_local_engine, ddb_local_service, gone.id) == []
+    assert keys_of(ddb_local_engine, ddb_local_table, gone.id) == []
     assert total(ddb_local_service, status="deleted") == 0
-    assert_copies_mirror(ddb_local_engine, ddb_local_service, NS)
+    assert_copies_mirror(ddb_local_engine, ddb_local_table, NS)
 
 
 # --- where the purge runs ------------------------------------------------------------------------------------
@@ -364,22 +366,21 @@ def test_a_change_storage_refused_leaves_no_revision_and_a_retry_leaves_one(
 
 
 def test_migrate_dates_memories_deleted_before_deletes_kept_a_time_so_the_purge_finds_them(
-    ddb_local_engine: Engine, ddb_local_service: MemoryService, clock: FakeClock
+    ddb_local_engine: Engine, ddb_local_table: str, ddb_local_service: MemoryService, clock: FakeClock
 ) -> None:
-    table = ddb_local_service._repository._table  # type: ignore[attr-defined]
     gone, back = ddb_local_service.create(NS, new("gone")), ddb_local_service.create(NS, new("back", status="invalid"))
     for memory in (gone, back):
         ddb_local_service.delete(NS, memory.id)
         # As a delete of the version before history left it: no deletion time, no status kept.
         key = {"pk": {"S": f"NS#{NS}"}, "sk": {"S": f"MEM#{memory.id:010d}"}}
         ddb_local_engine.client.update_item(
-            TableName=table, Key=key, UpdateExpression="REMOVE deleted_at, purge_shard, prior_status"
+            TableName=ddb_local_table, Key=key, UpdateExpression="REMOVE deleted_at, purge_shard, prior_status"
         )
     clock.advance(days=31)
     assert ddb_local_service.purge_expired(RETENTION) == 0  # not in the purge's index
 
-    assert migrate(ddb_local_engine.client, table, format_timestamp(clock.now)).dated == 2
-    assert migrate(ddb_local_engine.client, table, format_timestamp(clock.now)).dated == 0
+    assert migrate(ddb_local_engine.client, ddb_local_table, format_timestamp(clock.now)).dated == 2
+    assert migrate(ddb_local_engine.client, ddb_local_table, format_timestamp(clock.now)).dated == 0
 
     assert ddb_local_service.restore(NS, back.id).status == "active"  # its status before the delete was not kept
     clock.advance(days=29)

@@ -50,14 +50,10 @@ class Queries:
 
 
 @pytest.fixture
-def twins(ddb_local_engine: Engine, clock: FakeClock) -> tuple[MemoryService, MemoryService]:
-    """The same memories stored twice, on DynamoDB Local and in memory, written through the same calls."""
-    assert ddb_local_engine.client is not None
-    table = ddb_local_engine.new_table()
-    return (
-        MemoryService(DynamoDBMemoryRepository(ddb_local_engine.client, table), clock),
-        MemoryService(InMemoryMemoryRepository(), clock),
-    )
+def twins(ddb_local_repository: DynamoDBMemoryRepository, clock: FakeClock) -> tuple[MemoryService, MemoryService]:
+    """The same memories stored twice, on DynamoDB Local (ddb_local_repository, in ddb_local_table) and in memory,
+    written through the same calls."""
+    return MemoryService(ddb_local_repository, clock), MemoryService(InMemoryMemoryRepository(), clock)
 
 
 def stock(services: tuple[MemoryService, ...], count: int, seed: int = 7) -> None:
@@ -176,23 +172,24 @@ def test_a_tag_listing_reads_only_the_tags_copies(
 
 
 def test_tag_copies_and_their_counts_mirror_the_memories_through_every_write(
-    twins: tuple[MemoryService, MemoryService], ddb_local_engine: Engine
+    twins: tuple[MemoryService, MemoryService], ddb_local_engine: Engine, ddb_local_table: str
 ) -> None:
     stock(twins, 120)
-    dynamodb, _ = twins
 
-    assert_copies_mirror(ddb_local_engine, dynamodb, NS)
+    assert_copies_mirror(ddb_local_engine, ddb_local_table, NS)
 
 
 def test_migrate_copies_the_memories_stored_before_copies_existed(
-    twins: tuple[MemoryService, MemoryService], ddb_local_engine: Engine
+    twins: tuple[MemoryService, MemoryService],
+    ddb_local_engine: Engine,
+    ddb_local_table: str,
+    ddb_local_repository: DynamoDBMemoryRepository,
 ) -> None:
     stock(twins, 90)
-    dynamodb, _ = twins
-    client, table = ddb_local_engine.client, dynamodb._repository._table  # type: ignore[attr-defined]
+    client, table = ddb_local_engine.client, ddb_local_table
     assert client is not None
     # As a previous version stored them: no copies, no tag counts, no marks.
-    for item in scan(ddb_local_engine, dynamodb):
+    for item in scan(ddb_local_engine, table):
         key = {"pk": item["pk"], "sk": item["sk"]}
         if TAG_PARTITION in item["pk"]["S"]:
             client.delete_item(TableName=table, Key=key)
@@ -219,8 +216,8 @@ def test_migrate_copies_the_memories_stored_before_copies_existed(
     # Until migrated, a tag search reads the namespace itself, and still finds what the core defines.
     all_same(copies=False)
     # Writes meanwhile copy the memories they change (a retagged one, a deleted one, a retyped one).
-    repository: Any = dynamodb._repository
-    retagged, retyped, deleted = [i for i in range(1, 91) if repository.get(NS, i).status != "deleted"][:3]
+    stored = [ddb_local_repository.get(NS, i) for i in range(1, 91)]
+    retagged, retyped, deleted = [m.id for m in stored if m is not None and m.status != "deleted"][:3]
     for service in twins:
         service.update(NS, retagged, MemoryChanges.parse({"tags": ["travel", "work"]}))
         service.update(NS, retyped, MemoryChanges.parse({"memory_type": "event", "content": "retyped"}))
@@ -232,19 +229,18 @@ def test_migrate_copies_the_memories_stored_before_copies_existed(
 
     assert (done.namespaces, done.skipped) == (1, 0)
     assert done.copied == 90 - 3  # the three written meanwhile were copied by their writes; the new one was born so
-    assert_copies_mirror(ddb_local_engine, dynamodb, NS)
+    assert_copies_mirror(ddb_local_engine, table, NS)
     all_same(copies=True)
     assert migrate(client, table).copied == 0  # a second run has nothing left to do
 
 
 def test_a_search_finds_a_memory_whose_id_is_beyond_the_counter_read(
-    twins: tuple[MemoryService, MemoryService], ddb_local_engine: Engine
+    twins: tuple[MemoryService, MemoryService], ddb_local_repository: DynamoDBMemoryRepository
 ) -> None:
     dynamodb, _ = twins
     stock((dynamodb,), 5)
-    repository: Any = dynamodb._repository
     late = dynamodb.create(NS, NewMemory.parse({"content": "espresso, late"}))
-    repository.add(NS, late.model_copy(update={"id": 5000}))  # as if the counter read were stale
+    ddb_local_repository.add(NS, late.model_copy(update={"id": 5000}))  # as if the counter read were stale
 
     found = dynamodb.search(NS, RetrievalQuery.parse({"q": "late"}))
 

@@ -130,7 +130,7 @@ def test_an_export_imported_into_a_fresh_namespace_exports_to_the_same_lines(
     header = json.loads(again[0])
     assert (header["namespace"], header["include_deleted"], header["history"]) == ("bob", True, True)
     # The imported namespace behaves as the original: totals, tag copies, the id counter, restore and history.
-    assert_copies_mirror(ddb_local_engine, ddb_local_service, "bob")
+    assert_copies_mirror(ddb_local_engine, ddb_local_table, "bob")
     assert ddb_local_service.create("bob", NewMemory.parse({"content": "after the import"})).id == 7
     assert ddb_local_service.restore("bob", 3).status == "active"
     assert [r.change for r in ddb_local_service.history("bob", 4, HistoryQuery.parse({})).items] == [
@@ -242,7 +242,7 @@ def test_a_bad_line_is_named_and_nothing_is_imported(
         assert done.returncode == 1, name
         assert "nothing imported" in done.stderr, name
         assert "line 4" in done.stderr, (name, done.stderr)
-    assert scan(ddb_local_engine, ddb_local_service) == []
+    assert scan(ddb_local_engine, ddb_local_table) == []
 
 
 def test_an_import_into_a_namespace_holding_data_is_refused(
@@ -288,7 +288,7 @@ def test_an_import_that_stopped_half_way_is_finished_by_running_it_again(
         "export", "--namespace", NS, "--include-deleted", "--history", *store(dynamodb_local_endpoint, ddb_local_table)
     )
     assert exported.stdout.splitlines()[1:] == text.splitlines()[1:]
-    assert_copies_mirror(ddb_local_engine, ddb_local_service, NS)
+    assert_copies_mirror(ddb_local_engine, ddb_local_table, NS)
     assert ddb_local_service.create(NS, NewMemory.parse({"content": "next"})).id == 301
 
 
@@ -305,7 +305,7 @@ def test_erase_removes_every_item_of_the_namespace_and_nothing_of_another(
     populate(ddb_local_service, "bob")
     body = NewMemory.parse({"content": "idempotent"})
     ddb_local_service.create(NS, body, IdempotentCreate.of("key-1", body, "Idempotency-Key"))
-    before_bob = [item for item in scan(ddb_local_engine, ddb_local_service) if _of(item, "bob")]
+    before_bob = [item for item in scan(ddb_local_engine, ddb_local_table) if _of(item, "bob")]
     where = store(dynamodb_local_endpoint, ddb_local_table)
 
     refused = run("namespace", "erase", NS, *where, stdin="no\n")
@@ -325,8 +325,8 @@ def test_erase_removes_every_item_of_the_namespace_and_nothing_of_another(
         "tag totals": 4,  # x, t, n0, n1
         "totals": 1,
     }
-    assert [item for item in scan(ddb_local_engine, ddb_local_service) if _of(item, NS)] == []
-    assert sorted(map(str, (item for item in scan(ddb_local_engine, ddb_local_service) if _of(item, "bob")))) == sorted(
+    assert [item for item in scan(ddb_local_engine, ddb_local_table) if _of(item, NS)] == []
+    assert sorted(map(str, (item for item in scan(ddb_local_engine, ddb_local_table) if _of(item, "bob")))) == sorted(
         map(str, before_bob)
     )
     assert ddb_local_keys.list("bob") == (kept_key[0],)
