@@ -72,9 +72,9 @@ def _store_options(parser: argparse.ArgumentParser, env: bootstrap.Settings, ddb
     )
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     """The command line, its defaults from the environment's settings (read here, once per process: every command
-    finds them as `args.settings`)."""
+    finds them as `args.settings`). Public so a caller (a test) can hand a command the arguments `main` would."""
     env = bootstrap.Settings.from_env()
     parser = argparse.ArgumentParser(prog="agent-memory", description="Memory for AI agents, over HTTP and MCP.")
     parser.set_defaults(settings=env)
@@ -162,7 +162,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        parser = _parser()
+        parser = build_parser()
     except bootstrap.SettingsError as exc:
         print(f"agent-memory: {exc}", file=sys.stderr)
         return 2

@@ -44,10 +44,12 @@ class DynamoDBLocal:
         self,
         port: int,
         log: IO[bytes],
-        lib: Path = DYNAMODB_LOCAL_LIB,
+        lib: Path | None = None,
         heap: str = "512m",
         jvm_options: Sequence[str] = (),
     ) -> None:
+        # No lib: DYNAMODB_LOCAL_LIB as it is now, not when this module was read, so a test can point it elsewhere.
+        lib = DYNAMODB_LOCAL_LIB if lib is None else lib
         java = shutil.which("java")
         jars = sorted(lib.glob("dynamodb_local_*/DynamoDBLocal.jar"))
         if java is None:

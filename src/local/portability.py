@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 PROGRESS_EVERY = 500
 
 
-def _progress(verb: str, stream: IO[str] = sys.stderr) -> Callable[[Counter[str]], None]:
+def progress(verb: str, stream: IO[str] = sys.stderr) -> Callable[[Counter[str]], None]:
     """Report running counts on `stream` when it is a terminal, in place, every PROGRESS_EVERY items."""
     shown = [0]
 
@@ -39,7 +39,8 @@ def _progress(verb: str, stream: IO[str] = sys.stderr) -> Callable[[Counter[str]
     return report
 
 
-def _end_progress(stream: IO[str] = sys.stderr) -> None:
+def end_progress(stream: IO[str] = sys.stderr) -> None:
+    """End a terminal's progress line, so what is printed next starts a line of its own."""
     if stream.isatty():
         print(file=stream)
 
@@ -55,7 +56,7 @@ def export_namespace(args: argparse.Namespace, out: IO[str] = sys.stdout) -> int
             history=args.history,
         )
         print(header_line(header), file=out)
-        report, count = _progress("exported"), Counter[str]()
+        report, count = progress("exported"), Counter[str]()
         exported = Namespaces(client, settings.table_name).export(
             args.namespace, include_deleted=args.include_deleted, history=args.history
         )
@@ -68,7 +69,7 @@ def export_namespace(args: argparse.Namespace, out: IO[str] = sys.stdout) -> int
             count["memories"] += 1
             report(count)
         out.flush()
-        _end_progress()
+        end_progress()
         print(f"Exported {count['memories']} memories of namespace {args.namespace!r}.", file=sys.stderr)
         if too_long:
             print(
@@ -100,9 +101,9 @@ def import_namespace(args: argparse.Namespace) -> int:
         resumed = namespaces.begin_import(args.namespace, digest)
         if resumed:
             print(f"Resuming the import of {path} into {args.namespace!r} where it stopped.", file=sys.stderr)
-        namespaces.load(args.namespace, memories, _progress("imported"))
+        namespaces.load(args.namespace, memories, progress("imported"))
         namespaces.finish_import(args.namespace, memories)
-        _end_progress()
+        end_progress()
         print(f"Imported {len(memories)} memories into namespace {args.namespace!r}.")
 
     return on_store(args, run)
@@ -125,8 +126,8 @@ def erase_namespace(args: argparse.Namespace, ask: Callable[[str], str] = input)
             return 1
 
     def run(settings: bootstrap.Settings, client: DynamoDBClient) -> None:
-        removed = Namespaces(client, settings.table_name).erase(args.namespace, _progress("removed"))
-        _end_progress()
+        removed = Namespaces(client, settings.table_name).erase(args.namespace, progress("removed"))
+        end_progress()
         if not removed:
             print(f"Namespace {args.namespace!r} holds nothing: nothing removed.")
             return

@@ -119,7 +119,9 @@ def test_an_export_warns_of_each_memory_whose_line_no_import_takes(
     moto_service.create("alice", NewMemory.parse({"content": "short"}))
     long = moto_service.create("alice", NewMemory.parse({"content": "long " * 200}))
     monkeypatch.setattr(portability, "IMPORT_MAX_LINE_CHARS", 1000)
-    args = cli._parser().parse_args(["export", "--namespace", "alice", "--history", "--aws", "--table", moto_table])
+    args = cli.build_parser().parse_args(
+        ["export", "--namespace", "alice", "--history", "--aws", "--table", moto_table]
+    )
     out = io.StringIO()
 
     code = portability.export_namespace(args, out)

@@ -254,7 +254,7 @@ def test_serve_without_java_or_the_engine_jar_says_what_to_install_and_serves_no
         real_which = shutil.which
         monkeypatch.setattr(shutil, "which", lambda name: None if name == "java" else real_which(name))
     else:
-        monkeypatch.setattr(engines.DynamoDBLocal.__init__, "__defaults__", (Path("/nowhere"), "512m", ()))
+        monkeypatch.setattr(engines, "DYNAMODB_LOCAL_LIB", Path("/nowhere"))
 
     code = cli.main(["serve", "--port", str(free_port()), "--ddb-port", str(free_port())])
 
@@ -280,8 +280,8 @@ def test_serve_stops_its_engine_when_it_stops(
 
     def stop_at_once(server: Any, sockets: Any = None) -> None:
         assert started
-        assert started[0]._process is not None
-        assert started[0]._process.poll() is None  # the engine runs while serving
+        assert started[0].pid is not None
+        assert started[0].exit_code() is None  # the engine runs while serving
         server.started = True  # as a server that listened and then stopped
 
     monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
@@ -291,7 +291,7 @@ def test_serve_stops_its_engine_when_it_stops(
     code = cli.main(["serve", "--port", str(free_port()), "--ddb-port", str(free_port())])
 
     assert code == 0
-    assert started[0]._process is None  # stopped and reaped
+    assert started[0].pid is None  # stopped and reaped
     assert "Amazon DynamoDB Local at" in capsys.readouterr().out
 
 
@@ -342,7 +342,7 @@ def test_import_and_export_progress_shows_on_a_terminal_only() -> None:
 
     terminal, pipe = Terminal(), io.StringIO()
     for stream in (terminal, pipe):
-        report = portability._progress("imported", stream)
+        report = portability.progress("imported", stream)
         for done in range(1, 1201):
             report(Counter({"memories": done}))
 
@@ -377,7 +377,7 @@ def test_erase_asked_at_the_end_of_its_input_erases_nothing(capsys: pytest.Captu
     def no_answer(prompt: str) -> str:
         raise EOFError
 
-    args = cli._parser().parse_args(["namespace", "erase", "alice", "--ddb-port", str(free_port())])
+    args = cli.build_parser().parse_args(["namespace", "erase", "alice", "--ddb-port", str(free_port())])
 
     assert portability.erase_namespace(args, ask=no_answer) == 1
     assert "not erased" in capsys.readouterr().err

@@ -137,7 +137,7 @@ def test_serve_refuses_an_engine_its_launcher_cannot_bind_to_loopback_only(
     jar.touch()
     real_which = shutil.which
     monkeypatch.setattr(shutil, "which", lambda name: str(java) if name == "java" else real_which(name))
-    monkeypatch.setattr(engines.DynamoDBLocal.__init__, "__defaults__", (tmp_path / "lib", "512m", ()))
+    monkeypatch.setattr(engines, "DYNAMODB_LOCAL_LIB", tmp_path / "lib")
     monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
 
     code = cli.main(["serve", "--port", str(free_port()), "--ddb-port", str(free_port())])
