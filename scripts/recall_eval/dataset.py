@@ -1,5 +1,5 @@
-"""The labelled set (eval/recall/*.json: one namespace a file) loaded into a store the recall service reads, each
-memory embedded once, each question's embedding kept for every variant asked."""
+"""The labelled set (eval/recall/*.json: one namespace a file) loaded into the in-memory store the recall service
+reads, each memory with its digest (embedded once), each question's embedding kept for every variant asked."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.digest import Digest, Vector
 from core.model import Memory
 from core.recall.embedding import Embedder, Kind, passage_text
 from core.recall.lexical import memory_terms
 from core.recall.query import RecallQuery
 from core.recall.ranking import RankingSettings
-from core.recall.service import Candidate, RecallService
-from core.recall.vectors import Vector
+from core.recall.service import RecallService
+from core.repository.memory import InMemoryMemoryRepository
 
 
 @dataclass(frozen=True)
@@ -50,18 +51,15 @@ class Namespace:
     split: str
     as_of: str
     memories: list[Memory]
-    candidates: list[Candidate]
+    store: InMemoryMemoryRepository
     questions: list[Question]
     embedder: _Remembered
     refs: dict[int, str] = field(default_factory=dict)
 
-    # The store the recall service reads: the set, as stored; stamps are not kept (every question sees the set's).
-    def candidates_for(self, query: RecallQuery) -> list[Candidate]:
-        return [c for c, m in zip(self.candidates, self.memories, strict=True) if _passes(m, query)]
-
     def ask(self, settings: RankingSettings, floor: float | None = None) -> Iterator[tuple[Question, list[str]]]:
         self.embedder.floor = self.embedder_floor if floor is None else floor
-        service = RecallService(_Store(self), self.embedder, settings)
+        # Asked without stamping: every question sees the set's own stamps.
+        service = RecallService(self.store, self.embedder, settings)
         for question in self.questions:
             query = RecallQuery.parse({"query": question.text, "as_of": self.as_of, "limit": 10})
             page = service.recall(self.name, query, stamp=False)
@@ -72,31 +70,6 @@ class Namespace:
         return self._floor
 
     _floor: float = 0.0
-
-
-def _passes(memory: Memory, query: RecallQuery) -> bool:
-    if query.status is None and memory.status == "deleted":
-        return False
-    if query.status is not None and memory.status != query.status:
-        return False
-    if query.memory_type is not None and memory.memory_type != query.memory_type:
-        return False
-    return query.tag is None or query.tag in memory.tags
-
-
-class _Store:
-    def __init__(self, namespace: Namespace) -> None:
-        self._namespace = namespace
-        self._records = {memory.id: memory for memory in namespace.memories}
-
-    def candidates(self, namespace: str, query: RecallQuery) -> list[Candidate]:
-        return self._namespace.candidates_for(query)
-
-    def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
-        return [self._records[memory_id] for memory_id in memory_ids]
-
-    def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
-        raise AssertionError("the evaluation reads without stamping")
 
 
 def load(directory: Path, embedder: Embedder) -> list[Namespace]:
@@ -121,13 +94,13 @@ def load(directory: Path, embedder: Embedder) -> list[Namespace]:
                 )
             )
         vectors = remembered.embed([passage_text(m.content, m.tags) for m in memories], "passage")
-        candidates = [
-            Candidate(m.id, tuple(memory_terms(m.content, m.tags)), vector, embedder.model, m.updated_at, m.memory_type)
-            for m, vector in zip(memories, vectors, strict=True)
-        ]
+        store = InMemoryMemoryRepository()
+        for memory, vector in zip(memories, vectors, strict=True):
+            digest = Digest(tuple(memory_terms(memory.content, memory.tags)), vector, embedder.model)
+            store.add(data["namespace"], memory, digest=digest)
         questions = [Question(q["id"], q["question"], q["kind"], q["relevant"]) for q in data["questions"]]
         namespace = Namespace(
-            data["namespace"], data["split"], data["as_of"], memories, candidates, questions, remembered, refs
+            data["namespace"], data["split"], data["as_of"], memories, store, questions, remembered, refs
         )
         namespace._floor = embedder.floor
         namespaces.append(namespace)

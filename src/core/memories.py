@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from core.clock import Clock, format_timestamp, utc_now
 from core.contract import Page, RetrievalQuery
+from core.digest import Indexer
 from core.errors import FieldError, InvalidInputError, NamespaceFullError
 from core.history import HistoryPage, HistoryQuery
 from core.limits import IDEMPOTENCY_WINDOW_HOURS, MAX_MEMORY_ID
@@ -17,13 +18,25 @@ ANY_VERSION = None
 
 
 class MemoryService:
-    def __init__(self, repository: MemoryRepository, clock: Clock = utc_now, *, fenced: bool = False) -> None:
+    def __init__(
+        self,
+        repository: MemoryRepository,
+        clock: Clock = utc_now,
+        *,
+        fenced: bool = False,
+        indexer: Indexer | None = None,
+    ) -> None:
         """`fenced` (what every deployed or served service is): each change lands only while the API key making it
         is still live in the store (core.repository.LiveKey), so a revoke or a namespace erase stops it at once,
-        however long a door caches the key's verification. Unfenced, `key_id` only names the key in the history."""
+        however long a door caches the key's verification. Unfenced, `key_id` only names the key in the history.
+
+        `indexer` (what every deployed or served service has: core.recall.indexing) computes the digest recall ranks
+        a memory by, before each write of its content or tags; without one (the purge function, which writes none,
+        and tests of other things) memories are stored without digests, which recall does not find."""
         self._repository = repository
         self._clock = clock
         self._fenced = fenced
+        self._indexer = indexer
 
     def _now(self) -> str:
         """Now, as records store it: one reading of the clock per operation."""
@@ -51,8 +64,9 @@ class MemoryService:
         if memory_id > MAX_MEMORY_ID:
             raise NamespaceFullError
         memory = _created(memory_id, new, now)
+        digest = self._indexer.digest(memory.content, memory.tags) if self._indexer else None
         try:
-            self._repository.add(namespace, memory, idempotency, key_id, fence)
+            self._repository.add(namespace, memory, idempotency, key_id, fence, digest)
         except IdempotencyKeyTakenError as taken:
             return _replayed(taken.prior, new, idempotency)
         return memory
@@ -80,7 +94,8 @@ class MemoryService:
             else frozenset({expected_version} if isinstance(expected_version, int) else expected_version)
         )
         now = self._now()
-        return self._repository.apply(namespace, memory_id, changes, expected, now, key_id, self._fence(key_id, now))
+        fence = self._fence(key_id, now)
+        return self._repository.apply(namespace, memory_id, changes, expected, now, key_id, fence, self._indexer)
 
     def delete(self, namespace: str, memory_id: int, key_id: str | None = None) -> None:
         now = self._now()

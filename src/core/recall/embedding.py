@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, Protocol
 
-from core.recall.vectors import Vector
+from core.digest import Vector
 
 Kind = Literal["query", "passage"]
 

@@ -1,10 +1,11 @@
 """The recall use case: every memory the filters match is ranked by the five parts, the page is returned in the
 envelope with each item's score and parts, and the returned memories are stamped as retrieval stamps them.
 
-The store hands over what ranking needs of every match (`Candidate`: terms, vector, type, `updated_at`) but not the
-access stamps, which live on the records. Only the `use` part needs them, and it weighs at most `weights["use"]`:
-so the records are read only for the matches whose score could still reach the page with their best possible use
-(the rest cannot), which are also the records the page returns. The ranking is exact either way.
+The store hands over what ranking needs of every match from the digests kept beside the records (`Candidate`: terms,
+vector, type, `updated_at`; core.repository.digests) but not the access stamps, which live on the records. Only the
+`use` part needs them, and it weighs at most `weights["use"]`: so the records are read only for the matches whose score
+could still reach the page with their best possible use (the rest cannot), which are also the records the page
+returns. The ranking is exact either way.
 """
 
 from __future__ import annotations
@@ -12,44 +13,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final, Protocol
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.clock import Clock, format_timestamp, utc_now
-from core.model import Memory, MemoryType
+from core.digest import Vector
+from core.model import Memory
 from core.recall import lexical
 from core.recall.embedding import Embedder, EmbedderUnavailableError
 from core.recall.query import RecallQuery
 from core.recall.ranking import Part, RankingSettings, Signals, parts, score
-from core.recall.vectors import Vector, similarities
+from core.recall.vectors import similarities
+from core.repository import MemoryRepository
+from core.repository.digests import Candidate
 
 # Scores are rounded to 6 decimals: a match whose best possible score is within this of the page's lowest is read too.
 _ROUNDING: Final = 2e-6
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """What recall reads of one matched memory to rank it (written with the memory, whenever it changes)."""
-
-    memory_id: int
-    terms: tuple[str, ...]
-    vector: Vector | None
-    model: str | None
-    updated_at: str
-    memory_type: MemoryType
-
-
-class RecallStore(Protocol):
-    def candidates(self, namespace: str, query: RecallQuery) -> list[Candidate]:
-        """Every memory of the namespace the query's filters (status, memory_type, tag) match."""
-        ...
-
-    def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
-        """The stored records of these ids (their stored `last_accessed_at`); ids no longer visible are left out."""
-        ...
-
-    def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None: ...
 
 
 class RecallItem(BaseModel):
@@ -91,7 +71,7 @@ class _Ranked:
 class RecallService:
     def __init__(
         self,
-        store: RecallStore,
+        store: MemoryRepository,
         embedder: Embedder,
         settings: RankingSettings | None = None,
         clock: Clock = utc_now,
@@ -111,10 +91,12 @@ class RecallService:
         arrived = self._clock()
         as_of = datetime.fromisoformat(query.as_of) if query.as_of else arrived
         question = self._question(query.query)
-        candidates = [] if query.matches_nothing else self._store.candidates(namespace, query)
+        candidates = [] if query.matches_nothing else self._store.recall_candidates(namespace, query)
         ranked = self._rank(query.query, question, candidates, as_of)
         wanted = query.offset + query.limit
-        records = self._store.records(namespace, [entry.signals.memory_id for entry in _within_reach(ranked, wanted)])
+        reached = self._store.records(namespace, [entry.signals.memory_id for entry in _within_reach(ranked, wanted)])
+        # Only what the filters still let through: one deleted (or restored) since its digest was read is left out.
+        records = [memory for memory in reached if _shown(memory, query)]
         items = self._page(records, ranked, as_of, query)
         if stamp and items:
             now = format_timestamp(arrived)
@@ -175,6 +157,10 @@ class RecallService:
             items.append(RecallItem(memory=memory, score=score(values, self._settings), parts=values))
         items.sort(key=lambda item: (item.score, item.memory.id), reverse=True)
         return items[query.offset : query.offset + query.limit]
+
+
+def _shown(memory: Memory, query: RecallQuery) -> bool:
+    return memory.status == query.status if query.status else memory.status != "deleted"
 
 
 def _within_reach(ranked: Sequence[_Ranked], wanted: int) -> list[_Ranked]:

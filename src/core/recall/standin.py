@@ -6,9 +6,9 @@ import hashlib
 from collections.abc import Sequence
 from typing import Final
 
+from core.digest import Vector
 from core.recall.embedding import Kind
 from core.recall.lexical import terms
-from core.recall.vectors import Vector
 
 STAND_IN_DIMENSIONS: Final = 256
 

@@ -1,5 +1,5 @@
-"""Embedding vectors as recall stores and compares them: int8 codes with one scale per vector (a vector of 256
-dimensions is 256 bytes), compared by cosine similarity computed exactly on the integer codes.
+"""Embedding vectors as recall compares them: int8 codes with one scale per vector (core.digest.Vector: a vector of
+256 dimensions is 256 bytes), compared by cosine similarity computed exactly on the integer codes.
 
 The dot products run in `simsimd` (SIMD over Python buffers, no numpy) when it is installed, else in plain Python; the
 sums of int8 products are exact integers either way, so the similarity, and every ranking built on it, is the same on
@@ -11,32 +11,9 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Final, cast
+from typing import cast
 
-_CODE_MAX: Final = 127
-
-
-@dataclass(frozen=True)
-class Vector:
-    """An embedding quantised to int8: `codes` (one signed byte per dimension) times `scale` approximates it."""
-
-    codes: bytes
-    scale: float
-
-    @classmethod
-    def quantise(cls, values: Sequence[float]) -> Vector:
-        """The int8 codes of `values`: each divided by the largest magnitude / 127 and rounded (half away from zero)."""
-        if not values:
-            raise ValueError("an embedding has at least one dimension")
-        largest = max(abs(value) for value in values)
-        scale = largest / _CODE_MAX if largest > 0 else 1.0
-        codes = array("b", (int(math.copysign(math.floor(abs(value) / scale + 0.5), value)) for value in values))
-        return cls(codes.tobytes(), scale)
-
-    @property
-    def dimensions(self) -> int:
-        return len(self.codes)
+from core.digest import Vector
 
 
 def _python_dot(left: bytes, right: bytes) -> int:

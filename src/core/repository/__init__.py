@@ -8,8 +8,10 @@ from typing import Final, Literal, Protocol
 
 from core.access import ApiKey, Scope
 from core.contract import RetrievalQuery
+from core.digest import Digest, Indexer
 from core.history import Revision
 from core.model import IdempotentCreate, Memory, MemoryChanges
+from core.repository.digests import DigestReads
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ class Revisions:
     total: int
 
 
-class MemoryRepository(Protocol):
+class MemoryRepository(DigestReads, Protocol):
     """Memories of many namespaces; every method is confined to the namespace it is given.
 
     Each namespace keeps exact totals per `status` and `memory_type`, changed in the same atomic write as the
@@ -73,6 +75,12 @@ class MemoryRepository(Protocol):
     Every write that can create or change a memory takes `live_key`: with one, the write lands only while that key
     is live (LiveKey), else AuthenticationError and nothing is written; None writes unfenced (an open server, the
     command line, tests).
+
+    Beside each memory is its digest (core.digest), what recall ranks by, written in the same atomic write as every
+    change: `add` stores the one it is given; `apply` stores a new one computed by `indexer` when the content or tags
+    change, and otherwise, as delete and restore do, carries the memory's status, type, `updated_at` and version
+    into the stored one; `purge` removes it. Without a digest (`digest` or `indexer` None) a memory is left without
+    one, as memories stored before digests existed are, until `agent-memory migrate` writes it.
     """
 
     def next_id(self, namespace: str, live_key: LiveKey | None = None) -> int:
@@ -87,8 +95,9 @@ class MemoryRepository(Protocol):
         idempotency: IdempotentCreate | None = None,
         key_id: str | None = None,
         live_key: LiveKey | None = None,
+        digest: Digest | None = None,
     ) -> None:
-        """Store a new memory and count it, atomically; never overwrites an existing id.
+        """Store a new memory, its digest, and count it, atomically; never overwrites an existing id.
 
         With `idempotency`, the key is recorded in the same write for IDEMPOTENCY_WINDOW_SECONDS; when the key is
         already recorded, nothing is written and IdempotencyKeyTakenError names the earlier create. An identical
@@ -112,6 +121,7 @@ class MemoryRepository(Protocol):
         now: str,
         key_id: str | None = None,
         live_key: LiveKey | None = None,
+        indexer: Indexer | None = None,
     ) -> Memory:
         """Apply one PATCH and return the stored memory.
 
@@ -149,9 +159,9 @@ class MemoryRepository(Protocol):
         ...
 
     def purge(self, namespace: str, memory_id: int) -> None:
-        """Remove a deleted memory for good: the record, its revisions, its tag copies and its idempotency record,
-        with the totals moved; a tag it leaves with no memory at all keeps no totals. MemoryNotFoundError when it is
-        missing or not deleted."""
+        """Remove a deleted memory for good: the record, its revisions, its tag copies, its digest and its idempotency
+        record, with the totals moved; a tag it leaves with no memory at all keeps no totals. MemoryNotFoundError
+        when it is missing or not deleted."""
         ...
 
     def purge_deleted(self, deleted_before: str) -> int:

@@ -13,9 +13,9 @@ import pytest
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
+from core.digest import Vector
 from core.recall.bedrock import TITAN_V2, BedrockEmbedder, make_bedrock_client
 from core.recall.embedding import EmbedderUnavailableError
-from core.recall.vectors import Vector
 
 if TYPE_CHECKING:
     from mypy_boto3_bedrock_runtime import BedrockRuntimeClient

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from core.digest import Vector
 from core.recall import vectors
-from core.recall.vectors import Vector, cosine, similarities
+from core.recall.vectors import cosine, similarities
 
 
 def test_quantising_keeps_the_largest_magnitude_at_127_and_the_signs() -> None:

@@ -26,6 +26,12 @@ memory counts them in `revisions`, so a history page is a key range. A deleted m
 deleted, so the purge sweep finds what is due without scanning; `purging` marks one whose purge has begun. A memory
 created with an idempotency key keeps its hash in `idempotency`, so a purge removes that record too.
 
+Recall's digests (core.digest; digests.py): beside each memory, in the namespace's partition, `sk = "RCL#<id:010d>"`
+holds what recall ranks by and filters on (`terms`, the int8 vector `vec` with `vec_scale` and `vec_model`,
+`memory_type`, `status`, `tags`, `updated_at`, and the `version` it follows), written in the same transaction as
+every change of its memory; a memory that has one carries `digested`. A digest without a vector carries
+`embed_shard`, which puts it in the sparse `by_unembedded` index (`embed_shard`, `sk`, keys only) the backfill reads.
+
 API keys share the table in one small partition (see keys.py).
 """
 
@@ -52,6 +58,7 @@ NAMESPACE_PREFIX: Final = "NS#"
 MEMORY_PREFIX: Final = "MEM#"
 IDEMPOTENCY_PREFIX: Final = "IDEM#"
 REVISION_PREFIX: Final = "REV#"
+DIGEST_PREFIX: Final = "RCL#"
 COUNTER_SK: Final = "COUNTER"
 STATS_SK: Final = "STATS"
 DELETED: Final = {"S": "deleted"}
@@ -61,6 +68,9 @@ TAG_PARTITION: Final = "#TAG#"
 # The sparse index of deleted memories by deletion time; its partitions spread the deletes' writes.
 DELETED_INDEX: Final = "by_deleted_at"
 PURGE_SHARDS: Final = 16
+# On a memory item: its digest exists. The sparse index of digests waiting for a vector, spread as the purge's.
+DIGESTED: Final = "digested"
+UNEMBEDDED_INDEX: Final = "by_unembedded"
 # A listing returns every row stamped, so it never reads `last_accessed_at`: the indexes leave it out and a stamp
 # rewrites only the table item and the last_accessed_at index entry (template.yaml projects exactly these).
 LISTED_ATTRIBUTES: Final = (
@@ -92,6 +102,14 @@ def memory_key(namespace: str, memory_id: int) -> dict[str, Any]:
     return {"pk": memory_partition(namespace), "sk": memory_sort_key(memory_id)}
 
 
+def digest_sort_key(memory_id: int) -> dict[str, Any]:
+    return {"S": f"{DIGEST_PREFIX}{memory_id:0{ID_DIGITS}d}"}
+
+
+def digest_key(namespace: str, memory_id: int) -> dict[str, Any]:
+    return {"pk": memory_partition(namespace), "sk": digest_sort_key(memory_id)}
+
+
 def revision_prefix(memory_id: int) -> str:
     return f"{REVISION_PREFIX}{memory_id:0{ID_DIGITS}d}#"
 
@@ -101,6 +119,7 @@ def revision_key(namespace: str, memory_id: int, number: int) -> dict[str, Any]:
 
 
 def purge_shard(namespace: str, memory_id: int) -> dict[str, Any]:
+    """One of PURGE_SHARDS partitions, by the memory's key: the purge's index and the backfill's spread by it."""
     return {"S": f"{zlib.crc32(f'{namespace}#{memory_id}'.encode()) % PURGE_SHARDS:02d}"}
 
 

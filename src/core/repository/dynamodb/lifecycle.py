@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from core.digest import Digest
 from core.errors import MemoryNotFoundError, WriteConflictError
 from core.history import Change, Revision
 from core.limits import ID_DIGITS
@@ -21,6 +22,7 @@ from core.repository.dynamodb.codec import (
     STATS_SK,
     TAG_COPIES,
     TOTALS_ATTRIBUTES,
+    digest_key,
     from_revision,
     memory_key,
     memory_partition,
@@ -29,6 +31,7 @@ from core.repository.dynamodb.codec import (
     to_revision,
     totals_attribute,
 )
+from core.repository.dynamodb.digests import KEEP, Keep, digest_actions
 from core.repository.dynamodb.expressions import Write, tag_copy_actions, totals_update
 from core.repository.dynamodb.fence import transact_fenced
 from core.repository.dynamodb.stored import TRANSACTION_ATTEMPTS, Items, Stored
@@ -55,10 +58,13 @@ class Lifecycle:
         now: str,
         key_id: str | None,
         live_key: LiveKey | None = None,
+        digest: Digest | Keep | None = KEEP,
     ) -> bool:
         """Write `write` to the memory `stored` holds and its next revision (`after`, as `change`), moving its
-        totals and tag copies, all in one transaction that holds only while the memory is still as read (and
-        `live_key` is live: AuthenticationError otherwise); False when it no longer is (nothing written)."""
+        totals and tag copies and writing its digest (digests.digest_actions), all in one transaction that holds
+        only while the memory is still as read (and `live_key` is live: AuthenticationError otherwise); False when it
+        no longer is (nothing written)."""
+        digested = digest_actions(self._table, namespace, stored, after, write, digest)
         number = stored.revisions + 1
         condition, values = stored.unchanged()
         write.set("revisions = :revisions", revisions={"N": str(number)})
@@ -85,6 +91,7 @@ class Lifecycle:
         if moved := {attribute: delta for attribute, delta in moved.items() if delta}:
             actions.append(totals_update(self._table, memory_partition(namespace), moved))
         actions += tag_copy_actions(self._table, namespace, before if stored.copied else None, after)
+        actions += digested
         try:
             transact_fenced(self._items, self._table, actions, live_key)
         except TransactionCancelledError as cancelled:
@@ -202,6 +209,8 @@ class Lifecycle:
             totals_update(
                 self._table, memory_partition(namespace), {totals_attribute("deleted", memory.memory_type): -1}
             ),
+            # Whether or not it has one: a digest `agent-memory migrate` wrote after the read goes too.
+            {"Delete": {"TableName": self._table, "Key": digest_key(namespace, memory.id)}},
         ]
         if stored.copied:
             actions += tag_copy_actions(self._table, namespace, memory, memory.model_copy(update={"tags": []}))

@@ -16,14 +16,11 @@ whenever the filters allow it, and a bounded number of sequential round trips wh
 from __future__ import annotations
 
 import math
-import random
-import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Final
 
 from core.contract import RetrievalQuery
-from core.errors import StorageUnavailableError
 from core.repository import Matches
 from core.repository.dynamodb.client import READERS, call
 from core.repository.dynamodb.codec import (
@@ -37,6 +34,7 @@ from core.repository.dynamodb.codec import (
     tag_partition,
 )
 from core.repository.dynamodb.queries import leading_rows, query_request, segments
+from core.repository.dynamodb.stored import Items
 from core.repository.dynamodb.totals import QUERY_LIMIT_MAX, CopiesIncompleteError, Totals, numbers, sized
 
 if TYPE_CHECKING:
@@ -58,9 +56,6 @@ COUNT_SHORT_OF_ROWS: Final = 50
 # From this offset on, skipped rows are counted, then read with their keys only (more round trips, but nothing or
 # far less to parse); below it, one Query reads the skipped rows whole with the page.
 SKIP_KEYS_FROM: Final = 500
-# BatchGetItem keys it did not read are asked for again after a short, growing pause, this many calls in all.
-UNPROCESSED_BACKOFF_SECONDS: Final = 0.02
-BATCH_GET_ATTEMPTS: Final = 8
 
 Item = dict[str, Any]
 
@@ -71,6 +66,7 @@ class Listing:
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self._client = client
         self._table = table_name
+        self._reads = Items(client, table_name)
         # Namespaces whose every memory has its tag copies: a namespace once marked stays so, so after one read of
         # its STATS a tag search reads only the tag's.
         self._copied: set[str] = set()
@@ -216,23 +212,8 @@ class Listing:
         return False
 
     def _items(self, keys: list[Item]) -> list[Item | None]:
-        """The items at `keys` (None where there is none), eventually consistent (as the index pages they are read
-        with), in one round trip: a GetItem, or a BatchGetItem asked again for what it leaves unprocessed."""
-        if len(keys) == 1:
-            response = call(self._client.get_item, TableName=self._table, Key=keys[0], ConsistentRead=False)
-            return [response.get("Item")]
-        found: dict[tuple[str, str], Item] = {}
-        wanted: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": False}}
-        for attempt in range(BATCH_GET_ATTEMPTS):
-            response = call(self._client.batch_get_item, RequestItems=wanted)
-            found.update({(item["pk"]["S"], item["sk"]["S"]): item for item in response["Responses"][self._table]})
-            wanted = response.get("UnprocessedKeys") or {}
-            if not wanted:
-                break
-            time.sleep(random.uniform(0, UNPROCESSED_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
-        else:
-            raise StorageUnavailableError("storage kept leaving reads unprocessed; retry shortly")
-        return [found.get((key["pk"]["S"], key["sk"]["S"])) for key in keys]
+        """The items at `keys`, eventually consistent (as the index pages they are read with), in one round trip."""
+        return self._reads.get_many(keys)
 
     # Searches: the whole namespace (or tag partition), in segments read at once.
 

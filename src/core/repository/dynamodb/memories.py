@@ -6,14 +6,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from core.contract import RetrievalQuery
+from core.digest import Digest, Indexer, Vector
 from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
 from core.history import Revision
 from core.model import IdempotentCreate, Memory, MemoryChanges
 from core.repository import IdempotencyKeyTakenError, LiveKey, Matches, PriorCreate, Revisions
+from core.repository.digests import Candidate, CandidateFilter, Unembedded
 from core.repository.dynamodb.client import ConditionFailedError, TransactionCancelledError, call, storage_refused
 from core.repository.dynamodb.codec import (
     COUNTER_SK,
     DELETED,
+    DIGESTED,
     IDEMPOTENCY_PREFIX,
     TAG_COPIES,
     memory_partition,
@@ -23,6 +26,7 @@ from core.repository.dynamodb.codec import (
     to_revision,
     totals_attribute,
 )
+from core.repository.dynamodb.digests import KEEP, Digests, Keep, to_digest
 from core.repository.dynamodb.expressions import ABSENT, Write, idempotency_put, tag_copy_actions, totals_update
 from core.repository.dynamodb.fence import transact_fenced
 from core.repository.dynamodb.lifecycle import Lifecycle
@@ -47,6 +51,7 @@ class DynamoDBMemoryRepository:
         self._stamps = Stamps(client, table_name)
         self._items = Items(client, table_name)
         self._lifecycle = Lifecycle(client, table_name, self._items)
+        self._digests = Digests(client, table_name, self._items)
 
     def next_id(self, namespace: str, live_key: LiveKey | None = None) -> int:
         # Drawing from an existing counter never creates one (a plain ADD would: after an erase, a cached key's
@@ -87,22 +92,9 @@ class DynamoDBMemoryRepository:
         idempotency: IdempotentCreate | None = None,
         key_id: str | None = None,
         live_key: LiveKey | None = None,
+        digest: Digest | None = None,
     ) -> None:
-        counted = {totals_attribute(memory.status, memory.memory_type): 1}
-        if memory.id == 1:
-            counted[TAG_COPIES] = 1  # a new namespace: every memory it will hold has its tag copies
-        item = {**to_item(namespace, memory), "revisions": {"N": "1"}}
-        if idempotency is not None:
-            item["idempotency"] = {"S": idempotency.key_hash}
-        created = Revision.of(memory, 1, "created", memory.created_at, key_id)
-        actions: list[dict[str, Any]] = [
-            {"Put": {"TableName": self._table, "Item": item, "ConditionExpression": ABSENT}},
-            totals_update(self._table, memory_partition(namespace), counted),
-        ]
-        if idempotency is not None:
-            actions.append({"Put": idempotency_put(self._table, namespace, memory, idempotency)})
-        actions.append({"Put": {"TableName": self._table, "Item": to_revision(namespace, created)}})
-        actions += tag_copy_actions(self._table, namespace, None, memory)
+        actions = self._creation(namespace, memory, idempotency, key_id, digest)
         try:
             transact_fenced(self._items, self._table, actions, live_key)
         except TransactionCancelledError as cancelled:
@@ -117,6 +109,37 @@ class DynamoDBMemoryRepository:
             if cancelled.failed(0) or cancelled.failed(2):
                 raise WriteConflictError(f"id {memory.id} collided with another write; retry the create") from None
             raise storage_refused(cancelled) from None
+
+    def _creation(
+        self,
+        namespace: str,
+        memory: Memory,
+        idempotency: IdempotentCreate | None,
+        key_id: str | None,
+        digest: Digest | None,
+    ) -> list[dict[str, Any]]:
+        """The transaction of a create: the memory first, its idempotency record (if any) third, as `add` reads the
+        cancellation reasons."""
+        counted = {totals_attribute(memory.status, memory.memory_type): 1}
+        if memory.id == 1:
+            counted[TAG_COPIES] = 1  # a new namespace: every memory it will hold has its tag copies
+        item = {**to_item(namespace, memory), "revisions": {"N": "1"}}
+        if idempotency is not None:
+            item["idempotency"] = {"S": idempotency.key_hash}
+        if digest is not None:
+            item[DIGESTED] = {"BOOL": True}
+        created = Revision.of(memory, 1, "created", memory.created_at, key_id)
+        actions: list[dict[str, Any]] = [
+            {"Put": {"TableName": self._table, "Item": item, "ConditionExpression": ABSENT}},
+            totals_update(self._table, memory_partition(namespace), counted),
+        ]
+        if idempotency is not None:
+            actions.append({"Put": idempotency_put(self._table, namespace, memory, idempotency)})
+        actions.append({"Put": {"TableName": self._table, "Item": to_revision(namespace, created)}})
+        actions += tag_copy_actions(self._table, namespace, None, memory)
+        if digest is not None:
+            actions.append({"Put": {"TableName": self._table, "Item": to_digest(namespace, memory, digest)}})
+        return actions
 
     def _prior_create(self, namespace: str, key_hash: str) -> PriorCreate | None:
         response = call(
@@ -157,8 +180,10 @@ class DynamoDBMemoryRepository:
         now: str,
         key_id: str | None = None,
         live_key: LiveKey | None = None,
+        indexer: Indexer | None = None,
     ) -> Memory:
         # Read, then write conditionally on what was read: the revision holds the whole record after the change.
+        indexed: dict[tuple[str, tuple[str, ...]], Digest | None] = {}  # each text indexed once, however many attempts
         for _ in range(UPDATE_ATTEMPTS):
             stored = self._items.read(namespace, memory_id)
             if stored is None or stored.memory.status == "deleted":
@@ -176,7 +201,13 @@ class DynamoDBMemoryRepository:
             write.set("#status = :status", status={"S": updated.status})
             write.set("updated_key = :updated_key", updated_key=sort_value(updated.updated_at, updated.id))
             write.set("version = :version", version={"N": str(updated.version)})
-            if self._lifecycle.change(namespace, stored, write, updated, "updated", now, key_id, live_key):
+            digest: Digest | Keep | None = KEEP
+            text = (updated.content, tuple(updated.tags))
+            if text != (current.content, tuple(current.tags)):
+                if text not in indexed:
+                    indexed[text] = indexer.digest(*text) if indexer else None
+                digest = indexed[text]
+            if self._lifecycle.change(namespace, stored, write, updated, "updated", now, key_id, live_key, digest):
                 # A transaction returns nothing: the record is what was written, with the stamp it was read with.
                 return updated
         raise WriteConflictError(f"memory {memory_id} kept changing under this update; retry it")
@@ -219,3 +250,15 @@ class DynamoDBMemoryRepository:
 
     def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
         self._stamps.stamp(namespace, memory_ids, accessed_at)
+
+    def recall_candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
+        return self._digests.candidates(namespace, filters)
+
+    def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
+        return self._digests.records(namespace, memory_ids)
+
+    def unembedded(self, limit: int) -> list[Unembedded]:
+        return self._digests.unembedded(limit)
+
+    def embed(self, namespace: str, memory_id: int, version: int, vector: Vector, model: str) -> bool:
+        return self._digests.embed(namespace, memory_id, version, vector, model)

@@ -5,20 +5,26 @@ transaction conditioned on its version and status and on having no copies yet, s
 (which copies a memory it writes) is never double counted. Once a pass over the table finds every memory of a
 namespace copied, its STATS item says so and tag searches there read the tag's copies instead of the namespace.
 And a deletion time for every memory deleted before deletes recorded one: the run's own time (the earliest this
-version can vouch for, so the retention window is never cut short), which puts it in the purge's index.
-Run it once after deploying this version (writers of the previous version store memories without either).
+version can vouch for, so the retention window is never cut short), which puts it in the purge's index. And, given an
+indexer, recall's digest (digests.py) for every memory stored before digests existed, written as the copies are, its
+terms only: the backfill (`agent-memory embed`, the hourly purge function, `serve`) embeds it.
+Run it once after deploying this version (writers of the previous version store memories without these).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from core.clock import format_timestamp, utc_now
+from core.digest import Indexer
+from core.model import Memory
 from core.repository.dynamodb.client import ConditionFailedError, TransactionCancelledError, call, storage_refused
 from core.repository.dynamodb.codec import (
     DELETED,
+    DIGEST_PREFIX,
+    DIGESTED,
     MEMORY_PREFIX,
     NAMESPACE_PREFIX,
     STATS_SK,
@@ -28,6 +34,7 @@ from core.repository.dynamodb.codec import (
     memory_partition,
     purge_shard,
 )
+from core.repository.dynamodb.digests import to_digest, waiting
 from core.repository.dynamodb.expressions import tag_copy_actions
 
 if TYPE_CHECKING:
@@ -43,11 +50,14 @@ class Migrated:
     copied: int = 0
     skipped: int = 0  # changed by another writer meanwhile: their namespace stays unmarked; run again
     dated: int = 0  # deleted memories given a deletion time (their retention window starts now)
+    digested: int = 0  # memories given their recall digest, waiting for the backfill to embed it
+    undigested: int = 0  # changed by another writer meanwhile: still without a digest; run again
 
 
-def migrate(client: DynamoDBClient, table: str, now: str | None = None) -> Migrated:
+def migrate(client: DynamoDBClient, table: str, now: str | None = None, *, indexer: Indexer | None = None) -> Migrated:
     """Copy every memory without tag copies, then mark each namespace whose memories all have them; give every
-    deleted memory without a deletion time `now` (by default the current time) as one."""
+    deleted memory without a deletion time `now` (by default the current time) as one; with `indexer`, give every
+    memory without a digest its digest, without a vector."""
     now = now or format_timestamp(utc_now())
     result = Migrated()
     unfinished: set[str] = set()
@@ -59,6 +69,11 @@ def migrate(client: DynamoDBClient, table: str, now: str | None = None) -> Migra
             continue
         if item.get("status") == DELETED and "deleted_at" not in item:
             result.dated += _date_deletion(client, table, namespace, item["sk"], now)
+        if indexer is not None and DIGESTED not in item:
+            if _digest(client, table, namespace, item["sk"], indexer):
+                result.digested += 1
+            else:
+                result.undigested += 1
         if TAG_COPIES in item:
             continue
         if _copy(client, table, namespace, item["sk"]):
@@ -82,7 +97,7 @@ def _memories_and_stats(client: DynamoDBClient, table: str) -> Iterator[dict[str
     """The key (and copies mark) of every memory and namespace STATS item in the table, tag partitions left out."""
     request: dict[str, Any] = {
         "TableName": table,
-        "ProjectionExpression": f"pk, sk, {TAG_COPIES}, #status, deleted_at",
+        "ProjectionExpression": f"pk, sk, {TAG_COPIES}, {DIGESTED}, #status, deleted_at",
         "ExpressionAttributeNames": {"#status": "status"},
         "FilterExpression": (
             "begins_with(pk, :ns) AND NOT contains(pk, :tag) AND (begins_with(sk, :mem) OR sk = :stats)"
@@ -127,34 +142,97 @@ def _date_deletion(client: DynamoDBClient, table: str, namespace: str, sort_key:
 
 def _copy(client: DynamoDBClient, table: str, namespace: str, sort_key: dict[str, Any]) -> bool:
     """Write one memory's copies and count them; False when it kept changing under the attempts."""
+    return _marked(
+        client, table, namespace, sort_key, TAG_COPIES, lambda memory: tag_copy_actions(table, namespace, None, memory)
+    )
+
+
+def _digest(client: DynamoDBClient, table: str, namespace: str, sort_key: dict[str, Any], indexer: Indexer) -> bool:
+    """Write one memory's digest (terms only); False when it kept changing under the attempts."""
+
+    def put(memory: Memory) -> list[dict[str, Any]]:
+        digest = indexer.digest(memory.content, memory.tags)
+        return [{"Put": {"TableName": table, "Item": to_digest(namespace, memory, digest)}}]
+
+    return _marked(client, table, namespace, sort_key, DIGESTED, put)
+
+
+def _marked(
+    client: DynamoDBClient,
+    table: str,
+    namespace: str,
+    sort_key: dict[str, Any],
+    mark: str,
+    actions: Callable[[Memory], list[dict[str, Any]]],
+) -> bool:
+    """Set `mark` on one memory in one transaction with `actions(memory)`, conditioned on the memory as read (same
+    version and status, no `mark` yet, no purge begun), so a concurrent PATCH, delete or purge (which write what
+    `mark` stands for themselves) is never done twice; False when it kept changing under the attempts."""
     key = {"pk": memory_partition(namespace), "sk": sort_key}
     for _ in range(COPY_ATTEMPTS):
         item = call(client.get_item, TableName=table, Key=key, ConsistentRead=True).get("Item")
-        if item is None:
-            return True  # gone: nothing to copy
-        if TAG_COPIES in item:
-            return True  # a PATCH or delete copied it meanwhile
+        if item is None or mark in item or "purging" in item:
+            return True  # gone, being purged, or written by a PATCH or delete meanwhile: nothing to do
         memory = from_item(item)
-        mark = {
+        update = {
             "TableName": table,
             "Key": key,
-            "UpdateExpression": f"SET {TAG_COPIES} = :copies",
-            "ConditionExpression": f"version = :version AND #status = :status AND attribute_not_exists({TAG_COPIES})",
+            "UpdateExpression": f"SET {mark} = :mark",
+            "ConditionExpression": (
+                f"version = :version AND #status = :status AND attribute_not_exists({mark}) "
+                "AND attribute_not_exists(purging)"
+            ),
             "ExpressionAttributeNames": {"#status": "status"},
             "ExpressionAttributeValues": {
-                ":copies": {"BOOL": True},
+                ":mark": {"BOOL": True},
                 ":version": {"N": str(memory.version)},
                 ":status": {"S": memory.status},
             },
         }
         try:
-            call(
-                client.transact_write_items,
-                TransactItems=[{"Update": mark}, *tag_copy_actions(table, namespace, None, memory)],
-            )
+            call(client.transact_write_items, TransactItems=[{"Update": update}, *actions(memory)])
         except TransactionCancelledError as cancelled:
             if cancelled.failed(0) or cancelled.only_collided:
                 continue  # changed meanwhile: read it again
             raise storage_refused(cancelled) from None
         return True
     return False
+
+
+def unembed_other_models(client: DynamoDBClient, table: str, model: str) -> int:
+    """Put every digest whose vector another model made back among those waiting for the backfill (its vector stays
+    until the backfill replaces it), so `agent-memory embed --all` re-embeds a table after a change of model; how
+    many. Reads every item of the table: the command line's, never a request's."""
+    request: dict[str, Any] = {
+        "TableName": table,
+        "FilterExpression": "begins_with(sk, :digest) AND vec_model <> :model AND attribute_not_exists(embed_shard)",
+        "ExpressionAttributeValues": {":digest": {"S": DIGEST_PREFIX}, ":model": {"S": model}},
+        "ProjectionExpression": "pk, sk, vec_model",
+        "ConsistentRead": True,
+    }
+    marked = 0
+    while True:
+        response = call(client.scan, **request)
+        marked += sum(_unembed(client, table, item) for item in response.get("Items", []))
+        if "LastEvaluatedKey" not in response:
+            return marked
+        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+def _unembed(client: DynamoDBClient, table: str, item: dict[str, Any]) -> bool:
+    memory = waiting(item)
+    try:
+        call(
+            client.update_item,
+            TableName=table,
+            Key={"pk": item["pk"], "sk": item["sk"]},
+            UpdateExpression="SET embed_shard = :shard",
+            ConditionExpression="vec_model = :model AND attribute_not_exists(embed_shard)",
+            ExpressionAttributeValues={
+                ":shard": purge_shard(memory.namespace, memory.memory_id),
+                ":model": item["vec_model"],
+            },
+        )
+    except ConditionFailedError:
+        return False  # changed meanwhile: its new digest waits already, or is of the current model
+    return True

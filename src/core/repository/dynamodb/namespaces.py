@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final
 
+from core.digest import Indexer
 from core.errors import DomainError
 from core.history import Revision
 from core.limits import ID_DIGITS, MAX_MEMORY_ID
@@ -15,6 +16,8 @@ from core.portable import ExportedMemory
 from core.repository.dynamodb.client import call
 from core.repository.dynamodb.codec import (
     COUNTER_SK,
+    DIGEST_PREFIX,
+    DIGESTED,
     IDEMPOTENCY_PREFIX,
     MEMORY_PREFIX,
     REVISION_PREFIX,
@@ -30,6 +33,7 @@ from core.repository.dynamodb.codec import (
     to_revision,
     totals_attribute,
 )
+from core.repository.dynamodb.digests import to_digest
 from core.repository.dynamodb.erasure import Erasure
 from core.repository.dynamodb.expressions import ABSENT
 from core.repository.dynamodb.stored import BATCH_WRITE_ITEMS, Items, Stored
@@ -47,6 +51,7 @@ IMPORT_SK: Final = "IMPORT"
 _KINDS: Final = (
     (MEMORY_PREFIX, "memories"),
     (REVISION_PREFIX, "revisions"),
+    (DIGEST_PREFIX, "recall digests"),
     (IDEMPOTENCY_PREFIX, "idempotency records"),
     (COUNTER_SK, "id counters"),
     (STATS_SK, "totals"),
@@ -137,11 +142,14 @@ class Namespaces:
         )
         return False
 
-    def load(self, namespace: str, memories: list[ExportedMemory], progress: Progress) -> None:
-        """Write every memory with its revisions and tag copies, IMPORT_WRITERS batches at a time. Each write is a
-        plain put of what the file says, so a run that stopped half-way is finished by writing it all again; the
-        counts are set once, from the whole file, by `finish_import`."""
-        items = [item for memory in memories for item in _items(namespace, memory)]
+    def load(
+        self, namespace: str, memories: list[ExportedMemory], progress: Progress, indexer: Indexer | None = None
+    ) -> None:
+        """Write every memory with its revisions and tag copies, and with `indexer` its recall digest (an export
+        carries no vectors: the backfill embeds the digests), IMPORT_WRITERS batches at a time. Each write is a plain
+        put of what the file says, so a run that stopped half-way is finished by writing it all again; the counts
+        are set once, from the whole file, by `finish_import`."""
+        items = [item for memory in memories for item in _items(namespace, memory, indexer)]
         batches = [items[start : start + BATCH_WRITE_ITEMS] for start in range(0, len(items), BATCH_WRITE_ITEMS)]
         written = Counter[str]()
 
@@ -197,11 +205,15 @@ def _kind(item: Item) -> str:
     return next((kind for prefix, kind in _KINDS if sort_key.startswith(prefix)), "other items")
 
 
-def _items(namespace: str, exported: ExportedMemory) -> list[Item]:
+def _items(namespace: str, exported: ExportedMemory, indexer: Indexer | None) -> list[Item]:
     """What one memory of an import stores: its item (with what a restore and the purge need when it is deleted),
-    its revisions and its tag copies."""
+    its revisions, its tag copies and, with `indexer`, its digest."""
     memory = exported.memory
     item = {**to_item(namespace, memory), "revisions": {"N": str(len(exported.revisions or []))}}
+    digests = []
+    if indexer is not None:
+        item[DIGESTED] = {"BOOL": True}
+        digests.append(to_digest(namespace, memory, indexer.digest(memory.content, memory.tags)))
     if memory.status == "deleted" and exported.prior_status and exported.deleted_at:
         item |= {
             "prior_status": {"S": exported.prior_status},
@@ -209,4 +221,4 @@ def _items(namespace: str, exported: ExportedMemory) -> list[Item]:
             "purge_shard": purge_shard(namespace, memory.id),
         }
     revisions = [to_revision(namespace, revision) for revision in exported.revisions or []]
-    return [item, *revisions, *(to_copy(namespace, tag, memory) for tag in memory.tags)]
+    return [item, *revisions, *digests, *(to_copy(namespace, tag, memory) for tag in memory.tags)]

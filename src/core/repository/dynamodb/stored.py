@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 from core.errors import StorageUnavailableError, WriteConflictError
 from core.model import Memory
 from core.repository.dynamodb.client import ConditionFailedError, TransactionCancelledError, call
-from core.repository.dynamodb.codec import TAG_COPIES, from_item, memory_key
+from core.repository.dynamodb.codec import DIGESTED, TAG_COPIES, from_item, memory_key
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -24,13 +24,18 @@ TRANSACTION_BACKOFF_SECONDS: Final = 0.02
 BATCH_WRITE_ITEMS: Final = 25
 BATCH_WRITE_ATTEMPTS: Final = 8
 BATCH_BACKOFF_SECONDS: Final = 0.05
+# BatchGetItem takes at most 100 keys; keys it did not read are asked for again after a short, growing pause, this
+# many calls in all.
+BATCH_GET_ITEMS: Final = 100
+BATCH_GET_ATTEMPTS: Final = 8
+UNPROCESSED_BACKOFF_SECONDS: Final = 0.02
 
 
 @dataclass(frozen=True)
 class Stored:
     """A memory item: the record, whether its tag copies exist, how many revisions it has (0 for a memory stored
     before history existed), the status it had before a delete, when it was deleted, whether its purge has begun,
-    and the hash of the idempotency key it was created with."""
+    the hash of the idempotency key it was created with, and whether its digest exists."""
 
     memory: Memory
     copied: bool
@@ -39,6 +44,7 @@ class Stored:
     deleted_at: str | None
     purging: bool
     idempotency: str | None
+    digested: bool
 
     @classmethod
     def of(cls, item: Mapping[str, Any]) -> Stored:
@@ -53,11 +59,12 @@ class Stored:
             deleted_at=text("deleted_at"),
             purging="purging" in item,
             idempotency=text("idempotency"),
+            digested=DIGESTED in item,
         )
 
     def unchanged(self) -> tuple[str, dict[str, Any]]:
         """The condition (and its values) that holds while the item is still as read: same version, status,
-        revision count and tag copies, and no purge begun."""
+        revision count, tag copies and digest, and no purge begun."""
         values = {":was_version": {"N": str(self.memory.version)}, ":was_status": {"S": self.memory.status}}
         terms = ["version = :was_version", "#status = :was_status", "attribute_not_exists(purging)"]
         if self.revisions:
@@ -67,6 +74,8 @@ class Stored:
             terms.append("attribute_not_exists(revisions)")
         if not self.copied:
             terms.append(f"attribute_not_exists({TAG_COPIES})")
+        if not self.digested:
+            terms.append(f"attribute_not_exists({DIGESTED})")
         return " AND ".join(terms), values
 
 
@@ -89,6 +98,26 @@ class Items:
             self._client.get_item, TableName=self._table, Key=key, ConsistentRead=True
         ).get("Item")
         return item
+
+    def get_many(self, keys: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
+        """The items at `keys` (None where there is none), eventually consistent: one GetItem for one key, else
+        BatchGetItems of BATCH_GET_ITEMS keys, each asked again for what it leaves unprocessed."""
+        if len(keys) == 1:
+            response = call(self._client.get_item, TableName=self._table, Key=keys[0], ConsistentRead=False)
+            return [response.get("Item")]
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        for start in range(0, len(keys), BATCH_GET_ITEMS):
+            wanted: dict[str, Any] = {self._table: {"Keys": keys[start : start + BATCH_GET_ITEMS]}}
+            for attempt in range(BATCH_GET_ATTEMPTS):
+                response = call(self._client.batch_get_item, RequestItems=wanted)
+                found.update({(item["pk"]["S"], item["sk"]["S"]): item for item in response["Responses"][self._table]})
+                wanted = response.get("UnprocessedKeys") or {}
+                if not wanted:
+                    break
+                time.sleep(random.uniform(0, UNPROCESSED_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
+            else:
+                raise StorageUnavailableError("storage kept leaving reads unprocessed; retry shortly")
+        return [found.get((key["pk"]["S"], key["sk"]["S"])) for key in keys]
 
     def put_new(self, item: dict[str, Any], what: str) -> None:
         """Store `item` only where nothing is stored yet; WriteConflictError naming `what` otherwise."""

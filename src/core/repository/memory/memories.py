@@ -1,4 +1,5 @@
-"""MemoryRepository in memory: the records, their history, the idempotency records and the fence on live keys."""
+"""MemoryRepository in memory: the records, their history, their digests, the idempotency records and the fence on
+live keys."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from core.clock import parse_timestamp
 from core.contract import RetrievalQuery
+from core.digest import Digest, Indexer, Vector
 from core.errors import AuthenticationError, MemoryNotFoundError, VersionMismatchError, WriteConflictError
 from core.history import Change, Revision
 from core.limits import IDEMPOTENCY_WINDOW_SECONDS
@@ -19,6 +21,8 @@ from core.repository import (
     PriorCreate,
     Revisions,
 )
+from core.repository.digests import Candidate, CandidateFilter, Unembedded
+from core.repository.memory.digests import InMemoryDigests
 from core.repository.memory.keys import InMemoryKeyRepository
 
 
@@ -54,6 +58,7 @@ class InMemoryMemoryRepository:
         self._revisions: dict[tuple[str, int], list[Revision]] = {}
         # A deleted memory's status before the delete, and when it was deleted.
         self._deleted: dict[tuple[str, int], tuple[str, str]] = {}
+        self._digests = InMemoryDigests()
 
     def reset(self, rows: Mapping[tuple[str, int], Memory], next_ids: Mapping[str, int]) -> None:
         """Replace everything stored by `rows` (without history); each namespace's next id is `next_ids`' (the bench
@@ -64,6 +69,7 @@ class InMemoryMemoryRepository:
             self._idempotency = {}
             self._revisions = {}
             self._deleted = {}
+            self._digests.clear()
 
     def _record(self, namespace: str, memory: Memory, change: Change, now: str, key_id: str | None) -> None:
         revisions = self._revisions.setdefault((namespace, memory.id), [])
@@ -91,6 +97,7 @@ class InMemoryMemoryRepository:
         idempotency: IdempotentCreate | None = None,
         key_id: str | None = None,
         live_key: LiveKey | None = None,
+        digest: Digest | None = None,
     ) -> None:
         with self._lock:
             self._fence(live_key)
@@ -102,6 +109,7 @@ class InMemoryMemoryRepository:
             if (namespace, memory.id) in self._rows:
                 raise WriteConflictError(f"id {memory.id} collided with another write; retry the create")
             self._rows[namespace, memory.id] = _copy(memory)
+            self._digests.put(namespace, memory, digest)
             self._record(namespace, memory, "created", memory.created_at, key_id)
             if idempotency is not None:
                 prior = PriorCreate(memory.id, memory.created_at, idempotency.fingerprint)
@@ -138,6 +146,7 @@ class InMemoryMemoryRepository:
         now: str,
         key_id: str | None = None,
         live_key: LiveKey | None = None,
+        indexer: Indexer | None = None,
     ) -> Memory:
         with self._lock:
             current = self._visible(namespace, memory_id)
@@ -147,6 +156,11 @@ class InMemoryMemoryRepository:
             if updated is not current:
                 self._fence(live_key)
                 self._rows[namespace, memory_id] = _copy(updated)
+                if (updated.content, updated.tags) == (current.content, current.tags):
+                    self._digests.follow(namespace, updated)
+                else:
+                    digest = indexer.digest(updated.content, updated.tags) if indexer else None
+                    self._digests.put(namespace, updated, digest)
                 self._record(namespace, updated, "updated", now, key_id)
             return _copy(updated)
 
@@ -158,6 +172,7 @@ class InMemoryMemoryRepository:
             self._fence(live_key)
             self._rows[namespace, memory_id] = deleted = current.model_copy(update={"status": "deleted"})
             self._deleted[namespace, memory_id] = (current.status, now)
+            self._digests.follow(namespace, deleted)
             self._record(namespace, deleted, "deleted", now, key_id)
 
     def _stored_deleted(self, namespace: str, memory_id: int) -> Memory:
@@ -176,6 +191,7 @@ class InMemoryMemoryRepository:
             self._fence(live_key)
             prior, _ = self._deleted.pop((namespace, memory_id))
             self._rows[namespace, memory_id] = restored = stored.model_copy(update={"status": prior})
+            self._digests.follow(namespace, restored)
             self._record(namespace, restored, "restored", now, key_id)
             return _copy(restored)
 
@@ -194,6 +210,7 @@ class InMemoryMemoryRepository:
     def _forget(self, namespace: str, memory_id: int) -> None:
         del self._rows[namespace, memory_id], self._deleted[namespace, memory_id]
         self._revisions.pop((namespace, memory_id), None)
+        self._digests.drop(namespace, memory_id)
         for key, (prior, _) in list(self._idempotency.items()):
             if key[0] == namespace and prior.memory_id == memory_id:
                 del self._idempotency[key]
@@ -226,3 +243,19 @@ class InMemoryMemoryRepository:
                 stored = self._rows.get((namespace, memory_id))
                 if stored is not None:
                     self._stamp_one(namespace, stored, accessed_at)
+
+    def recall_candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
+        with self._lock:
+            return self._digests.candidates(namespace, filters)
+
+    def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
+        with self._lock:
+            return [_copy(self._rows[namespace, i]) for i in dict.fromkeys(memory_ids) if (namespace, i) in self._rows]
+
+    def unembedded(self, limit: int) -> list[Unembedded]:
+        with self._lock:
+            return self._digests.unembedded(limit)
+
+    def embed(self, namespace: str, memory_id: int, version: int, vector: Vector, model: str) -> bool:
+        with self._lock:
+            return self._digests.embed(namespace, memory_id, version, vector, model)

@@ -24,12 +24,11 @@ from core.repository.dynamodb import (
     TRANSACTION_ATTEMPTS,
     UPDATE_ATTEMPTS,
     DynamoDBMemoryRepository,
-    listing,
     migrate,
 )
 from core.repository.dynamodb.migration import COPY_ATTEMPTS
 from core.repository.dynamodb.stamps import BATCH_ATTEMPTS, Stamps
-from core.repository.dynamodb.stored import BATCH_WRITE_ATTEMPTS
+from core.repository.dynamodb.stored import BATCH_GET_ATTEMPTS, BATCH_WRITE_ATTEMPTS
 from tests.conftest import NAMESPACE, Engine
 
 
@@ -468,7 +467,7 @@ def test_counts_left_unprocessed_every_time_are_reported_unavailable(
     with pytest.raises(StorageUnavailableError):
         repository.find(NAMESPACE, RetrievalQuery.parse({"tag": "travel"}))
 
-    assert unprocessed.attempts == listing.BATCH_GET_ATTEMPTS
+    assert unprocessed.attempts == BATCH_GET_ATTEMPTS
 
 
 def test_a_purges_deletes_left_unprocessed_are_sent_again_and_then_land(

@@ -1,0 +1,72 @@
+"""The recall half of the memory port (core.repository.MemoryRepository): what recall reads of the digests kept beside
+the records (core.digest), and what the backfill reads and writes to embed the ones still waiting for a vector."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from core.digest import Vector
+from core.model import Memory, MemoryType, Status
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What recall reads of one matched memory to rank it: its digest, and its type and `updated_at` (the other
+    signals but use, whose stamp lives on the record)."""
+
+    memory_id: int
+    terms: tuple[str, ...]
+    vector: Vector | None
+    model: str | None
+    updated_at: str
+    memory_type: MemoryType
+
+
+class CandidateFilter(Protocol):
+    """The exact filters of a recall, with the retrieval's rules (core.recall.query.RecallQuery is one): `status`
+    (None: every status but deleted), `memory_type`, and `tag` (one whole stored tag, already normalised)."""
+
+    @property
+    def status(self) -> Status | None: ...
+
+    @property
+    def memory_type(self) -> MemoryType | None: ...
+
+    @property
+    def tag(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Unembedded:
+    """A memory whose digest waits for its vector."""
+
+    namespace: str
+    memory_id: int
+
+
+class DigestReads(Protocol):
+    """Recall's reads, and the backfill's reads and writes (each digest is written with its memory)."""
+
+    def recall_candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
+        """The digest of every memory of the namespace the filters match, in no particular order. A memory without a
+        digest (stored before digests existed, until `agent-memory migrate`) is not among them."""
+        ...
+
+    def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
+        """The stored records of these ids, with their stored `last_accessed_at`, whatever their status (the caller
+        keeps the ones it may show); ids with no record are left out. Stamps nothing."""
+        ...
+
+    def unembedded(self, limit: int) -> list[Unembedded]:
+        """Up to `limit` memories, of any namespace, whose digest has no vector yet (or one of a model the store is
+        being re-embedded away from: `agent-memory embed --all`), read from a sparse index, never by a scan.
+        Eventually consistent: one embedded a moment ago may still be listed (`embed` then refuses it)."""
+        ...
+
+    def embed(self, namespace: str, memory_id: int, version: int, vector: Vector, model: str) -> bool:
+        """Give the memory's waiting digest `vector`, made by `model` from the memory at `version`; only while the
+        digest still waits and is still of that version (a memory changed since keeps its newer digest). False
+        when it was not written."""
+        ...

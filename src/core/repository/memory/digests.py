@@ -1,0 +1,73 @@
+"""The digests beside the in-memory records (core.digest), kept as the DynamoDB adapter keeps them: one per memory
+that has one, following every change of its memory, waiting for the backfill while it has no vector."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from core.digest import Digest, Vector
+from core.model import Memory
+from core.repository.digests import Candidate, CandidateFilter, Unembedded
+
+
+@dataclass(frozen=True)
+class _Stored:
+    digest: Digest
+    memory: Memory  # the record as the digest's last write saw it: status, type, tags, updated_at, version
+    waiting: bool
+
+
+class InMemoryDigests:
+    """The digests of one in-memory repository; not thread-safe by itself (the repository calls it under its lock)."""
+
+    def __init__(self) -> None:
+        self._stored: dict[tuple[str, int], _Stored] = {}
+
+    def clear(self) -> None:
+        self._stored = {}
+
+    def put(self, namespace: str, memory: Memory, digest: Digest | None) -> None:
+        """Store `digest` for the memory as it is now; None leaves the memory without one (as the adapter does)."""
+        if digest is None:
+            self._stored.pop((namespace, memory.id), None)
+        else:
+            self._stored[namespace, memory.id] = _Stored(digest, memory, waiting=digest.vector is None)
+
+    def follow(self, namespace: str, memory: Memory) -> None:
+        """Carry the memory's status, type, `updated_at` and version into its digest, when it has one."""
+        stored = self._stored.get((namespace, memory.id))
+        if stored is not None:
+            self._stored[namespace, memory.id] = dataclasses.replace(stored, memory=memory)
+
+    def drop(self, namespace: str, memory_id: int) -> None:
+        self._stored.pop((namespace, memory_id), None)
+
+    def candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
+        found = []
+        for (stored_in, memory_id), stored in self._stored.items():
+            memory = stored.memory
+            if (
+                stored_in != namespace
+                or (memory.status != filters.status if filters.status else memory.status == "deleted")
+                or (filters.memory_type is not None and memory.memory_type != filters.memory_type)
+                or (filters.tag is not None and filters.tag not in memory.tags)
+            ):
+                continue
+            digest = stored.digest
+            found.append(
+                Candidate(memory_id, digest.terms, digest.vector, digest.model, memory.updated_at, memory.memory_type)
+            )
+        return found
+
+    def unembedded(self, limit: int) -> list[Unembedded]:
+        waiting = sorted(key for key, stored in self._stored.items() if stored.waiting)
+        return [Unembedded(namespace, memory_id) for namespace, memory_id in waiting[:limit]]
+
+    def embed(self, namespace: str, memory_id: int, version: int, vector: Vector, model: str) -> bool:
+        stored = self._stored.get((namespace, memory_id))
+        if stored is None or not stored.waiting or stored.memory.version != version:
+            return False
+        digest = Digest(stored.digest.terms, vector, model)
+        self._stored[namespace, memory_id] = dataclasses.replace(stored, digest=digest, waiting=False)
+        return True
