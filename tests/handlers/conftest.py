@@ -9,7 +9,6 @@ import copy
 import json
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -25,9 +24,9 @@ from handlers import bootstrap
 from handlers.auth import open_access
 from handlers.mcp import create_server
 from local.template import table_definition
-from tests.conftest import Engine, store_event_key
+from tests.conftest import SERVE_ROOT, Engine, store_event_key
 
-EVENTS = Path(__file__).resolve().parents[2] / "events"
+EVENTS = SERVE_ROOT / "events"
 FUNCTION_URL_HOST = "k7x2m4q9p1r8s3t6v5w0y2z4a6b8c0d1.lambda-url.us-east-1.on.aws"
 
 Event = dict[str, Any]

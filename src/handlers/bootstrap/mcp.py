@@ -10,15 +10,13 @@ from mcp.server import MCPServer
 from handlers.auth import Authenticator, key_authenticator
 from handlers.bootstrap import VERSION, Services, Settings
 from handlers.concurrency import RunBlocking, inline
+from handlers.door import Door
 from handlers.mcp import MCPEndpoint, create_endpoint, create_server
-from handlers.mcp.dependencies import Collaborators
 from handlers.mcp.endpoint import LambdaHandler, create_handler
 from handlers.oauth import OAuthServer
 
 
-def mcp_server(
-    services: Services, *, authenticate: Authenticator, run_blocking: RunBlocking
-) -> MCPServer[Collaborators]:
+def mcp_server(services: Services, *, authenticate: Authenticator, run_blocking: RunBlocking) -> MCPServer[Door]:
     return create_server(services.memories, authenticate, version=VERSION, run_blocking=run_blocking)
 
 

@@ -9,7 +9,8 @@ from core.memories import MemoryService
 from handlers.auth import Authenticator
 from handlers.concurrency import RunBlocking, inline
 from handlers.console import console_router
-from handlers.http.dependencies import HttpDoor, install
+from handlers.door import Door
+from handlers.http.dependencies import install
 from handlers.http.errors import EXCEPTION_HANDLERS
 from handlers.http.errors import logger as logger  # the door's logger: the Lambda entrypoint injects its context
 from handlers.http.lifecycle import router as lifecycle_routes
@@ -50,7 +51,7 @@ def create_app(
         # header the client sent, an open redirect to any host.
         redirect_slashes=False,
     )
-    install(app, HttpDoor(memories, authenticate, run_blocking))
+    install(app, Door(memories, authenticate, run_blocking))
     app.add_api_route("/healthz", healthz, include_in_schema=False)
     app.include_router(console_router(retention_days))
     app.include_router(memory_routes)

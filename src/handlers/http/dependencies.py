@@ -9,39 +9,28 @@ more than the rest of a warm request.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, FastAPI, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from core.access import Principal, Scope
-from core.memories import MemoryService
-from handlers.auth import Authenticator, authorize, presented_credentials
-from handlers.concurrency import RunBlocking
+from handlers.auth import authorize, presented_credentials
+from handlers.door import Door
 
 
-@dataclass(frozen=True)
-class HttpDoor:
-    """What create_app wires into the door: the service, how each request is authenticated, and how every blocking
-    service and key call runs (the entrypoint's concurrency policy, handlers.concurrency)."""
-
-    memories: MemoryService
-    authenticate: Authenticator
-    run_blocking: RunBlocking
-
-
-def install(app: FastAPI, door: HttpDoor) -> None:
+def install(app: FastAPI, door: Door) -> None:
     app.state.door = door
 
 
-def _door(request: Request) -> HttpDoor:
-    door: HttpDoor = request.app.state.door
+def _door(request: Request) -> Door:
+    door: Door = request.app.state.door
     return door
 
 
-# One dependency for the service and its policy: each dependency FastAPI resolves costs a warm request about 10 µs.
-async def http_door(request: Request) -> HttpDoor:
+# One dependency for the service and its policy (ThisDoor): each dependency FastAPI resolves costs a warm request
+# about 10 µs.
+async def http_door(request: Request) -> Door:
     return _door(request)
 
 
@@ -70,7 +59,7 @@ async def writer(request: Request, _: _Declared) -> Principal:
     return await _caller(request, "write")
 
 
-Door = Annotated[HttpDoor, Depends(http_door)]
+ThisDoor = Annotated[Door, Depends(http_door)]
 # The namespace of every route comes from the key alone, never from the request.
 Reader = Annotated[Principal, Depends(reader)]
 Writer = Annotated[Principal, Depends(writer)]

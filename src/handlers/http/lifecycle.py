@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request, Response
 
 from core.history import HistoryPage, HistoryQuery
 from core.model import Memory, parse_memory_id
-from handlers.http.dependencies import Door, Reader, Writer
+from handlers.http.dependencies import Reader, ThisDoor, Writer
 from handlers.http.input import query_parameters, query_string
 from handlers.http.openapi import (
     INVALID_INPUT_RESPONSES,
@@ -34,7 +34,7 @@ router = APIRouter()
     description="The memory gets back the status it had before the delete; `version` and `updated_at` stay. "
     "404 when it is missing, not deleted, or purged.",
 )
-async def restore_memory(memory_id: str, response: Response, door: Door, caller: Writer) -> Memory | Response:
+async def restore_memory(memory_id: str, response: Response, door: ThisDoor, caller: Writer) -> Memory | Response:
     memory = await door.run_blocking(door.memories.restore, caller.namespace, parse_memory_id(memory_id), caller.key_id)
     return written(memory, caller, response)
 
@@ -49,7 +49,7 @@ async def restore_memory(memory_id: str, response: Response, door: Door, caller:
     "it, when, and the id of the API key that made it; deleted memories too. Does not stamp `last_accessed_at`. "
     "404 when the memory never existed or is purged.",
 )
-async def memory_history(memory_id: str, request: Request, door: Door, caller: Reader) -> HistoryPage:
+async def memory_history(memory_id: str, request: Request, door: ThisDoor, caller: Reader) -> HistoryPage:
     mid = parse_memory_id(memory_id)
     page = await door.run_blocking(
         door.memories.history, caller.namespace, mid, query_string(HistoryQuery, query_parameters(request))

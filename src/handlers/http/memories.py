@@ -11,7 +11,7 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from core.contract import Page
 from core.limits import IDEMPOTENCY_KEY_MAX_CHARS, IDEMPOTENCY_WINDOW_HOURS, MAX_MEMORY_ID, MAX_VERSION
 from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory, parse_memory_id
-from handlers.http.dependencies import Door, Reader, Writer
+from handlers.http.dependencies import Reader, ThisDoor, Writer
 from handlers.http.input import (
     NO_STAMP,
     Prefer,
@@ -66,7 +66,7 @@ Purge = Annotated[Literal["true", "false"], Query(description="true: purge a del
 async def create_memory(
     request: Request,
     response: Response,
-    door: Door,
+    door: ThisDoor,
     caller: Writer,
     idempotency_key: IdempotencyKey = None,
 ) -> Memory:
@@ -88,7 +88,7 @@ async def get_memory(
     memory_id: str,
     request: Request,
     response: Response,
-    door: Door,
+    door: ThisDoor,
     caller: Reader,
     prefer: Prefer = None,
 ) -> Memory:
@@ -121,7 +121,7 @@ async def update_memory(
     memory_id: str,
     request: Request,
     response: Response,
-    door: Door,
+    door: ThisDoor,
     caller: Writer,
     if_match: IfMatch = None,
 ) -> Memory | Response:
@@ -142,7 +142,7 @@ async def update_memory(
     "then it is purged. With `purge=true`, a memory already deleted is purged at once: its record and its history "
     "are gone for good (an active memory is a 404: delete it first).",
 )
-async def delete_memory(memory_id: str, door: Door, caller: Writer, purge: Purge = "false") -> Response:
+async def delete_memory(memory_id: str, door: ThisDoor, caller: Writer, purge: Purge = "false") -> Response:
     mid = parse_memory_id(memory_id)
     if purge == "true":
         await door.run_blocking(door.memories.purge, caller.namespace, mid)
@@ -160,7 +160,7 @@ async def delete_memory(memory_id: str, door: Door, caller: Writer, purge: Purge
     description=f"Stamps `last_accessed_at` of each returned record, unless the request says `Prefer: {NO_STAMP}`.",
 )
 async def search_memories(
-    request: Request, response: Response, door: Door, caller: Reader, prefer: Prefer = None
+    request: Request, response: Response, door: ThisDoor, caller: Reader, prefer: Prefer = None
 ) -> Page:
     stamp = stamps_wanted(request, response)
     query = retrieval_query(query_parameters(request))

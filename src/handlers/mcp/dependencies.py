@@ -5,50 +5,37 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 
 from core.access import Principal, Scope, require
-from core.memories import MemoryService
-from handlers.auth import Authenticator
-from handlers.concurrency import RunBlocking
+from handlers.door import Door
 from handlers.mcp.principal import verified_principal
 
-Lifespan = Callable[[MCPServer["Collaborators"]], AbstractAsyncContextManager["Collaborators"]]
+Lifespan = Callable[[MCPServer["Door"]], AbstractAsyncContextManager["Door"]]
 
 
-@dataclass(frozen=True)
-class Collaborators:
-    """What create_server wires into the door: the service, how a call the guard did not see is authenticated, and
-    how every blocking service call runs (the entrypoint's concurrency policy, handlers.concurrency)."""
-
-    memories: MemoryService
-    authenticate: Authenticator
-    run_blocking: RunBlocking
-
-
-def lifespan_of(collaborators: Collaborators) -> Lifespan:
+def lifespan_of(collaborators: Door) -> Lifespan:
     """The server's lifespan: it hands `collaborators` to every request the server serves, whichever transport (the
     HTTP endpoint's session manager, an in-process client) runs it."""
 
     @asynccontextmanager
-    async def lifespan(_: MCPServer[Collaborators]) -> AsyncIterator[Collaborators]:
+    async def lifespan(_: MCPServer[Door]) -> AsyncIterator[Door]:
         yield collaborators
 
     return lifespan
 
 
-def collaborators_of(ctx: Context | None) -> Collaborators:
+def collaborators_of(ctx: Context | None) -> Door:
     """The collaborators of the server serving this tool call."""
     wired: object = ctx.request_context.lifespan_context if ctx is not None else None  # ValueError outside a request
-    if not isinstance(wired, Collaborators):
+    if not isinstance(wired, Door):
         raise TypeError("the agent-memory tools run only on the server handlers.mcp.create_server builds")
     return wired
 
 
-def caller(ctx: Context | None, scope: Scope) -> tuple[Principal, Collaborators]:
+def caller(ctx: Context | None, scope: Scope) -> tuple[Principal, Door]:
     """Who this tool call acts as, once allowed `scope`, and the collaborators it acts through.
 
     One principal path: the principal the endpoint's guard verified (handlers.mcp.endpoint, the only reader of

@@ -9,7 +9,8 @@ from core.memories import MemoryService
 from core.model import STANDARD_TAGS
 from handlers.auth import Authenticator
 from handlers.concurrency import RunBlocking, inline
-from handlers.mcp.dependencies import Collaborators, lifespan_of
+from handlers.door import Door
+from handlers.mcp.dependencies import lifespan_of
 from handlers.mcp.tools import published_tools
 
 __all__ = ["CHECKED_SDK_VERSION", "INSTRUCTIONS", "create_server"]
@@ -43,7 +44,7 @@ def create_server(
     *,
     version: str,
     run_blocking: RunBlocking = inline,
-) -> MCPServer[Collaborators]:
+) -> MCPServer[Door]:
     """The MCP server with the contract's tools over `memories`.
 
     Each tool acts as the principal the endpoint's guard verified, or as `authenticate(None)` for a call the guard
@@ -51,14 +52,14 @@ def create_server(
     entrypoint's concurrency policy (handlers.concurrency).
     """
     # No subscriptions/listen: its stream never ends, and nothing here changes behind a client's back.
-    server: MCPServer[Collaborators] = MCPServer(
+    server: MCPServer[Door] = MCPServer(
         "agent-memory",
         instructions=INSTRUCTIONS,
         version=version,
         subscriptions=False,
         log_level="WARNING",
         tools=published_tools(),
-        lifespan=lifespan_of(Collaborators(memories, authenticate, run_blocking)),
+        lifespan=lifespan_of(Door(memories, authenticate, run_blocking)),
     )
     _serve_tools_only(server)
     return server
@@ -78,7 +79,7 @@ _UNSERVED_METHODS: Final = (
 )
 
 
-def _serve_tools_only(server: MCPServer[Collaborators]) -> None:
+def _serve_tools_only(server: MCPServer[Door]) -> None:
     """Unregister the prompt and resource handlers, the one place that reaches into the SDK's private state.
 
     The SDK has no public way to do it: MCPServer's constructor always registers them, and neither it nor the

@@ -8,12 +8,13 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+from tests.conftest import SERVE_ROOT
+
+SRC = SERVE_ROOT / "src"
 # Top-level packages a handler's import must not load: the other door's framework (its function does not ship it).
 NOT_AT_IMPORT = {
     "handlers.aws.http": {"mcp", "mcp_types", "cryptography", "yaml", "werkzeug", "local"},

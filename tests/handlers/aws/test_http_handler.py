@@ -23,10 +23,10 @@ from handlers import bootstrap
 from handlers.aws import http as lambda_http
 from handlers.aws.events import UNINTERPRETABLE_EVENT
 from handlers.http import app as http_api
-from tests.conftest import EVENT_API_KEY, Engine, store_event_key
+from tests.conftest import EVENT_API_KEY, SERVE_ROOT, Engine, store_event_key
 
 REGION = "us-east-1"
-EVENTS_DIR = Path(__file__).resolve().parents[2] / "events"
+EVENTS_DIR = SERVE_ROOT / "events"
 EVENT_FILES = sorted(EVENTS_DIR.glob("http_*.json"))
 PROBLEM_JSON = "application/problem+json"
 

@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -27,11 +26,11 @@ from handlers.aws import mcp as lambda_mcp
 from handlers.http import app as http_api
 from handlers.mcp import endpoint as mcp_server
 from local.template import table_definition
-from tests.conftest import EVENT_API_KEY, store_event_key
+from tests.conftest import EVENT_API_KEY, SERVE_ROOT, store_event_key
 from tests.handlers.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker
 from tests.handlers.oauth.test_doors import run_the_whole_flow
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = SERVE_ROOT
 EVENTS = ROOT / "events"
 REGION = "us-east-1"
 TABLE = "agent-memory-secrecy-test"

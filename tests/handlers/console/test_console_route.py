@@ -4,7 +4,6 @@ Policy, revalidated with an ETag, its settings from the core, small; and on Lamb
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import get_args
 
 import pytest
@@ -18,8 +17,9 @@ from core.model import MEMORY_TYPES, STANDARD_TAGS, Status, WritableStatus
 from handlers.auth import open_access
 from handlers.console import STATIC, Console
 from handlers.http.app import create_app
+from tests.conftest import SERVE_ROOT
 
-EVENTS = Path(__file__).resolve().parents[2] / "events"
+EVENTS = SERVE_ROOT / "events"
 # The page a first visit downloads, all files together (the aim: under 100 KB).
 WEIGHT_BUDGET = 100 * 1024
 

@@ -16,9 +16,9 @@ from typing import Any, NoReturn
 
 import pytest
 
-from tests.conftest import missing_test_peer
+from tests.conftest import SERVE_ROOT, missing_test_peer
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = SERVE_ROOT
 INSPECTOR_DIR = ROOT / "tests" / "mcp_inspector"
 INSPECTOR = INSPECTOR_DIR / "node_modules" / ".bin" / "mcp-inspector"
 
