@@ -12,7 +12,7 @@ from mangum.adapter import DEFAULT_TEXT_MIME_TYPES
 from mangum.handlers import HTTPGateway
 from mangum.types import ASGI, Response
 
-from handlers.problem import PROBLEM_JSON, Problem
+from handlers.problem import HTTP_ERROR_TITLES, PROBLEM_JSON, Problem
 
 logger = Logger()
 
@@ -83,7 +83,7 @@ def invoke(app: ASGI, event: dict[str, Any], context: Any, lifespan: Literal["on
         return _problem(500, UNINTERPRETABLE_EVENT, "The Lambda event cannot be interpreted", detail)
     if not (_is_text(event.get("rawPath", "")) and _is_text(event["requestContext"]["http"]["path"])):
         detail = "no route for a path that is not text (it holds a lone surrogate)"
-        return _problem(404, "urn:agent-memory:problem:http-error", "Not found", detail)
+        return _problem(404, "urn:agent-memory:problem:http-error", HTTP_ERROR_TITLES[404], detail)
     _invocation_loop.make_current()
     adapter = Mangum(app, lifespan=lifespan, text_mime_types=TEXT_MIME_TYPES, custom_handlers=[_HttpRequestEvent])
     try:

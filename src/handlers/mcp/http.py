@@ -16,6 +16,7 @@ from starlette.types import Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from core.limits import MAX_REQUEST_BYTES
+from handlers.oauth.paths import RESOURCE_PATH
 from handlers.problem import (
     BODY_TOO_LARGE,
     BODY_TOO_LARGE_DETAIL,
@@ -26,7 +27,8 @@ from handlers.problem import (
     problem_response,
 )
 
-MCP_PATH: Final = "/mcp"
+# The MCP endpoint is the OAuth protected resource: one path.
+MCP_PATH: Final = RESOURCE_PATH
 # The methods /mcp serves: POST carries every message; OPTIONS answers CORS preflights (and plain OPTIONS).
 ALLOWED_METHODS: Final = "POST, OPTIONS"
 # What a browser page may send cross-origin, and read back: the transport's headers in both protocol eras.
