@@ -205,6 +205,7 @@ def test_a_foreign_origin_is_refused_even_with_a_valid_request(
 
     assert refused["statusCode"] == 403
     assert allowed["statusCode"] == 200
+    assert "create_memory" in {tool["name"] for tool in response_json(allowed)["result"]["tools"]}
 
 
 def test_a_modern_tool_call_returns_the_prime_envelope(handler: Handler, lambda_worker: LambdaWorker) -> None:
@@ -250,6 +251,7 @@ def test_the_handler_recovers_when_something_cleared_the_threads_event_loop(
     response = lambda_worker.invoke(handler, load_event("mcp_tools_list.json"))
 
     assert response["statusCode"] == 200
+    assert "create_memory" in {tool["name"] for tool in response_json(response)["result"]["tools"]}
 
 
 @pytest.mark.usefixtures("deployed_environment")

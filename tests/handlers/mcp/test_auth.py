@@ -330,6 +330,7 @@ async def test_a_sigv4_signed_call_presents_its_key_in_the_agent_memory_header(
 
     assert refused.status_code == 401
     assert listed.status_code == 200
+    assert len(listed.json()["result"]["tools"]) == 6
 
 
 async def test_two_authorization_headers_are_401_before_any_tool_runs(

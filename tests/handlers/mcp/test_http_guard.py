@@ -135,6 +135,7 @@ async def test_a_request_without_an_origin_gets_no_cors_headers(endpoint: MCPEnd
         response = await http.post("/mcp", json=LIST_TOOLS, headers={**JSON_HEADERS, "authorization": KEY})
 
     assert response.status_code == 200
+    assert len(response.json()["result"]["tools"]) == 6
     assert cors_headers(response) == {}
 
 
@@ -160,6 +161,7 @@ async def test_the_servers_own_loopback_origin_is_same_origin_and_admitted(endpo
         preflight = await http.options("/mcp", headers={"origin": own, **PREFLIGHT})
 
     assert posted.status_code == 200
+    assert len(posted.json()["result"]["tools"]) == 6
     assert preflight.status_code == 204
     assert preflight.headers["access-control-allow-origin"] == own
 
@@ -172,6 +174,7 @@ async def test_any_loopback_address_reads_as_loopback_as_serve_reads_it(endpoint
         posted = await http.post("/mcp", json=LIST_TOOLS, headers={**JSON_HEADERS, "origin": own, "authorization": KEY})
 
     assert posted.status_code == 200
+    assert len(posted.json()["result"]["tools"]) == 6
     assert posted.headers["access-control-allow-origin"] == own
 
 
@@ -421,6 +424,7 @@ async def test_any_accept_that_admits_json_is_served(endpoint: MCPEndpoint, era:
         response = await http.post("/mcp", json=message, headers={**headers, "accept": accept, "authorization": KEY})
 
     assert response.status_code == 200, response.text
+    assert len(response.json()["result"]["tools"]) == 6
 
 
 async def test_a_bare_status_from_the_transport_reaches_the_client_as_a_problem_document(endpoint: MCPEndpoint) -> None:

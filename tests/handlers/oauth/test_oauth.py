@@ -106,6 +106,25 @@ async def mcp_call(http: httpx2.AsyncClient, token: str | None, tool: str, **arg
     return await http.post("/mcp", json=body, headers=headers)
 
 
+def assert_tool_result(response: httpx2.Response) -> dict[str, Any]:
+    """The tool ran and answered a result, not a tool error (both are HTTP 200): its structured content."""
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()["result"]
+    assert result["isError"] is False, result
+    content: dict[str, Any] = result["structuredContent"]
+    return content
+
+
+def assert_needs_scope(response: httpx2.Response, scope: str) -> None:
+    """Refused before any tool ran with 403 insufficient_scope, naming `scope` in the challenge and the problem."""
+    assert response.status_code == 403, response.text
+    assert response.headers["www-authenticate"] == (
+        f'Bearer realm="agent-memory", error="insufficient_scope", scope="{scope}", resource_metadata="{METADATA_URL}"'
+    )
+    assert response.headers["content-type"] == "application/problem+json"
+    assert f"lacks the '{scope}' scope" in response.json()["detail"]
+
+
 # --- the whole flow, as the SDK's client runs it ---
 
 
@@ -211,8 +230,11 @@ async def refresh(http: httpx2.AsyncClient, client_id: str, refresh_token: str) 
 
 
 async def lists_tools(http: httpx2.AsyncClient, token: str) -> int:
+    """The status of a tools/list with `token`; when it is 200, its body lists the tools."""
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     response = await http.post("/mcp", json=body, headers=JSON_HEADERS | {"authorization": f"Bearer {token}"})
+    if response.status_code == 200:
+        assert "create_memory" in {tool["name"] for tool in response.json()["result"]["tools"]}, response.text
     return response.status_code
 
 
@@ -467,7 +489,7 @@ async def test_a_read_only_key_grants_read_when_the_person_unticks_write(
     created = await mcp_call(http, tokens["access_token"], "create_memory", content="The user keeps wasps")
 
     assert tokens["scope"] == "read"
-    assert listed.status_code == 200
+    assert assert_tool_result(listed)["total"] == 1
     assert created.status_code == 403
     assert created.headers["www-authenticate"] == (
         f'Bearer realm="agent-memory", error="insufficient_scope", scope="write", resource_metadata="{METADATA_URL}"'
@@ -612,8 +634,8 @@ async def test_an_access_token_gives_exactly_its_namespace(
     created = await mcp_call(http, tokens["access_token"], "create_memory", content="Bob keeps ants")
     searched = await mcp_call(http, tokens["access_token"], "search_memories")
 
-    assert created.status_code == 200
-    assert searched.json()["result"]["structuredContent"]["total"] == 1
+    assert assert_tool_result(created)["content"] == "Bob keeps ants"
+    assert assert_tool_result(searched)["total"] == 1
     assert alice_contents(memory_service) == ["The user keeps bees"]
 
 
@@ -905,9 +927,11 @@ async def test_the_scope_a_token_needs_per_tool_is_the_one_each_tool_itself_requ
     readers = await tokens_for(http, browser, key_service.create("alice", ["read"])[1], scopes=["read"])
     writers = await tokens_for(http, browser, key_service.create("alice", ["write"])[1], scopes=["write"])
 
-    for tool, arguments in READ_CALLS:
-        assert (await mcp_call(http, writers["access_token"], tool, **arguments)).status_code == 403, tool
-        assert (await mcp_call(http, readers["access_token"], tool, **arguments)).status_code == 200, tool
-    for tool, arguments in WRITE_CALLS:
-        assert (await mcp_call(http, readers["access_token"], tool, **arguments)).status_code == 403, tool
-        assert (await mcp_call(http, writers["access_token"], tool, **arguments)).status_code == 200, tool
+    # Both answers are read whole: a tool error is an HTTP 200 too, and only the body tells it from a result.
+    for needed, refused, allowed, calls in [
+        ("read", writers, readers, READ_CALLS),
+        ("write", readers, writers, WRITE_CALLS),
+    ]:
+        for tool, arguments in calls:
+            assert_needs_scope(await mcp_call(http, refused["access_token"], tool, **arguments), needed)
+            assert_tool_result(await mcp_call(http, allowed["access_token"], tool, **arguments))
