@@ -32,7 +32,9 @@ from core.repository.dynamodb.stored import BATCH_GET_ATTEMPTS, BATCH_WRITE_ATTE
 from tests.conftest import NAMESPACE, Engine
 
 
-class _Body:
+class RawBody:
+    """A raw HTTP body as botocore reads an answer's (streamed or read whole), for answers made up before moto."""
+
     def __init__(self, raw: bytes) -> None:
         self.raw = raw
 
@@ -60,7 +62,7 @@ class Faults:
         self.left -= 1
         error = {"__type": f"com.amazonaws.dynamodb.v20120810#{self.code}", "message": "injected", **self.extra}
         body = json.dumps(error).encode()
-        return AWSResponse(request.url, 400, {"x-amzn-ErrorType": self.code}, _Body(body))  # type: ignore[arg-type]
+        return AWSResponse(request.url, 400, {"x-amzn-ErrorType": self.code}, RawBody(body))  # type: ignore[arg-type]
 
 
 LATER = "2026-04-06T14:13:00.000000Z"
@@ -75,8 +77,8 @@ def memory(memory_id: int) -> Memory:
 
 
 @pytest.fixture
-def repository(moto_engine: Engine) -> DynamoDBMemoryRepository:
-    return DynamoDBMemoryRepository(moto_engine.client, moto_engine.new_table())
+def repository(moto_engine: Engine, moto_table: str) -> DynamoDBMemoryRepository:
+    return DynamoDBMemoryRepository(moto_engine.client, moto_table)
 
 
 @pytest.mark.parametrize("code", ["ProvisionedThroughputExceededException", "ThrottlingException"])
@@ -441,7 +443,7 @@ class Unprocessed:
         self.left -= 1
         asked = json.loads(request.body)["RequestItems"]
         body = json.dumps({"Responses": {table: [] for table in asked}, self.unprocessed: asked}).encode()
-        return AWSResponse(request.url, 200, {}, _Body(body))  # type: ignore[arg-type]
+        return AWSResponse(request.url, 200, {}, RawBody(body))  # type: ignore[arg-type]
 
 
 def tagged(memory_id: int) -> Memory:
@@ -510,9 +512,9 @@ def stored_before_copies(client: Any, table: str) -> None:
 
 
 def test_migrate_leaves_a_namespace_unmarked_while_a_memory_keeps_changing_under_its_copy(
-    moto_engine: Engine, repository: DynamoDBMemoryRepository
+    moto_engine: Engine, moto_table: str, repository: DynamoDBMemoryRepository
 ) -> None:
-    client, table = moto_engine.client, repository._table
+    client, table = moto_engine.client, moto_table
     repository.add(NAMESPACE, tagged(1))
     stored_before_copies(client, table)
     conflicts = CancelledTransactions(client, times=COPY_ATTEMPTS, reasons=failed_at(0))
@@ -526,9 +528,9 @@ def test_migrate_leaves_a_namespace_unmarked_while_a_memory_keeps_changing_under
 
 
 def test_migrate_reports_storage_unavailable_when_a_copy_is_refused_for_another_reason(
-    moto_engine: Engine, repository: DynamoDBMemoryRepository
+    moto_engine: Engine, moto_table: str, repository: DynamoDBMemoryRepository
 ) -> None:
-    client, table = moto_engine.client, repository._table
+    client, table = moto_engine.client, moto_table
     repository.add(NAMESPACE, tagged(1))
     stored_before_copies(client, table)
     throttled = CancelledTransactions(
