@@ -14,9 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Final
-
-import snowballstemmer
+from typing import Any, Final
 
 # BM25's usual constants: term frequency saturates around k1, and b weighs the document length fully.
 K1: Final = 1.2
@@ -24,12 +22,20 @@ B: Final = 0.75
 
 _WORD: Final = re.compile(r"\w+(?:['\u2019]\w+)*")
 _TAG_SEPARATORS: Final = re.compile(r"[-_.:]")
-_STEMMER: Final = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    # Loaded on first use, not at import: the package loads the stemmers of all its 36 languages, which a cold start
+    # that writes or recalls nothing should not pay for.
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
 
 
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    stemmed: str = _STEMMER.stemWord(word)
+    stemmed: str = _stemmer().stemWord(word)
     return stemmed
 
 
