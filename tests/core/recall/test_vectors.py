@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
+from array import array
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from core.digest import Vector
-from core.recall import vectors
 from core.recall.vectors import cosine, similarities
 
 
@@ -36,9 +36,20 @@ def test_the_quantised_cosine_is_close_to_the_float_cosine(left: list[float], ri
     assert cosine(Vector.quantise(left), Vector.quantise(right)) == pytest.approx(exact, abs=0.03)
 
 
+def plain_dot(left: bytes, right: bytes) -> int:
+    """The exact integer dot product of two int8 code strings, in plain Python."""
+    return sum(a * b for a, b in zip(array("b", left), array("b", right), strict=True))
+
+
 def test_simd_and_plain_python_give_the_same_integer_products() -> None:
+    # Whether simsimd or plain Python computed them, the dot products are the same integers, so the cosine built on
+    # them is the plain-Python integer cosine to the last bit (codes read as unsigned bytes would not be).
     left, right = Vector.quantise([0.3, -0.9, 0.1] * 100), Vector.quantise([-0.2, 0.5, 0.7] * 100)
-    assert vectors._dot(left.codes, right.codes) == vectors._python_dot(left.codes, right.codes)
+    norms = plain_dot(left.codes, left.codes) * plain_dot(right.codes, right.codes)
+    exact = plain_dot(left.codes, right.codes) / math.sqrt(norms)
+
+    assert cosine(left, right) == exact
+    assert similarities(left, [right]) == [exact]
 
 
 def test_a_vector_of_other_dimensions_or_none_has_no_similarity() -> None:
