@@ -20,6 +20,7 @@ from aws_lambda_powertools.shared import constants as powertools_constants
 from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError
 
+from core.recall.bedrock import TITAN_DIMENSIONS
 from core.repository import dynamodb
 from core.repository.dynamodb import INDEXES, LISTED_ATTRIBUTES, make_client
 from core.repository.dynamodb.codec import DELETED_INDEX, UNEMBEDDED_INDEX
@@ -35,17 +36,22 @@ LOCAL_ONLY_ENV = {"AWS_ENDPOINT_URL_DYNAMODB"}
 # What each function must be told; TABLE_NAME's fallback would silently name a table the stack does not own.
 # POWERTOOLS_METRICS_NAMESPACE: its fallback would mix the stages' metrics, and the alarms read the stage's own.
 # DELETED_RETENTION_DAYS: its fallback would ignore the stack's DeletedRetentionDays.
+# EMBEDDING_MODEL and EMBEDDING_DIMENSIONS: every function embeds (what is written, asked, or waits for a vector), and
+# the fallbacks would embed with another model than the one the stack is granted.
+EMBEDDING_ENV = {"EMBEDDING_MODEL", "EMBEDDING_DIMENSIONS"}
 REQUIRED_ENV = {
-    "HttpFunction": {"TABLE_NAME", "DELETED_RETENTION_DAYS", "POWERTOOLS_METRICS_NAMESPACE"},
+    "HttpFunction": {"TABLE_NAME", "DELETED_RETENTION_DAYS", "POWERTOOLS_METRICS_NAMESPACE", *EMBEDDING_ENV},
     "McpFunction": {
         "TABLE_NAME",
         "MCP_ALLOWED_ORIGINS",
         "OAUTH_ENABLED",
         "OAUTH_ISSUER",
         "POWERTOOLS_METRICS_NAMESPACE",
+        *EMBEDDING_ENV,
     },
-    "PurgeFunction": {"TABLE_NAME", "DELETED_RETENTION_DAYS", "POWERTOOLS_METRICS_NAMESPACE"},
+    "PurgeFunction": {"TABLE_NAME", "DELETED_RETENTION_DAYS", "POWERTOOLS_METRICS_NAMESPACE", *EMBEDDING_ENV},
 }
+EMBEDDING_MODEL_ARN = "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${EmbeddingModel}"
 # The functions that answer requests (behind API Gateway or a function URL), not a schedule.
 DOORS = ("HttpFunction", "McpFunction")
 POWERTOOLS_SETTINGS = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_LOG_LEVEL", "POWERTOOLS_METRICS_NAMESPACE"}
@@ -148,12 +154,13 @@ def _dynamodb_actions_the_repository_calls() -> set[str]:
     return actions - {transactions} - _PARTIQL_CALLS
 
 
-def _statements(properties: dict[str, Any]) -> list[dict[str, Any]]:
+def _statements(properties: dict[str, Any], service: str = "dynamodb") -> list[dict[str, Any]]:
+    """The function's inline policy statements granting actions of `service`."""
     statements = []
     for policy in properties["Policies"]:
         assert set(policy) == {"Statement"}, f"only inline statements, no managed or template policies: {policy}"
         statements.extend(policy["Statement"])
-    return statements
+    return [s for s in statements if all(a.startswith(f"{service}:") for a in _as_list(s["Action"]))]
 
 
 def _as_list(value: str | list[str]) -> list[str]:
@@ -445,6 +452,28 @@ def test_functions_may_call_exactly_the_dynamodb_actions_the_repository_uses(tem
     for name, properties in _functions(template).items():
         granted = {action for statement in _statements(properties) for action in _as_list(statement["Action"])}
         assert granted == used, name
+
+
+def test_every_function_may_invoke_the_embedding_model_and_nothing_else_beyond_its_table(template: dict[str, Any]):
+    for name, properties in _functions(template).items():
+        statements = [s for service in ("dynamodb", "bedrock") for s in _statements(properties, service)]
+        assert sum(len(policy["Statement"]) for policy in properties["Policies"]) == len(statements), name
+        (bedrock,) = _statements(properties, "bedrock")
+        assert (bedrock["Effect"], _as_list(bedrock["Action"])) == ("Allow", ["bedrock:InvokeModel"]), name
+        assert _as_list(bedrock["Resource"]) == [EMBEDDING_MODEL_ARN], name
+        variables = properties["Environment"]["Variables"]
+        assert (variables["EMBEDDING_MODEL"], variables["EMBEDDING_DIMENSIONS"]) == (
+            "EmbeddingModel",
+            "EmbeddingDimensions",
+        ), name
+
+
+def test_the_embedding_parameters_default_to_the_settings_defaults(template: dict[str, Any]):
+    parameters = template["Parameters"]
+    settings = bootstrap.Settings()
+    assert parameters["EmbeddingModel"]["Default"] == settings.embedding_model
+    assert parameters["EmbeddingDimensions"]["Default"] == settings.embedding_dimensions
+    assert parameters["EmbeddingDimensions"]["AllowedValues"] == list(TITAN_DIMENSIONS)
 
 
 def test_function_policies_name_only_this_table_and_query_only_its_indexes(template: dict[str, Any]):

@@ -7,8 +7,9 @@ Titan V2 embeds one text per InvokeModel call: `{"inputText": ..., "dimensions":
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import botocore.session
@@ -51,17 +52,23 @@ class BedrockEmbedder:
 
     def __init__(
         self,
-        client: BedrockRuntimeClient,
+        client: BedrockRuntimeClient | Callable[[], BedrockRuntimeClient],
         model_id: str = TITAN_V2,
         dimensions: int = DEFAULT_DIMENSIONS,
         floor: float = TITAN_FLOOR,
     ) -> None:
         if dimensions not in TITAN_DIMENSIONS:
             raise ValueError(f"dimensions must be one of {TITAN_DIMENSIONS}, not {dimensions}")
-        self._client = client
+        # A function making the client defers its cost (botocore loads the service's model) to the first embedding,
+        # out of a Lambda function's cold start.
+        self._make_client = client if callable(client) else lambda: client
         self._model_id = model_id
         self._dimensions = dimensions
         self._floor = floor
+
+    @functools.cached_property
+    def _client(self) -> BedrockRuntimeClient:
+        return self._make_client()
 
     @property
     def model(self) -> str:

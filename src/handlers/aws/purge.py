@@ -1,23 +1,42 @@
 """The purge function's entrypoint (template.yaml `PurgeFunction`): an EventBridge schedule runs it every hour to
-purge the memories deleted longer than the retention window ago (`DELETED_RETENTION_DAYS`). It reads only the
-sparse index of deleted memories, never the table; a run stopped half-way (a timeout) is finished by the next."""
+purge the memories deleted longer than the retention window ago (`DELETED_RETENTION_DAYS`), then to embed the recall
+digests still waiting for their vector (core.recall.backfill), a batch a run. It reads only the sparse indexes of
+deleted memories and of waiting digests, never the table; a run stopped half-way (a timeout) is finished by the next.
+It wires no recall ranking (bootstrap.build_services), so it ships without the stemmer."""
 
 from datetime import timedelta
 from typing import Any
 
 from aws_lambda_powertools import Logger
 
+from core.recall.embedding import EmbedderUnavailableError
 from handlers import bootstrap
 
 logger = Logger()
 
 # The settings, the DynamoDB client and services are built at import, in the init phase.
-bootstrap.default_services()
+bootstrap.default_services(ranking=False)
 
 
 @logger.inject_lambda_context(log_event=False)
 def handler(event: dict[str, Any], context: Any) -> dict[str, int]:
-    services = bootstrap.default_services()
+    services = bootstrap.default_services(ranking=False)
     purged = services.memories.purge_expired(timedelta(days=services.settings.deleted_retention_days))
     logger.info("purged the memories deleted before the retention window", extra={"purged": purged})
-    return {"purged": purged}
+    return {"purged": purged, "embedded": _backfill(services)}
+
+
+def _backfill(services: bootstrap.Services) -> int:
+    """Embed a batch of waiting digests; an unavailable model is no failure of the run (the purge, whose alarm is
+    the retention guarantee's, succeeded): they wait for the next one."""
+    if services.backfill is None:
+        return 0
+    try:
+        done = services.backfill.run()
+    except EmbedderUnavailableError as exc:
+        logger.warning(
+            "the embedding model is unavailable: waiting digests wait for the next run", extra={"why": str(exc)}
+        )
+        return 0
+    logger.info("embedded waiting recall digests", extra={"embedded": done.embedded, "skipped": done.skipped})
+    return done.embedded

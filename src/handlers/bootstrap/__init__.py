@@ -26,6 +26,9 @@ from core.hosts import is_loopback, parse_host
 from core.keys import KeyService
 from core.limits import MAX_RETENTION_DAYS, MIN_RETENTION_DAYS
 from core.memories import MemoryService
+from core.recall.backfill import Backfill
+from core.recall.bedrock import DEFAULT_DIMENSIONS, TITAN_DIMENSIONS, TITAN_V2, BedrockEmbedder, make_bedrock_client
+from core.recall.embedding import Embedder
 from core.repository.dynamodb import (
     DynamoDBGrantRepository,
     DynamoDBKeyRepository,
@@ -37,6 +40,10 @@ from handlers.metrics import RequestMetrics
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+    from core.digest import Indexer
+    from core.recall.service import RecallService
+    from core.repository import MemoryRepository
 
 DEFAULT_TABLE = "agent-memory"
 DEFAULT_REGION = "us-east-1"
@@ -75,6 +82,17 @@ class Settings(BaseModel):
     # not the origin each request reached (a custom domain in front of the function URL).
     oauth_enabled: bool = True
     oauth_issuer: str | None = None
+    # The Amazon Bedrock model that embeds memories when they are written and recall's questions, and the dimensions
+    # of its vectors (Titan Text Embeddings V2: 256, 512 or 1,024).
+    embedding_model: str = Field(TITAN_V2, pattern=r"^[A-Za-z0-9][A-Za-z0-9.:_-]{0,199}$")
+    embedding_dimensions: int = DEFAULT_DIMENSIONS
+
+    @field_validator("embedding_dimensions")
+    @classmethod
+    def _dimensions_the_model_answers_in(cls, value: int) -> int:
+        if value not in TITAN_DIMENSIONS:
+            raise ValueError(f"{value} is not one of {', '.join(map(str, TITAN_DIMENSIONS))}")
+        return value
 
     @field_validator("oauth_issuer")
     @classmethod
@@ -96,6 +114,8 @@ class Settings(BaseModel):
             "mcp_allowed_origins": _comma_separated(env.get("MCP_ALLOWED_ORIGINS", "")),
             "metrics_namespace": env.get("POWERTOOLS_METRICS_NAMESPACE") or DEFAULT_METRICS_NAMESPACE,
             "oauth_issuer": env.get("OAUTH_ISSUER") or None,
+            "embedding_model": env.get("EMBEDDING_MODEL") or TITAN_V2,
+            "embedding_dimensions": env.get("EMBEDDING_DIMENSIONS") or DEFAULT_DIMENSIONS,
         }
         problems: list[str] = []
         retention = env.get("DELETED_RETENTION_DAYS") or ""
@@ -116,7 +136,12 @@ class Settings(BaseModel):
         return settings
 
 
-_VARIABLES: Final = {"oauth_issuer": "OAUTH_ISSUER", "deleted_retention_days": "DELETED_RETENTION_DAYS"}
+_VARIABLES: Final = {
+    "oauth_issuer": "OAUTH_ISSUER",
+    "deleted_retention_days": "DELETED_RETENTION_DAYS",
+    "embedding_model": "EMBEDDING_MODEL",
+    "embedding_dimensions": "EMBEDDING_DIMENSIONS",
+}
 
 
 def _reason(error: ErrorDetails) -> str:
@@ -150,26 +175,53 @@ def use_placeholder_credentials() -> None:
 @dataclass(frozen=True)
 class Services:
     """The memory, key and OAuth grant use cases over one table, sharing one DynamoDB client, and the settings they
-    were built with (the doors wired over them read theirs there)."""
+    were built with (the doors wired over them read theirs there); recall's ranking (None where it is not wired: the
+    purge function) and the backfill that embeds what waits for its vector."""
 
     memories: MemoryService
     keys: KeyService
     grants: GrantService
     settings: Settings = field(default_factory=Settings)
+    recall: RecallService | None = None
+    backfill: Backfill | None = None
 
 
-def build_services(settings: Settings, client: DynamoDBClient | None = None) -> Services:
-    """The services over `settings`' table, through `client` (or a new one built from the settings). Every change
-    of a memory is fenced on the live key making it (MemoryService), so a revoke or an erase is never outrun by a
-    cached key in any process."""
+def bedrock_embedder(settings: Settings) -> BedrockEmbedder:
+    """The deployed embedding model the settings name; its client is made on its first embedding."""
+    return BedrockEmbedder(
+        lambda: make_bedrock_client(settings.region), settings.embedding_model, settings.embedding_dimensions
+    )
+
+
+def build_services(
+    settings: Settings, client: DynamoDBClient | None = None, embedder: Embedder | None = None, *, ranking: bool = True
+) -> Services:
+    """The services over `settings`' table, through `client` (or a new one built from the settings), embedding with
+    `embedder` (by default the Bedrock model the settings name). Every change of a memory is fenced on the live key
+    making it (MemoryService), so a revoke or an erase is never outrun by a cached key in any process, and computes
+    the memory's recall digest first. Without `ranking` (the purge function) neither is wired: only the backfill."""
     client = client or make_client(settings.endpoint_url, settings.region)
+    embedder = embedder or bedrock_embedder(settings)
+    repository = DynamoDBMemoryRepository(client, settings.table_name)
     keys = KeyService(DynamoDBKeyRepository(client, settings.table_name))
+    indexer, recall = _ranking(repository, embedder) if ranking else (None, None)
     return Services(
-        MemoryService(DynamoDBMemoryRepository(client, settings.table_name), fenced=True),
+        MemoryService(repository, fenced=True, indexer=indexer),
         keys,
         GrantService(DynamoDBGrantRepository(client, settings.table_name), keys),
         settings,
+        recall,
+        Backfill(repository, embedder),
     )
+
+
+def _ranking(repository: MemoryRepository, embedder: Embedder) -> tuple[Indexer, RecallService]:
+    """Recall's indexer and use case, imported only where they are wired: the purge function, which writes no
+    digest and ranks nothing, then loads neither the stemmer nor the vector arithmetic (recall's extra)."""
+    from core.recall.indexing import RecallIndexer
+    from core.recall.service import RecallService
+
+    return RecallIndexer(embedder), RecallService(repository, embedder)
 
 
 # The capacity the process-wide client consumes, for the functions' metrics (one request at a time on Lambda).
@@ -177,17 +229,18 @@ CAPACITY: Final = CapacityTally()
 
 
 @functools.cache
-def default_services() -> Services:
+def default_services(*, ranking: bool = True) -> Services:
     """The process-wide services for Lambda, over the settings the environment gives (read here, once): one client,
     created at init and reused while warm, reporting the capacity each call consumes to CAPACITY. A setting that
-    cannot be used fails the init with SettingsError, before any request.
+    cannot be used fails the init with SettingsError, before any request. Without `ranking`: the purge function's
+    (build_services).
 
     Lambda always authenticates: no setting turns the key check off.
     """
     settings = Settings.from_env()
     client = make_client(settings.endpoint_url, settings.region)
     CAPACITY.watch(client)
-    return build_services(settings, client)
+    return build_services(settings, client, ranking=ranking)
 
 
 def lambda_metrics(door: str, settings: Settings) -> RequestMetrics:

@@ -24,6 +24,8 @@ def test_every_variable_is_read_into_its_setting() -> None:
         "DELETED_RETENTION_DAYS": " 7 ",
         "OAUTH_ENABLED": "FALSE",
         "OAUTH_ISSUER": "https://memory.example.com/",
+        "EMBEDDING_MODEL": "amazon.titan-embed-text-v2:0",
+        "EMBEDDING_DIMENSIONS": "1024",
     }
 
     assert Settings.from_env(env) == Settings(
@@ -35,6 +37,8 @@ def test_every_variable_is_read_into_its_setting() -> None:
         deleted_retention_days=7,
         oauth_enabled=False,
         oauth_issuer="https://memory.example.com/",
+        embedding_model="amazon.titan-embed-text-v2:0",
+        embedding_dimensions=1024,
     )
 
 
@@ -51,6 +55,9 @@ def test_every_variable_is_read_into_its_setting() -> None:
         ({"OAUTH_ISSUER": "https://memory.example.com/mcp"}, "OAUTH_ISSUER: 'https://memory.example"),
         ({"OAUTH_ISSUER": "https://user@memory.example.com"}, "OAUTH_ISSUER: 'https://user@memory"),
         ({"OAUTH_ISSUER": "https://memory.example.com?x=1"}, "OAUTH_ISSUER: 'https://memory.example"),
+        ({"EMBEDDING_DIMENSIONS": "300"}, "EMBEDDING_DIMENSIONS: 300 is not one of 256, 512, 1024"),
+        ({"EMBEDDING_DIMENSIONS": "many"}, "EMBEDDING_DIMENSIONS: Input should be a valid integer"),
+        ({"EMBEDDING_MODEL": "titan v2"}, "EMBEDDING_MODEL: String should match pattern"),
     ],
 )
 def test_a_value_that_cannot_be_used_is_refused_naming_its_variable(env: dict[str, str], named: str) -> None:
