@@ -78,8 +78,9 @@ class DynamoDBLocal:
         self._log = log
         self._process: subprocess.Popen[bytes] | None = None
 
-    def start(self, ready: Callable[[], object], timeout: float = 60) -> DynamoDBLocal:
-        """Launch it and wait until `ready()` (e.g. a ListTables call) stops raising."""
+    def start(self, ready: Callable[[], object], timeout: float = 180) -> DynamoDBLocal:
+        """Launch it and wait until `ready()` (e.g. a ListTables call) stops raising, while it runs: a JVM starts in
+        seconds on a quiet machine, in a minute or more on a loaded one; `timeout` only ends a start that hangs."""
         # In a process group of its own: a terminal's Ctrl-C reaches its parent only, which stops it in order; an
         # engine interrupted along with it would look like an engine that died.
         self._process = subprocess.Popen(  # noqa: S603
