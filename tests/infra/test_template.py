@@ -256,6 +256,10 @@ def test_the_purge_runs_every_hour_with_the_retention_parameter(template: dict[s
     assert purge["Timeout"] <= 900
 
 
+def test_the_purge_function_runs_one_sweep_at_a_time(template: dict[str, Any]):
+    assert _functions(template)["PurgeFunction"]["ReservedConcurrentExecutions"] == 1
+
+
 def test_every_function_handler_is_importable_and_callable(template: dict[str, Any]):
     for properties in _functions(template).values():
         module_name, _, attribute = properties["Handler"].rpartition(".")
