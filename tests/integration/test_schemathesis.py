@@ -1,17 +1,19 @@
 """Schemathesis fuzzes a real `agent-memory serve` on Amazon DynamoDB Local from the OpenAPI document it serves,
-with every check on (`--checks all`): among them the conformance of every response, whatever its status, to the
-document (`status_code_conformance`, `content_type_conformance`, `response_schema_conformance` and
-`response_headers_conformance`, which holds the server to the ETag, Location and Retry-After the document
-declares), `ignored_auth` (ST401: each operation refuses a missing or bad key) and `object_level_authorization`
-(ST402: two keys in two namespaces, `alice` and `bob`, never see each other's memories). All phases run (explicit
-examples, coverage, fuzzing, and the stateful phase over the document's links from a create to the record's
-operations and those it infers from `Location` and the response schemas) with a fixed seed and a bounded number
-of examples, so a run is reproducible and takes about a minute on two cores.
+with every check on (schemathesis' default; two operations are excused from one check each, CONFIG says why): among
+them the conformance of every response, whatever its status, to the document (`status_code_conformance`,
+`content_type_conformance`, `response_schema_conformance` and `response_headers_conformance`, which holds the server
+to the ETag, Location and Retry-After the document declares), `ignored_auth` (ST401: each operation refuses a
+missing or bad key) and `object_level_authorization` (ST402: two keys in two namespaces, `alice` and `bob`, never see
+each other's memories). All phases run (explicit examples, coverage, fuzzing, and the stateful phase over the
+document's links from a create to the record's operations and those it infers from `Location` and the response
+schemas) with a fixed seed and a bounded number of examples, so a run is reproducible and takes about a minute on two
+cores.
 
 Override the size for a deeper local run: SCHEMATHESIS_MAX_EXAMPLES=500 SCHEMATHESIS_SEED=7 pytest this file."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -52,7 +54,26 @@ expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "412", "429", "5x
 
 [checks.negative_data_rejection]
 expected-statuses = ["400", "401", "403", "404", "405", "406", "409", "412", "415", "422", "428", "429", "5xx"]
+
+# Restore: only a deleted memory can be restored; CONTRACT.md answers 404 for one that is not deleted, which a memory
+# just created never is. ST302 (created resource not found) excuses a 404 only after a DELETE of the resource, so
+# the restore does not run it; every other operation's 404 after a create is still reported.
+[[operations]]
+include-method = "POST"
+include-path = "/memories/{{memory_id}}/restore"
+checks.ensure_resource_availability.enabled = false
+
+# History: a deleted memory's history stays readable until the memory is purged (CONTRACT.md: a person must be able
+# to see what was deleted, and restore it), so a GET of its history after a DELETE of the memory is not ST301
+# (deleted resource still available); a GET of the memory itself after its DELETE is still reported.
+[[operations]]
+include-method = "GET"
+include-path = "/memories/{{memory_id}}/history"
+checks.use_after_free.enabled = false
 """
+# The schemathesis whose object_authorization.is_equivalent schemathesis_hooks.py replaces, for want of a public
+# setting: on an upgrade, re-read that function (and whether a setting now says the same), then move this on.
+CHECKED_SCHEMATHESIS_VERSION = "4.32.5"
 
 
 @dataclass(frozen=True)
@@ -100,6 +121,16 @@ def _write_config(directory: Path, served: Served) -> Path:
     return config
 
 
+def test_the_installed_schemathesis_is_the_one_the_hooks_were_checked_against() -> None:
+    installed = importlib.metadata.version("schemathesis")
+
+    assert installed == CHECKED_SCHEMATHESIS_VERSION, (
+        f"schemathesis {installed} is installed, but schemathesis_hooks.py was checked against "
+        f"{CHECKED_SCHEMATHESIS_VERSION}: re-read object_authorization.is_equivalent, which it replaces, then update "
+        "CHECKED_SCHEMATHESIS_VERSION"
+    )
+
+
 def test_schemathesis_finds_nothing_with_every_check_in_every_phase(served: Served, tmp_path: Path) -> None:
     assert SCHEMATHESIS.exists(), f"no {SCHEMATHESIS}: `make install` installs schemathesis (dev group)"
     config = _write_config(tmp_path, served)
@@ -109,7 +140,7 @@ def test_schemathesis_finds_nothing_with_every_check_in_every_phase(served: Serv
         str(config),
         "run",
         f"{served.base}/openapi.json",
-        *("--checks", "all"),
+        # Every check runs by default; `--checks all` would also override the per-operation exceptions in CONFIG.
         *("--phases", "examples,coverage,fuzzing,stateful"),
         *("--mode", "all"),
         *("--seed", str(SEED)),
