@@ -1,7 +1,8 @@
 """The `agent-memory` command line: `serve` (local.serve) runs the whole service locally in one process; `keys`
-(local.keys) manages API keys, `migrate` brings stored memories up to this version's layout, and `export`, `import`
-and `namespace erase` (local.portability) move or remove whole namespaces, in any store (a running `serve`'s
-DynamoDB Local, DynamoDB Local, AWS)."""
+(local.keys) manages API keys, `migrate` brings stored memories up to this version's layout, `embed`
+(local.backfilling) embeds the memories waiting for their recall vector, and `export`, `import` and `namespace
+erase` (local.portability) move or remove whole namespaces, in any store (a running `serve`'s DynamoDB Local,
+DynamoDB Local, AWS)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 from core.access import DEFAULT_NAMESPACE, SCOPES, Scope, parse_scopes, validate_namespace
 from core.errors import InvalidInputError
 from handlers import bootstrap
+from local.backfilling import MODELS, embed_store
 from local.engine_watch import ENGINE_EXITED, STARTUP_FAILED
 from local.keys import manage_keys
 from local.portability import erase_namespace, export_namespace, import_namespace
@@ -129,9 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
     _store_options(revoke, env, reach)
     migrate = commands.add_parser(
         "migrate",
-        help="bring the stored memories up to this version's layout (tag copies); run once after a deploy",
+        help="bring the stored memories up to this version's layout (tag copies, recall digests); run once after a "
+        "deploy",
     )
     _store_options(migrate, env, reach)
+    _embed_command(commands, env, reach)
 
     export = commands.add_parser(
         "export", help="write a namespace's memories to standard output, one JSON object per line (NDJSON)"
@@ -160,6 +164,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _embed_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], env: bootstrap.Settings, reach: str
+) -> None:
+    embed = commands.add_parser(
+        "embed",
+        help="embed the memories waiting for their recall vector (written while the model was unavailable, imported, "
+        "migrated) until none is left",
+    )
+    embed.add_argument(
+        "--all",
+        action="store_true",
+        help="first put back among the waiting every memory another model embedded (after a change of model); "
+        "reads the whole table",
+    )
+    embed.add_argument(
+        "--model",
+        choices=MODELS,
+        default=None,
+        help="offline: the model serve runs; bedrock: the deployed one, EMBEDDING_MODEL (default: bedrock with "
+        "--aws, else offline)",
+    )
+    _store_options(embed, env, reach)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser()
@@ -173,6 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return manage_keys(args)
     if args.command == "migrate":
         return migrate_store(args)
+    if args.command == "embed":
+        return embed_store(args)
     if args.command == "export":
         return export_namespace(args)
     if args.command == "import":

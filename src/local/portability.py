@@ -14,6 +14,7 @@ from typing import IO, TYPE_CHECKING
 from core.clock import format_timestamp, utc_now
 from core.limits import IMPORT_MAX_LINE_CHARS
 from core.portable import BadLineError, ExportHeader, header_line, parse_export
+from core.recall.indexing import RecallIndexer
 from core.repository.dynamodb.namespaces import Namespaces
 from handlers import bootstrap
 from local.store import on_store
@@ -101,10 +102,13 @@ def import_namespace(args: argparse.Namespace) -> int:
         resumed = namespaces.begin_import(args.namespace, digest)
         if resumed:
             print(f"Resuming the import of {path} into {args.namespace!r} where it stopped.", file=sys.stderr)
-        namespaces.load(args.namespace, memories, progress("imported"))
+        # An export carries no vectors: the digests are written with their terms, and the backfill embeds them.
+        namespaces.load(args.namespace, memories, progress("imported"), RecallIndexer(None))
         namespaces.finish_import(args.namespace, memories)
         end_progress()
         print(f"Imported {len(memories)} memories into namespace {args.namespace!r}.")
+        if memories:
+            print("Their recall vectors: `agent-memory embed` now, or the backfill (serve, the hourly purge) later.")
 
     return on_store(args, run)
 

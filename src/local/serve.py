@@ -9,6 +9,7 @@ import errno
 import socket
 import sys
 import tempfile
+from collections.abc import Callable
 from datetime import timedelta
 from typing import IO, TYPE_CHECKING
 
@@ -17,13 +18,15 @@ from core.hosts import is_loopback
 from core.keys import KeyService
 from core.repository.dynamodb import ensure_table, make_client
 from handlers import bootstrap
-from local.purging import PURGE_EVERY, start_purging
+from local.backfilling import embedder_for
+from local.purging import EMBED_EVERY, PURGE_EVERY, start_embedding, start_purging
 from local.store import settings_for
 from local.table import OwnTable
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
+    from core.recall.backfill import Backfill
     from handlers.auth import Authenticator
     from local.engines import DynamoDBLocal
 
@@ -136,7 +139,8 @@ def _serve_on(args: argparse.Namespace, endpoint_url: str | None, engine: Dynamo
     client = make_client(settings.endpoint_url, settings.region)
     definition = table_definition(args.template or TEMPLATE)
     created = ensure_table(client, settings.table_name, definition)
-    services = bootstrap.build_services(settings, client)
+    # The model the table's other servers rank with: the offline one locally, the deployed one on AWS.
+    services = bootstrap.build_services(settings, client, embedder_for(args, settings))
     base = f"http://{args.host}:{args.port}"
 
     def first_key() -> tuple[ApiKey, str] | None:
@@ -148,7 +152,12 @@ def _serve_on(args: argparse.Namespace, endpoint_url: str | None, engine: Dynamo
 
     table = OwnTable(client, settings.table_name, definition, on_recreated)
     guarded = bootstrap.Services(
-        table.guard(services.memories), table.guard(services.keys), table.guard(services.grants), settings
+        table.guard(services.memories),
+        table.guard(services.keys),
+        table.guard(services.grants),
+        settings,
+        table.guard(services.recall),
+        services.backfill,
     )
     authenticate = open_access() if args.no_auth else key_authenticator(guarded.keys)
     key = first_key()
@@ -160,12 +169,25 @@ def _serve_on(args: argparse.Namespace, endpoint_url: str | None, engine: Dynamo
         _print_auth(key, services.keys, base, args)
     retention = timedelta(days=settings.deleted_retention_days)
     print(f"deleted memories       restorable for {retention.days} days, then purged (checked hourly)", flush=True)
-    # Unguarded: a purge finding the table missing waits for its next run; recreating it is the requests' job.
+    # Unguarded: a purge or an embedding finding the table missing waits for its next run; recreating it is the
+    # requests' job.
     stop_purging = start_purging(services.memories, retention, PURGE_EVERY)
+    stop_embedding = _start_embedding(services.backfill)
     try:
         return run_server(app, args.host, args.port, engine)
     finally:
+        stop_embedding()
         stop_purging()
+
+
+def _start_embedding(backfill: Backfill | None) -> Callable[[], None]:
+    """Embed in the background what waits for a vector, with the model recall ranks by (its name printed)."""
+    if backfill is None:
+        return lambda: None
+    print(
+        f"recall model           {backfill.model} (a memory waiting for its vector gets it within seconds)", flush=True
+    )
+    return start_embedding(backfill, EMBED_EVERY)
 
 
 def _print_where(settings: bootstrap.Settings, base: str, engine: DynamoDBLocal | None, created: bool) -> None:

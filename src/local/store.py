@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from core.errors import DomainError, StorageUnavailableError
+from core.recall.indexing import RecallIndexer
 from core.repository.dynamodb import make_client, migrate, table_exists
 from handlers import bootstrap
 
@@ -55,7 +56,8 @@ def migrate_store(args: argparse.Namespace) -> int:
     """`agent-memory migrate`."""
 
     def run(settings: bootstrap.Settings, client: DynamoDBClient) -> None:
-        done = migrate(client, settings.table_name)
+        # Terms only: the backfill embeds them (`agent-memory embed`, serve, the hourly purge function).
+        done = migrate(client, settings.table_name, indexer=RecallIndexer(None))
         memories = "memory" if done.copied == 1 else "memories"
         namespaces = "namespace searches" if done.namespaces == 1 else "namespaces search"
         print(f"Copied the tags of {done.copied} {memories}; {done.namespaces} {namespaces} tags by their copies.")
@@ -64,10 +66,22 @@ def migrate_store(args: argparse.Namespace) -> int:
                 f"{done.dated} deleted {'memory' if done.dated == 1 else 'memories'} deleted before this version now "
                 "count their retention window from today, then the purge removes them."
             )
+        if done.digested:
+            print(
+                f"Wrote the recall digests of {done.digested} {'memory' if done.digested == 1 else 'memories'} "
+                "stored before this version; `agent-memory embed` embeds them now (or the hourly purge function, "
+                "or serve, later)."
+            )
         if done.skipped:
             print(
                 f"{done.skipped} memories kept changing meanwhile; their namespaces search tags the slow way until "
                 "`agent-memory migrate` runs again.",
+                file=sys.stderr,
+            )
+        if done.undigested:
+            print(
+                f"{done.undigested} memories kept changing meanwhile and have no recall digest yet; run "
+                "`agent-memory migrate` again.",
                 file=sys.stderr,
             )
 

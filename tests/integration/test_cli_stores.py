@@ -95,7 +95,12 @@ def test_migrate_copies_older_memories_and_says_how_many(
     code = cli.main(["migrate", "--endpoint-url", dynamodb_local_endpoint, "--table", ddb_local_table])
 
     assert code == 0
-    assert capsys.readouterr().out == "Copied the tags of 1 memory; 1 namespace searches tags by their copies.\n"
+    # ddb_local_service keeps no recall digests (no indexer): migrate writes the three memories' too.
+    assert capsys.readouterr().out == (
+        "Copied the tags of 1 memory; 1 namespace searches tags by their copies.\n"
+        "Wrote the recall digests of 3 memories stored before this version; `agent-memory embed` embeds them now (or "
+        "the hourly purge function, or serve, later).\n"
+    )
     assert "tag_copies" in client.get_item(TableName=ddb_local_table, Key=key)["Item"]
     found = ddb_local_service.search("alice", RetrievalQuery.parse({"tag": "travel"}))
     assert (found.total, [m.id for m in found.items]) == (3, [1, 2, 3])

@@ -1,0 +1,174 @@
+"""Recall's digests through the command line and the whole-table tools, on Amazon DynamoDB Local: `migrate` writes the
+digests of memories stored before them, `import` writes digests that wait for the backfill (an export carries no
+vectors), `embed` embeds what waits (and, after a change of model, what another model embedded), and an erase counts
+the digests it removed."""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from core.contract import RetrievalQuery
+from core.digest import Vector
+from core.memories import MemoryService
+from core.model import NewMemory
+from core.recall.backfill import Backfill
+from core.recall.embedding import EmbedderUnavailableError, Kind
+from core.recall.indexing import RecallIndexer
+from core.recall.lexical import memory_terms
+from core.recall.standin import StandInEmbedder
+from core.repository.dynamodb import DynamoDBMemoryRepository
+from core.repository.dynamodb.migration import unembed_other_models
+from core.repository.dynamodb.namespaces import Namespaces
+from handlers import bootstrap
+from local import cli
+from local.embedding import offline_embedder
+from local.portability import export_namespace
+from tests.conftest import Engine, FakeClock
+
+NS = "alice"
+
+
+class Unavailable(StandInEmbedder):
+    def embed(self, texts: Sequence[str], kind: Kind) -> list[Vector]:
+        raise EmbedderUnavailableError("Amazon Bedrock refused the embedding (AccessDeniedException)")
+
+
+class Renamed(StandInEmbedder):
+    """Another model, as far as the store can tell."""
+
+    model = "stand-in:renamed"
+
+
+@pytest.fixture
+def indexed(ddb_local_repository: DynamoDBMemoryRepository, clock: FakeClock) -> MemoryService:
+    return MemoryService(ddb_local_repository, clock, indexer=RecallIndexer(StandInEmbedder()))
+
+
+def run(endpoint: str, table: str, capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:
+    code = cli.main([*arguments, "--endpoint-url", endpoint, "--table", table])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def waiting(repository: DynamoDBMemoryRepository) -> set[tuple[str, int]]:
+    return {(entry.namespace, entry.memory_id) for entry in repository.unembedded(100)}
+
+
+def test_migrate_writes_the_digests_of_older_memories_and_embed_embeds_them(
+    dynamodb_local_endpoint: str,
+    ddb_local_table: str,
+    ddb_local_service: MemoryService,
+    ddb_local_repository: DynamoDBMemoryRepository,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # ddb_local_service keeps no digests: its memories are as a version before digests left them.
+    made = [ddb_local_service.create(NS, NewMemory.parse({"content": f"note {n}", "tags": ["t"]})) for n in range(3)]
+    ddb_local_service.delete(NS, made[2].id)
+    assert ddb_local_repository.recall_candidates(NS, RetrievalQuery()) == []
+
+    code, out, _ = run(dynamodb_local_endpoint, ddb_local_table, capsys, "migrate")
+
+    assert code == 0
+    assert "Wrote the recall digests of 3 memories stored before this version" in out
+    found = {c.memory_id: c for c in ddb_local_repository.recall_candidates(NS, RetrievalQuery())}
+    assert {i: (c.terms, c.vector) for i, c in found.items()} == {
+        m.id: (tuple(memory_terms(m.content, m.tags)), None) for m in made[:2]
+    }
+    assert waiting(ddb_local_repository) == {(NS, m.id) for m in made}
+    assert "recall digests" not in run(dynamodb_local_endpoint, ddb_local_table, capsys, "migrate")[1]
+
+    code, out, _ = run(dynamodb_local_endpoint, ddb_local_table, capsys, "embed")
+
+    model = offline_embedder().model
+    assert (code, out) == (0, f"Embedded 3 memories with {model}.\n")
+    assert waiting(ddb_local_repository) == set()
+    assert {c.model for c in ddb_local_repository.recall_candidates(NS, RetrievalQuery(status="deleted"))} == {model}
+
+
+def test_import_writes_digests_that_wait_for_the_backfill_and_the_export_carries_no_vectors(
+    dynamodb_local_endpoint: str,
+    ddb_local_table: str,
+    indexed: MemoryService,
+    ddb_local_repository: DynamoDBMemoryRepository,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    made = [indexed.create(NS, NewMemory.parse({"content": f"trip {n}", "tags": ["travel"]})) for n in range(2)]
+    written = io.StringIO()
+    arguments = ["export", "--namespace", NS, "--endpoint-url", dynamodb_local_endpoint, "--table", ddb_local_table]
+    assert export_namespace(cli.build_parser().parse_args(arguments), written) == 0
+    exported = written.getvalue()
+    assert exported.count("\n") == 3
+    assert "vec" not in exported
+    (tmp_path / "alice.ndjson").write_text(exported)
+
+    code, out, _ = run(
+        dynamodb_local_endpoint, ddb_local_table, capsys, "import", "--namespace", "bob", str(tmp_path / "alice.ndjson")
+    )
+
+    assert code == 0, out
+    assert "agent-memory embed" in out
+    imported = ddb_local_repository.recall_candidates("bob", RetrievalQuery(tag="travel"))
+    assert sorted((c.memory_id, c.terms, c.vector) for c in imported) == [
+        (m.id, tuple(memory_terms(m.content, m.tags)), None) for m in made
+    ]
+    assert waiting(ddb_local_repository) == {("bob", m.id) for m in made}
+    assert Backfill(ddb_local_repository, StandInEmbedder()).until_done().embedded == 2
+    by_id = {c.memory_id: c for c in ddb_local_repository.recall_candidates(NS, RetrievalQuery())}
+    assert {c.memory_id: c.vector for c in ddb_local_repository.recall_candidates("bob", RetrievalQuery())} == {
+        m.id: by_id[m.id].vector for m in made
+    }
+
+
+def test_after_a_change_of_model_every_digest_another_model_embedded_is_embedded_again(
+    ddb_local_engine: Engine,
+    ddb_local_table: str,
+    indexed: MemoryService,
+    ddb_local_repository: DynamoDBMemoryRepository,
+) -> None:
+    made = [indexed.create(NS, NewMemory.parse({"content": f"note {n}"})) for n in range(3)]
+    assert waiting(ddb_local_repository) == set()
+
+    marked = unembed_other_models(ddb_local_engine.client, ddb_local_table, Renamed.model)
+
+    assert marked == 3
+    assert waiting(ddb_local_repository) == {(NS, m.id) for m in made}
+    assert {c.model for c in ddb_local_repository.recall_candidates(NS, RetrievalQuery())} == {StandInEmbedder.model}
+    assert Backfill(ddb_local_repository, Renamed()).until_done().embedded == 3
+    assert {c.model for c in ddb_local_repository.recall_candidates(NS, RetrievalQuery())} == {Renamed.model}
+    assert unembed_other_models(ddb_local_engine.client, ddb_local_table, Renamed.model) == 0
+
+
+def test_embed_says_so_when_the_model_cannot_embed_and_leaves_the_memories_waiting(
+    dynamodb_local_endpoint: str,
+    ddb_local_table: str,
+    ddb_local_repository: DynamoDBMemoryRepository,
+    clock: FakeClock,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    outage = MemoryService(ddb_local_repository, clock, indexer=RecallIndexer(Unavailable()))
+    created = outage.create(NS, NewMemory.parse({"content": "written while the model was down"}))
+    monkeypatch.setattr(bootstrap, "bedrock_embedder", lambda settings: Unavailable())
+
+    code, out, err = run(dynamodb_local_endpoint, ddb_local_table, capsys, "embed", "--model", "bedrock")
+
+    assert (code, out) == (1, "")
+    assert "cannot embed now (Amazon Bedrock refused the embedding (AccessDeniedException))" in err
+    assert waiting(ddb_local_repository) == {(NS, created.id)}
+
+
+def test_an_erase_counts_the_recall_digests_it_removed(
+    ddb_local_engine: Engine, ddb_local_table: str, indexed: MemoryService
+) -> None:
+    for n in range(2):
+        indexed.create(NS, NewMemory.parse({"content": f"note {n}"}))
+
+    removed = Namespaces(ddb_local_engine.client, ddb_local_table).erase(NS, lambda counts: None)
+
+    assert removed == Counter({"memories": 2, "recall digests": 2, "revisions": 2, "id counters": 1, "totals": 1})
