@@ -201,7 +201,8 @@ class GrantService:
 
     def rotate(self, grant: Grant, scopes: Iterable[str]) -> Tokens:
         """New access and refresh tokens for a refreshable grant, for `scopes` (at most the grant's), replacing the
-        refresh token presented. Refused (and the grant revoked) when the consenting key is no longer active."""
+        refresh token presented, and the access token too (at once in this process, within TOKEN_CACHE_TTL in every
+        other one). Refused (and the grant revoked) when the consenting key is no longer active."""
         narrowed = tuple(scope for scope in grant.scopes if scope in set(scopes))
         if not narrowed:
             raise GrantError("invalid_scope", "ask for at least one scope of the grant")
@@ -214,7 +215,7 @@ class GrantService:
         """The principal an access token proves at `resource` (its audience must be exactly that): the grant's
         namespace and scopes, acting as the key that consented. AuthenticationError when the token is unknown,
         expired, revoked, for another resource, or its key is no longer active. A verified token is trusted
-        without a read for TOKEN_CACHE_TTL (a revoke in another process takes at most that long)."""
+        without a read for TOKEN_CACHE_TTL (a revoke or a rotation in another process is seen here that late)."""
         digest = hash_key(token)
         now = self._clock()
         cached = self._cache.get(digest)
@@ -260,6 +261,10 @@ class GrantService:
 
     def _revoke(self, grant_id: str) -> None:
         self._repository.revoke(grant_id)
+        self._forget_grant(grant_id)
+
+    def _forget_grant(self, grant_id: str) -> None:
+        """Trust no access token of the grant without reading it again: its stored one was replaced or revoked."""
         self._cache.discard_where(lambda entry: entry.grant_id == grant_id)
 
     def _issue(self, grant: Grant, expected_hash: str, *, spent: bool, scopes: tuple[Scope, ...]) -> Tokens:
@@ -287,6 +292,7 @@ class GrantService:
             self._revoke(grant.grant_id)
             what = "refresh token was already used" if spent else "authorization code was already used"
             raise GrantError("invalid_grant", f"the {what}: the grant is revoked")
+        self._forget_grant(grant.grant_id)  # the access token this one replaces ends at once here, not in 30 s
         return Tokens(access, refresh, int(ACCESS_TTL.total_seconds()), scopes)
 
     def _read(self, token: str, kind: TokenKind) -> Grant | None:

@@ -63,6 +63,28 @@ def is_loopback(name: str) -> bool:
         return False
 
 
+# NAT64's well-known prefix (RFC 6052): its addresses carry an IPv4 address in their last 32 bits.
+_NAT64: Final = ipaddress.IPv6Network("64:ff9b::/96")
+
+
+def is_public_address(address: str) -> bool:
+    """Whether an IP address is one of the public internet's: not private, loopback, link-local, shared, multicast,
+    reserved or unspecified; an IPv6 address carrying an IPv4 one (mapped, 6to4, Teredo, NAT64) only when that one is
+    public too. What a server may fetch from for anyone who names a URL (SSRF)."""
+    try:
+        ip = ipaddress.ip_address(address.strip("[]"))
+    except ValueError:
+        return False
+    if not ip.is_global or ip.is_multicast:
+        return False
+    if isinstance(ip, ipaddress.IPv4Address):
+        return True
+    embedded = [ip.ipv4_mapped, ip.sixtofour, *(ip.teredo or ())]
+    if ip in _NAT64:
+        embedded.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    return all(is_public_address(str(inner)) for inner in embedded if inner is not None)
+
+
 def _is_address(text: str, kind: type[ipaddress.IPv4Address | ipaddress.IPv6Address]) -> bool:
     try:
         kind(text)

@@ -9,7 +9,7 @@ import hmac
 import json
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final, Literal
 from urllib.parse import SplitResult, urlsplit
 
@@ -67,6 +67,30 @@ def redirect_origin(uri: str) -> str:
     if parts.fragment:
         raise _refused(f"{uri!r} must not have a fragment")
     return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
+
+
+def redirect_uri_registered(requested: str, registered: Iterable[str]) -> bool:
+    """Whether a redirect URI asked for at /authorize is one of the `registered` ones (each spelt as the caller
+    normalises URLs): the same string, or for an http URI on a loopback host the same but for the port, either side
+    (RFC 8252 §7.3: a native app registers `http://127.0.0.1/callback` and listens on whatever port it gets). A
+    loopback host is an IP literal or `localhost`, as registration takes them (core.hosts.is_loopback)."""
+    candidates = list(registered)
+    if requested in candidates:
+        return True
+    portless = _without_port(requested)
+    return portless is not None and any(_without_port(uri) == portless for uri in candidates)
+
+
+def _without_port(uri: str) -> tuple[str, str, str] | None:
+    """The host, path and query of an http URI on a loopback host; None for any other URI."""
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        return None
+    authority = split_authority(parts.netloc) if "@" not in parts.netloc else None
+    if parts.scheme != "http" or authority is None or not is_loopback(authority[0]) or parts.fragment:
+        return None
+    return authority[0].lower(), parts.path or "/", parts.query
 
 
 def _authority(parts: SplitResult, uri: str) -> tuple[str, str | None]:

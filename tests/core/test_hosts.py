@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.hosts import is_loopback, parse_host
+from core.hosts import is_loopback, is_public_address, parse_host
 
 
 @pytest.mark.parametrize(
@@ -89,3 +89,41 @@ def test_every_parsed_loopback_host_header_is_loopback() -> None:
         parsed = parse_host(text)
         assert parsed is not None
         assert is_loopback(parsed[0])
+
+
+@pytest.mark.parametrize(
+    ("address", "public"),
+    [
+        ("93.184.215.14", True),
+        ("2606:4700::1111", True),
+        ("[2606:4700::1111]", True),
+        ("::ffff:93.184.215.14", True),
+        ("64:ff9b::5db8:d70e", True),  # NAT64 of 93.184.215.14
+        ("10.0.0.1", False),
+        ("172.16.0.1", False),
+        ("192.168.1.1", False),
+        ("127.0.0.1", False),
+        ("169.254.169.254", False),  # the cloud's instance metadata
+        ("100.64.0.1", False),  # carrier-grade NAT
+        ("0.0.0.0", False),
+        ("192.0.2.1", False),  # documentation
+        ("224.0.0.1", False),
+        ("239.255.255.250", False),
+        ("255.255.255.255", False),
+        ("::1", False),
+        ("::", False),
+        ("fe80::1", False),
+        ("fd00::1", False),
+        ("ff02::1", False),
+        ("2001:db8::1", False),
+        ("::ffff:10.0.0.1", False),
+        ("::ffff:127.0.0.1", False),
+        ("2002:a00:1::1", False),  # 6to4 of 10.0.0.1
+        ("64:ff9b::a9fe:a9fe", False),  # NAT64 of 169.254.169.254
+        ("fe80::1%eth0", False),
+        ("example.com", False),
+        ("", False),
+    ],
+)
+def test_only_an_address_of_the_public_internet_is_public(address: str, public: bool) -> None:
+    assert is_public_address(address) is public

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from core.errors import InvalidInputError
-from core.tokens import check_redirect_uri, redirect_origin
+from core.tokens import check_redirect_uri, redirect_origin, redirect_uri_registered
 
 
 @pytest.mark.parametrize(
@@ -71,3 +71,42 @@ def test_a_redirect_uri_whose_host_or_port_is_not_one_is_refused(uri: str, why: 
 
     assert refused.value.errors[0].field == "redirect_uris"
     assert why in refused.value.errors[0].message
+
+
+@pytest.mark.parametrize(
+    ("requested", "registered"),
+    [
+        ("https://claude.ai/api/mcp/auth_callback", "https://claude.ai/api/mcp/auth_callback"),
+        ("http://127.0.0.1:54321/callback", "http://127.0.0.1/callback"),
+        ("http://127.0.0.1/callback", "http://127.0.0.1:54321/callback"),
+        ("http://127.0.0.1:1/callback", "http://127.0.0.1:65535/callback"),
+        ("http://[::1]:8080/cb?x=1", "http://[::1]/cb?x=1"),
+        ("http://localhost:4000/", "http://localhost"),
+        ("http://LOCALHOST:4000/cb", "http://localhost/cb"),
+    ],
+)
+def test_a_redirect_uri_is_registered_when_equal_or_a_loopback_one_but_for_the_port(
+    requested: str, registered: str
+) -> None:
+    assert redirect_uri_registered(requested, ["https://other.example/cb", registered])
+
+
+@pytest.mark.parametrize(
+    ("requested", "registered"),
+    [
+        ("https://claude.ai:8443/api/mcp/auth_callback", "https://claude.ai/api/mcp/auth_callback"),
+        ("https://127.0.0.1:8443/callback", "https://127.0.0.1/callback"),
+        ("http://127.0.0.1:54321/other", "http://127.0.0.1/callback"),
+        ("http://127.0.0.1:54321/callback?x=2", "http://127.0.0.1/callback?x=1"),
+        ("http://127.0.0.1:54321/callback", "http://[::1]/callback"),
+        ("http://127.0.0.1:54321/callback", "http://localhost/callback"),
+        ("http://127.0.0.1:54321/callback#x", "http://127.0.0.1/callback#x"),
+        ("http://user@127.0.0.1:54321/callback", "http://user@127.0.0.1/callback"),
+        ("http://evil.example:54321/callback", "http://evil.example/callback"),
+        ("http://[::1:54321/callback", "http://[::1/callback"),
+    ],
+)
+def test_only_a_loopback_http_redirect_uri_may_differ_from_the_registered_one_and_only_in_its_port(
+    requested: str, registered: str
+) -> None:
+    assert not redirect_uri_registered(requested, [registered])

@@ -27,11 +27,12 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from core.access import SCOPES
+from core.clientdocs.document import ClientDocumentError
 from core.consent import ConsentRefusedError
 from core.errors import InvalidInputError
 from core.grants import GrantService
 from core.limits import CODE_CHALLENGE_MAX_CHARS, CODE_CHALLENGE_MIN_CHARS, MAX_STATE_CHARS
-from core.tokens import consent_proof, consent_proven, redirect_origin
+from core.tokens import consent_proof, consent_proven, redirect_origin, redirect_uri_registered
 from handlers.concurrency import RunBlocking
 from handlers.oauth.guard import RETRYABLE
 from handlers.oauth.paths import CONSENT
@@ -142,7 +143,10 @@ class ConsentPage:
 
     async def _validated(self, params: Mapping[str, str]) -> _Request:
         client_id = params.get("client_id", "")
-        client = await self._run(self._grants.client, client_id) if client_id else None
+        try:
+            client = await self._run(self._grants.client, client_id) if client_id else None
+        except ClientDocumentError as exc:
+            raise _BadRequestError(f"The application cannot be used: {exc.reason}.") from None
         if client is None:
             raise _BadRequestError("The application is not registered here (or its registration expired).")
         metadata = json.loads(client.metadata)
@@ -150,7 +154,7 @@ class ConsentPage:
             redirect_uri = str(AnyUrl(params.get("redirect_uri", "")))
         except ValidationError:
             raise _BadRequestError("The redirect address is not a URL.") from None
-        if redirect_uri not in {str(AnyUrl(uri)) for uri in metadata.get("redirect_uris", [])}:
+        if not redirect_uri_registered(redirect_uri, [str(AnyUrl(uri)) for uri in metadata.get("redirect_uris", [])]):
             raise _BadRequestError("The redirect address is not one the application registered.")
         try:  # registered before the rules were what they are: it may not be one any more
             origin = redirect_origin(redirect_uri)

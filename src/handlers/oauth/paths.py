@@ -10,6 +10,7 @@ from typing import Final
 
 from starlette.types import Message, Send
 
+from core.access import SCOPES
 from core.tokens import is_access_token
 
 # The protected resource: the MCP door's own path (handlers.mcp.http.MCP_PATH).
@@ -24,6 +25,8 @@ TOKEN: Final = "/token"  # noqa: S105 (a path, not a secret)
 REGISTER: Final = "/register"
 REVOKE: Final = "/revoke"
 CONSENT: Final = "/consent"
+# Every scope a token may carry, as RFC 6750 §3 spells a challenge's `scope`.
+_SCOPES_NEEDED: Final = f', scope="{" ".join(SCOPES)}"'.encode()
 # Every path the authorization server answers (handlers.oauth.routes builds one route for each).
 PATHS: Final = frozenset(
     {
@@ -44,6 +47,11 @@ def resource_url(issuer: str) -> str:
     return f"{issuer}{RESOURCE_PATH}"
 
 
+def names_resource(given: str, resource: str) -> bool:
+    """Whether a request's RFC 8707 `resource` names `resource` (this server's /mcp URL), a trailing "/" aside."""
+    return given.rstrip("/") == resource
+
+
 def resource_metadata_url(issuer: str) -> str:
     """Where `issuer`'s protected resource metadata is (RFC 9728 §3.1)."""
     return f"{issuer}{RESOURCE_METADATA}"
@@ -56,13 +64,19 @@ def presents_access_token(authorization: str | None) -> bool:
 
 
 def with_resource_metadata(send: Send, url: str) -> Send:
-    """`send` pointing every Bearer challenge that goes out at the resource metadata `url` (RFC 9728 §5.1)."""
-    parameter = f'resource_metadata="{url}"'.encode()
+    """`send` pointing every Bearer challenge that goes out at the resource metadata `url` (RFC 9728 §5.1), and
+    naming the scopes to ask for where it names none (MCP 2025-11-25: a 401's challenge says which scopes access
+    needs, so a client asks for them; a 403 `insufficient_scope` names the one it lacks already)."""
+    pointer = f'resource_metadata="{url}"'.encode()
+
+    def challenge(value: bytes) -> bytes:
+        scopes = b"" if b' scope="' in value else _SCOPES_NEEDED
+        return value + scopes + b", " + pointer
 
     async def send_pointing(message: Message) -> None:
         if message["type"] == "http.response.start":
             message["headers"] = [
-                (name, value + b", " + parameter if name.lower() == b"www-authenticate" else value)
+                (name, challenge(value) if name.lower() == b"www-authenticate" else value)
                 for name, value in message.get("headers", [])
             ]
         await send(message)

@@ -28,10 +28,21 @@ from core.errors import InvalidInputError
 from core.grants import GrantError, GrantService, Tokens
 from core.limits import MAX_STATE_CHARS
 from core.repository import Grant
-from core.tokens import is_access_token
+from core.tokens import is_access_token, redirect_uri_registered
 from handlers.concurrency import RunBlocking
 from handlers.oauth.guard import caller, registration_error, token_error
-from handlers.oauth.paths import CONSENT
+from handlers.oauth.paths import CONSENT, names_resource
+
+
+class _Client(OAuthClientInformationFull):
+    """A client whose redirect URIs are matched by the core's rule (core.tokens.redirect_uri_registered) rather than
+    the SDK's exact one: a loopback redirect URI comes back on whatever port its client got (RFC 8252 §7.3)."""
+
+    def validate_redirect_uri(self, redirect_uri: AnyUrl | None) -> AnyUrl:
+        registered = [str(uri) for uri in self.redirect_uris or []]
+        if redirect_uri is not None and redirect_uri_registered(str(redirect_uri), registered):
+            return redirect_uri
+        return super().validate_redirect_uri(redirect_uri)
 
 
 class _Code(AuthorizationCode):
@@ -53,8 +64,10 @@ class GrantProvider:
         self._run = run_blocking
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        """A registered client, or the one a Client ID Metadata Document describes when `client_id` is its URL (one
+        that cannot be used raises the core's ClientDocumentError, which the guard answers)."""
         client = await self._run(self._grants.client, client_id)
-        return OAuthClientInformationFull.model_validate_json(client.metadata) if client is not None else None
+        return _Client.model_validate_json(client.metadata) if client is not None else None
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         # Every client is public, its PKCE verifier its proof (RFC 7591 §3.2.1 lets a server replace requested
@@ -73,7 +86,7 @@ class GrantProvider:
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
         if not params.redirect_uri_provided_explicitly:
             raise AuthorizeError("invalid_request", "send the redirect_uri (OAuth 2.1 requires it)")
-        if params.resource is not None and params.resource.rstrip("/") != self._resource:
+        if params.resource is not None and not names_resource(params.resource, self._resource):
             raise AuthorizeError("invalid_target", f"this server grants access to {self._resource} only")
         if params.state is not None and len(params.state) > MAX_STATE_CHARS:
             raise AuthorizeError("invalid_request", f"state must be at most {MAX_STATE_CHARS} characters")

@@ -21,16 +21,18 @@ from core.access import SCOPES
 from core.grants import GrantService
 from handlers.concurrency import RunBlocking
 from handlers.oauth.consent import ConsentPage, unavailable_page
+from handlers.oauth.endpoints import endpoint_routes
 from handlers.oauth.guard import Guarded, failing_fast
 from handlers.oauth.metadata import metadata_routes
-from handlers.oauth.paths import AUTHORIZATION_SERVER_METADATA, CONSENT, REVOKE, resource_url
+from handlers.oauth.paths import AUTHORIZATION_SERVER_METADATA, AUTHORIZE, CONSENT, REVOKE, TOKEN, resource_url
 from handlers.oauth.provider import GrantProvider
 from handlers.oauth.revocation import Revocation
 
 # URLs as given: an issuer is compared as a string (RFC 8414 §3.3), so `https://host` must not become `https://host/`.
 _URL: Final = TypeAdapter(AnyHttpUrl, config=ConfigDict(url_preserve_empty_path=True))
-# The SDK's routes we serve otherwise: its metadata offers client secrets, and its revocation requires one.
-_REPLACED: Final = frozenset({AUTHORIZATION_SERVER_METADATA, REVOKE})
+# The SDK's routes we serve otherwise: its metadata offers client secrets, its revocation requires one, and its
+# /authorize and /token are served with what handlers.oauth.endpoints adds.
+_REPLACED: Final = frozenset({AUTHORIZATION_SERVER_METADATA, REVOKE, AUTHORIZE, TOKEN})
 
 
 def authorization_server(grants: GrantService, issuer: str, run_blocking: RunBlocking) -> ASGIApp:
@@ -55,6 +57,7 @@ def authorization_routes(grants: GrantService, issuer: str, run_blocking: RunBlo
     return [
         *metadata_routes(issuer_url, resource_at, registration, revocation),
         *(route for route in endpoints if route.path not in _REPLACED),
+        *endpoint_routes(provider, resource),
         Route(REVOKE, revoke, methods=["POST", "OPTIONS"]),
         Route(CONSENT, consent.handle, methods=["GET", "POST"]),
     ]

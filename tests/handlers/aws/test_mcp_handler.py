@@ -308,7 +308,9 @@ def test_the_module_handler_refuses_a_request_without_a_key(lambda_worker: Lambd
     assert response["statusCode"] == 401
     # The function URL's own origin is the issuer: the challenge points at its resource metadata.
     metadata = f"https://{FUNCTION_URL_HOST}/.well-known/oauth-protected-resource/mcp"
-    assert header(response, "www-authenticate") == f'Bearer realm="agent-memory", resource_metadata="{metadata}"'
+    assert header(response, "www-authenticate") == (
+        f'Bearer realm="agent-memory", scope="read write", resource_metadata="{metadata}"'
+    )
 
 
 # --- events no function URL would send: every one answered, none raises ---

@@ -114,6 +114,7 @@ def test_the_served_endpoints_refuse_a_request_without_the_key(served: Served) -
         refused.value.close()
 
         assert refused.value.code == 401, url
-        # /mcp names its OAuth resource metadata; the HTTP API takes API keys only.
-        pointer = f', resource_metadata="{base}/.well-known/oauth-protected-resource/mcp"' if body else ""
+        # /mcp names the scopes to ask for and its OAuth resource metadata; the HTTP API takes API keys only.
+        metadata = f"{base}/.well-known/oauth-protected-resource/mcp"
+        pointer = f', scope="read write", resource_metadata="{metadata}"' if body else ""
         assert refused.value.headers["www-authenticate"] == f'Bearer realm="agent-memory"{pointer}'

@@ -246,10 +246,12 @@ async def test_a_bare_401_points_at_the_resource_metadata(http: httpx2.AsyncClie
     refused = await mcp_call(http, "amt_0123456789abcdef_" + "a" * 43, "prime_memory_context")
 
     assert bare.status_code == 401
-    assert bare.headers["www-authenticate"] == f'Bearer realm="agent-memory", resource_metadata="{METADATA_URL}"'
+    assert bare.headers["www-authenticate"] == (
+        f'Bearer realm="agent-memory", scope="read write", resource_metadata="{METADATA_URL}"'
+    )
     assert refused.status_code == 401
     assert refused.headers["www-authenticate"] == (
-        f'Bearer realm="agent-memory", error="invalid_token", resource_metadata="{METADATA_URL}"'
+        f'Bearer realm="agent-memory", error="invalid_token", scope="read write", resource_metadata="{METADATA_URL}"'
     )
 
 
