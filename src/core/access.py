@@ -16,6 +16,7 @@ from typing import Final, Literal, get_args
 
 from core.clock import format_timestamp
 from core.errors import AuthenticationError, FieldError, InvalidInputError, PermissionDeniedError
+from core.limits import KEY_NAME_MAX_CHARS
 
 Scope = Literal["read", "write"]
 # Canonical order: scopes are stored and shown in this order.
@@ -34,6 +35,7 @@ NAMESPACE_RULE: Final = "must be 1 to 64 characters of a-z 0-9 . _ - starting wi
 _NAMESPACE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 
 INVALID_KEY: Final = "the API key is not valid"
+KEY_NAME_RULE: Final = f"must be 1 to {KEY_NAME_MAX_CHARS} printable characters after trimming"
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,8 @@ class Principal:
     namespace: str
     scopes: frozenset[Scope]
     key_id: str | None = None
+    # What a person called the key (ApiKey.name), so a caller can be told whose key it is using.
+    key_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,12 @@ class ApiKey:
     expires_at: str | None
     revoked: bool
     secret_hash: str = field(repr=False)
+    # What a person calls the key ("Ana's laptop"), for listings and the console; never used to find it.
+    name: str | None = None
+
+    def principal(self) -> Principal:
+        """The caller this key proves to be."""
+        return Principal(self.namespace, frozenset(self.scopes), self.key_id, self.name)
 
     def is_expired(self, now: datetime) -> bool:
         return expired(self.expires_at, now)
@@ -86,6 +96,14 @@ def validate_namespace(value: str) -> str:
     if not _NAMESPACE.fullmatch(value):
         raise InvalidInputError([FieldError("namespace", NAMESPACE_RULE)])
     return value
+
+
+def validate_key_name(value: str) -> str:
+    """A key's name, trimmed: printable characters only (no line breaks or control characters in a listing)."""
+    name = value.strip()
+    if not 1 <= len(name) <= KEY_NAME_MAX_CHARS or not name.isprintable():
+        raise InvalidInputError([FieldError("name", KEY_NAME_RULE)])
+    return name
 
 
 def parse_scopes(values: Iterable[str]) -> tuple[Scope, ...]:

@@ -19,6 +19,7 @@ from core.access import (
     key_id_of,
     new_key,
     parse_scopes,
+    validate_key_name,
     validate_namespace,
 )
 from core.cache import TtlCache
@@ -55,10 +56,16 @@ class KeyService:
         self._by_id: TtlCache[str, _Verified] = TtlCache(cache_ttl, cache_max_entries, clock)
 
     def create(
-        self, namespace: str, scopes: Iterable[str] = SCOPES, expires_in: timedelta | None = None
+        self,
+        namespace: str,
+        scopes: Iterable[str] = SCOPES,
+        expires_in: timedelta | None = None,
+        name: str | None = None,
     ) -> tuple[ApiKey, str]:
-        """A new key and its plaintext, which exists only in this return value: show it once, never store it."""
+        """A new key and its plaintext, which exists only in this return value: show it once, never store it. `name`
+        is what a person calls it (listings and the console show it)."""
         namespace = validate_namespace(namespace)
+        name = validate_key_name(name) if name is not None else None
         granted = parse_scopes(scopes)
         if expires_in is not None and expires_in <= timedelta(0):
             raise InvalidInputError([FieldError("expires_in", "must be a positive duration")])
@@ -66,7 +73,7 @@ class KeyService:
         expires_at = format_timestamp(now + expires_in) if expires_in is not None else None
         for _ in range(CREATE_ATTEMPTS):
             key_id, token = new_key()
-            key = ApiKey(key_id, namespace, granted, format_timestamp(now), expires_at, False, hash_key(token))
+            key = ApiKey(key_id, namespace, granted, format_timestamp(now), expires_at, False, hash_key(token), name)
             try:
                 self._repository.add(key)
             except WriteConflictError:
@@ -91,7 +98,7 @@ class KeyService:
             self._forget(digest)
             raise AuthenticationError("the API key has been revoked")
         self._refuse_if_expired(key.expires_at, now, digest)
-        principal = Principal(key.namespace, frozenset(key.scopes), key.key_id)
+        principal = key.principal()
         self._cache.put(digest, _Verified(principal, key.expires_at), read_at=now)
         return principal
 
@@ -104,7 +111,7 @@ class KeyService:
             key = self._repository.get(key_id) if is_key_id(key_id) else None
             if key is None or key.revoked:
                 raise AuthenticationError("the API key that consented to this grant was revoked")
-            cached = _Verified(Principal(key.namespace, frozenset(key.scopes), key.key_id), key.expires_at)
+            cached = _Verified(key.principal(), key.expires_at)
             self._by_id.put(key_id, cached, read_at=now)
         if expired(cached.expires_at, now):
             raise AuthenticationError(f"the API key that consented to this grant expired at {cached.expires_at}")

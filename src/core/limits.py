@@ -27,6 +27,9 @@ IMPORT_MAX_LINE_CHARS: Final = 10_000_000
 # time it arrived, and none outlives API Gateway's 30 s (serve's requests get the same margin, doubled).
 IMPORT_CHANGED_AT_SLACK_SECONDS: Final = 60
 
+# An API key's optional name (core.access): what a person calls it, shown in key listings and the console.
+KEY_NAME_MAX_CHARS: Final = 64
+
 # How long a deleted memory may be kept restorable (days): the template's DeletedRetentionDays and serve's option.
 MIN_RETENTION_DAYS: Final = 1
 MAX_RETENTION_DAYS: Final = 3650

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 
-from core.access import DEFAULT_NAMESPACE, SCOPES, Scope, parse_scopes, validate_namespace
+from core.access import DEFAULT_NAMESPACE, SCOPES, Scope, parse_scopes, validate_key_name, validate_namespace
 from core.errors import InvalidInputError
 from handlers import bootstrap
 from local.backfilling import MODELS, embed_store
@@ -51,6 +51,13 @@ def _scopes(text: str) -> tuple[Scope, ...]:
 def _namespace(text: str) -> str:
     try:
         return validate_namespace(text)
+    except InvalidInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _key_name(text: str) -> str:
+    try:
+        return validate_key_name(text)
     except InvalidInputError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -117,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     create.add_argument(
         "--expires-in", type=_duration, default=None, help="lifetime such as 30d, 12h or 90m (default: never)"
+    )
+    create.add_argument(
+        "--name",
+        type=_key_name,
+        default=None,
+        help="what you call the key, e.g. 'work laptop' (shown by list and the console)",
     )
     create.add_argument("--json", action="store_true", help="print the key as JSON")
     _store_options(create, env, reach)

@@ -22,12 +22,14 @@ def manage_keys(args: argparse.Namespace) -> int:
 
 
 def _create_key(keys: KeyService, args: argparse.Namespace) -> None:
-    key, token = keys.create(args.namespace, args.scopes, args.expires_in)
+    key, token = keys.create(args.namespace, args.scopes, args.expires_in, args.name)
     if args.json:
-        print(json.dumps({"key": token, "key_id": key.key_id, "namespace": key.namespace, "scopes": list(key.scopes)}))
+        printed = {"key": token, "key_id": key.key_id, "namespace": key.namespace, "scopes": list(key.scopes)}
+        print(json.dumps({**printed, "name": key.name}))
         return
+    named = f" ({key.name})" if key.name else ""
     print(
-        f"Created API key {key.key_id} for namespace {key.namespace} (scopes {', '.join(key.scopes)}; "
+        f"Created API key {key.key_id}{named} for namespace {key.namespace} (scopes {', '.join(key.scopes)}; "
         f"expires {key.expires_at or 'never'}). It is shown only this once; store it now:"
     )
     print(token)
@@ -46,6 +48,7 @@ def _list_keys(keys: KeyService, args: argparse.Namespace) -> None:
                 "expires_at": key.expires_at,
                 "revoked": key.revoked,
                 "state": key.state(now),
+                "name": key.name,
             }
             for key in listed
         ]
@@ -54,9 +57,18 @@ def _list_keys(keys: KeyService, args: argparse.Namespace) -> None:
     if not listed:
         print("no API keys" + (f" in namespace {args.namespace}" if args.namespace else ""))
         return
-    columns = ("KEY ID", "NAMESPACE", "SCOPES", "STATE", "CREATED", "EXPIRES")
+    # The name last: it may hold spaces, and every column before it still splits on whitespace.
+    columns = ("KEY ID", "NAMESPACE", "SCOPES", "STATE", "CREATED", "EXPIRES", "NAME")
     table = [columns] + [
-        (key.key_id, key.namespace, ",".join(key.scopes), key.state(now), key.created_at, key.expires_at or "never")
+        (
+            key.key_id,
+            key.namespace,
+            ",".join(key.scopes),
+            key.state(now),
+            key.created_at,
+            key.expires_at or "never",
+            key.name or "",
+        )
         for key in listed
     ]
     widths = [max(len(row[i]) for row in table) for i in range(len(columns))]

@@ -194,6 +194,33 @@ def test_a_create_that_keeps_drawing_taken_key_ids_gives_up_with_a_write_conflic
     assert [key.namespace for key in keys.list()] == ["alice"]
 
 
+def test_a_named_key_keeps_its_name_trimmed_and_its_principal_carries_it(keys: KeyService) -> None:
+    key, token = keys.create("alice", ["read"], name="  Ana's laptop  ")
+
+    assert key.name == "Ana's laptop"
+    assert keys.authenticate(token).key_name == "Ana's laptop"
+    assert keys.principal_of(key.key_id).key_name == "Ana's laptop"
+    assert keys.list("alice")[0].name == "Ana's laptop"
+
+
+def test_a_key_created_without_a_name_has_none(keys: KeyService) -> None:
+    key, token = keys.create("alice")
+
+    assert key.name is None
+    assert keys.authenticate(token).key_name is None
+
+
+@pytest.mark.parametrize("name", ["", "   ", "n" * 65, "tab\there", "two\nlines", "bell\x07"])
+def test_a_key_name_outside_the_rule_is_refused_naming_the_field(keys: KeyService, name: str) -> None:
+    with pytest.raises(InvalidInputError) as refused:
+        keys.create("alice", name=name)
+
+    assert [(error.field, error.message) for error in refused.value.errors] == [
+        ("name", "must be 1 to 64 printable characters after trimming")
+    ]
+    assert keys.list() == ()
+
+
 # --- authenticate ---
 
 

@@ -46,6 +46,16 @@ def test_a_stored_key_reads_back_field_for_field(keys: KeyRepository) -> None:
     assert keys.get(stored.key_id) == stored
 
 
+def test_a_keys_name_reads_back_and_a_nameless_key_reads_as_none(keys: KeyRepository) -> None:
+    named, nameless = a_key("0123456789ab", name="Ana's laptop · café"), a_key("ba9876543210")
+
+    keys.add(named)
+    keys.add(nameless)
+
+    assert (keys.get(named.key_id), keys.get(nameless.key_id)) == (named, nameless)
+    assert {key.key_id: key.name for key in keys.find("alice")} == {named.key_id: named.name, nameless.key_id: None}
+
+
 def test_an_unknown_key_id_reads_as_none(keys: KeyRepository) -> None:
     assert keys.get("0123456789ab") is None
 

@@ -51,8 +51,8 @@ def test_create_json_prints_the_key_its_id_namespace_and_scopes_and_the_key_work
 
     printed = json.loads(out)
     assert code == 0
-    assert set(printed) == {"key", "key_id", "namespace", "scopes"}
-    assert (printed["namespace"], printed["scopes"]) == ("alice", ["read", "write"])
+    assert set(printed) == {"key", "key_id", "namespace", "scopes", "name"}
+    assert (printed["namespace"], printed["scopes"], printed["name"]) == ("alice", ["read", "write"], None)
     assert printed["key"].startswith(f"am_{printed['key_id']}_")
     principal = moto_keys.authenticate(printed["key"])
     assert (principal.namespace, principal.key_id) == ("alice", printed["key_id"])
@@ -67,6 +67,18 @@ def test_create_prints_the_key_exactly_once_with_what_it_can_do(run: Any) -> Non
     assert "namespace alice" in out
     assert "only this once" in out
     assert "Authorization: Bearer <key>" in out
+
+
+def test_create_with_a_name_stores_it_trimmed_and_list_shows_it(run: Any, moto_keys: KeyService) -> None:
+    code, out, _ = run("create", "--namespace", "alice", "--name", "  Ana's laptop ", "--json")
+
+    (key,) = moto_keys.list()
+    assert code == 0
+    assert json.loads(out)["name"] == key.name == "Ana's laptop"
+    assert json.loads(run("list", "--json")[1])[0]["name"] == "Ana's laptop"
+    header, row = run("list")[1].splitlines()
+    assert header.split()[-1] == "NAME"
+    assert row.endswith("Ana's laptop")
 
 
 @pytest.mark.parametrize(
@@ -99,6 +111,8 @@ def test_create_with_scopes_and_a_lifetime_stores_them(
         ["--namespace", "alice", "--expires-in", "0d"],
         ["--namespace", "alice", "--expires-in", "1w"],
         ["--namespace", "alice", "--expires-in", "-1d"],
+        ["--namespace", "alice", "--name", "  "],
+        ["--namespace", "alice", "--name", "n" * 65],
         [],
     ],
     ids=lambda arguments: " ".join(arguments) or "no namespace",
@@ -125,7 +139,7 @@ def test_list_shows_each_key_its_namespace_scopes_and_state_but_never_a_secret(r
 
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["KEY", "ID", "NAMESPACE", "SCOPES", "STATE", "CREATED", "EXPIRES"]
+    assert lines[0].split() == ["KEY", "ID", "NAMESPACE", "SCOPES", "STATE", "CREATED", "EXPIRES", "NAME"]
     assert lines[1].split()[:4] == [alice.key_id, "alice", "read,write", "active"]
     assert lines[2].split()[:4] == [bob.key_id, "bob", "read", "revoked"]
     for secret in (alice_token, bob_token, alice.secret_hash, bob.secret_hash):
@@ -148,6 +162,7 @@ def test_list_json_of_one_namespace(run: Any, moto_keys: KeyService) -> None:
             "expires_at": None,
             "revoked": False,
             "state": "active",
+            "name": None,
         }
     ]
 

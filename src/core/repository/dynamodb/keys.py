@@ -35,11 +35,13 @@ def _to_key_item(key: ApiKey) -> dict[str, Any]:
     }
     if key.expires_at is not None:
         item["expires_at"] = {"S": key.expires_at}
+    if key.name is not None:
+        item["name"] = {"S": key.name}
     return item
 
 
 def _from_key_item(item: Mapping[str, Any]) -> ApiKey:
-    expires = item.get("expires_at")
+    expires, name = item.get("expires_at"), item.get("name")
     scopes: tuple[Scope, ...] = tuple(scope["S"] for scope in item["scopes"]["L"])
     return ApiKey(
         key_id=item["key_id"]["S"],
@@ -49,6 +51,7 @@ def _from_key_item(item: Mapping[str, Any]) -> ApiKey:
         expires_at=expires["S"] if expires else None,
         revoked=item["revoked"]["BOOL"],
         secret_hash=item["secret_hash"]["S"],
+        name=name["S"] if name else None,
     )
 
 
