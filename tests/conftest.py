@@ -36,6 +36,8 @@ from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import Memory
+from core.recall.indexing import RecallIndexer
+from core.recall.standin import StandInEmbedder
 from core.repository import GrantRepository, KeyRepository, MemoryRepository
 from core.repository.dynamodb import (
     DynamoDBGrantRepository,
@@ -338,9 +340,13 @@ def repository(engine: Engine) -> StoredMemories:
     return engine.memories(engine.new_table())
 
 
+# Every write of content or tags computes the memory's recall digest, as deployed: with the stand-in model (no model).
+INDEXER = RecallIndexer(StandInEmbedder())
+
+
 @pytest.fixture
 def service(repository: StoredMemories, clock: FakeClock) -> MemoryService:
-    return MemoryService(repository, clock)
+    return MemoryService(repository, clock, indexer=INDEXER)
 
 
 def domain_error_classes() -> list[type[DomainError]]:
@@ -414,7 +420,7 @@ def api_keys() -> InMemoryKeyRepository:
 @pytest.fixture
 def memory_service(memories: InMemoryMemoryRepository, clock: FakeClock) -> MemoryService:
     """The memory service over the in-memory store: what every door test drives."""
-    return MemoryService(memories, clock)
+    return MemoryService(memories, clock, indexer=INDEXER)
 
 
 @pytest.fixture

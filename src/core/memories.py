@@ -66,7 +66,7 @@ class MemoryService:
         memory = _created(memory_id, new, now)
         digest = self._indexer.digest(memory.content, memory.tags) if self._indexer else None
         try:
-            self._repository.add(namespace, memory, idempotency, key_id, fence, digest)
+            self._repository.add(namespace, memory, idempotency, key_id, fence, digest=digest)
         except IdempotencyKeyTakenError as taken:
             return _replayed(taken.prior, new, idempotency)
         return memory
@@ -95,7 +95,9 @@ class MemoryService:
         )
         now = self._now()
         fence = self._fence(key_id, now)
-        return self._repository.apply(namespace, memory_id, changes, expected, now, key_id, fence, self._indexer)
+        return self._repository.apply(
+            namespace, memory_id, changes, expected, now, key_id, fence, indexer=self._indexer
+        )
 
     def delete(self, namespace: str, memory_id: int, key_id: str | None = None) -> None:
         now = self._now()

@@ -695,7 +695,13 @@ class CollidingRepository:
         return 1
 
     def add(
-        self, namespace: str, memory: Memory, idempotency: object = None, key_id: object = None, live_key: object = None
+        self,
+        namespace: str,
+        memory: Memory,
+        idempotency: object = None,
+        key_id: object = None,
+        live_key: object = None,
+        digest: object = None,
     ) -> None:
         raise WriteConflictError("id 1 is already taken; retry the create")
 
@@ -708,6 +714,7 @@ class CollidingRepository:
         now: str,
         key_id: object = None,
         live_key: object = None,
+        indexer: object = None,
     ) -> Memory:
         # The adapter retries a lost conditional write a bounded number of times, then reports the conflict.
         if changes.apply_to(self.stored, now) is self.stored:
