@@ -13,6 +13,7 @@ from handlers.door import Door
 from handlers.http.dependencies import install
 from handlers.http.errors import EXCEPTION_HANDLERS
 from handlers.http.errors import logger as logger  # the door's logger: the Lambda entrypoint injects its context
+from handlers.http.key import router as key_routes
 from handlers.http.lifecycle import router as lifecycle_routes
 from handlers.http.memories import router as memory_routes
 from handlers.http.openapi import COMMON_RESPONSES, document_schemas
@@ -56,5 +57,6 @@ def create_app(
     app.include_router(console_router(retention_days))
     app.include_router(memory_routes)
     app.include_router(lifecycle_routes)
+    app.include_router(key_routes)
     document_schemas(app)
     return app

@@ -51,6 +51,12 @@ async def _caller(request: Request, scope: Scope) -> Principal:
     return await door.run_blocking(authorize, door.authenticate, presented_credentials(request.headers), scope)
 
 
+async def anyone(request: Request, _: _Declared) -> Principal:
+    """Any caller with a valid key, whatever its scopes (a key may always learn what it is)."""
+    door = _door(request)
+    return await door.run_blocking(door.authenticate, presented_credentials(request.headers))
+
+
 async def reader(request: Request, _: _Declared) -> Principal:
     return await _caller(request, "read")
 
@@ -61,5 +67,6 @@ async def writer(request: Request, _: _Declared) -> Principal:
 
 ThisDoor = Annotated[Door, Depends(http_door)]
 # The namespace of every route comes from the key alone, never from the request.
+Anyone = Annotated[Principal, Depends(anyone)]
 Reader = Annotated[Principal, Depends(reader)]
 Writer = Annotated[Principal, Depends(writer)]
