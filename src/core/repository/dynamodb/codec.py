@@ -27,10 +27,11 @@ deleted, so the purge sweep finds what is due without scanning; `purging` marks 
 created with an idempotency key keeps its hash in `idempotency`, so a purge removes that record too.
 
 Recall's digests (core.digest; digests.py): beside each memory, in the namespace's partition, `sk = "RCL#<id:010d>"`
-holds what recall ranks by and filters on (`terms`, the int8 vector `vec` with `vec_scale` and `vec_model`,
-`memory_type`, `status`, `tags`, `updated_at`, and the `version` it follows), written in the same transaction as
-every change of its memory; a memory that has one carries `digested`. A digest without a vector carries
-`embed_shard`, which puts it in the sparse `by_unembedded` index (`embed_shard`, `sk`, keys only) the backfill reads.
+holds what recall ranks by and filters on (`terms`, space-joined and deflated: B, or S in a digest written before;
+the int8 vector `vec` with `vec_scale` and `vec_model`; `memory_type`, `status`, `tags`, `updated_at`, and the
+`version` it follows), written in the same transaction as every change of its memory; a memory that has one carries
+`digested`. A digest without a vector carries `embed_shard`, which puts it in the sparse `by_unembedded` index
+(`embed_shard`, `sk`, keys only) the backfill reads.
 
 API keys share the table in one small partition (see keys.py).
 """
