@@ -37,7 +37,7 @@ LAMBDA_ENTRY_PurgeFunction := handlers.aws.purge
 LAMBDA_PYTHON_VERSION := 3.13
 LAMBDA_PLATFORM := aarch64-manylinux_2_34
 
-.PHONY: help python install sam browser serve keys test check lint typecheck layers cfn-lint bench perf-doc build build-HttpFunction build-McpFunction build-PurgeFunction deploy clean
+.PHONY: help python install sam browser serve keys test check lint typecheck layers cfn-lint bench perf-doc eval build build-HttpFunction build-McpFunction build-PurgeFunction deploy clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -119,6 +119,10 @@ bench: install ## cold start, warm overhead, DynamoDB calls/units/latency, cost,
 perf-doc: $(BIN)/.synced ## render docs/performance.md from the latest `make bench` run (.bench/latest.json)
 	cp .bench/latest.json docs/performance.json
 	PYTHONPATH=src:scripts $(BIN)/python -m bench --markdown docs/performance.json > docs/performance.md
+
+# Recall's quality on the labelled set in eval/recall (its README): the offline model over the in-memory store, no AWS.
+eval: install ## judge recall on eval/recall's labelled questions (offline model, no AWS), written to eval/recall/REPORT.md; ARGS="--tune"
+	PYTHONPATH=src:scripts $(BIN)/python -m recall_eval $(ARGS)
 
 lint: $(BIN)/.synced
 	$(BIN)/ruff format --check src tests scripts

@@ -65,3 +65,13 @@ def test_make_serve_installs_the_runtime_and_dynamodb_local_only(tmp_path: Path)
     assert "npm ci --prefix tests/dynamodb_local" in planned.stdout
     for test_tool in ("tests/mcp_inspector", "tests/mcp_remote", "tests/browser", "apt-get", "aws-sam-cli"):
         assert test_tool not in planned.stdout
+
+
+def test_make_eval_is_listed_and_runs_the_recall_evaluation_after_installing() -> None:
+    listed = make("help")
+    planned = make("-n", "-B", "eval")
+
+    assert "make eval" in listed.stdout
+    assert planned.returncode == 0, planned.stderr
+    install = planned.stdout.index("uv sync --frozen --all-extras")
+    assert planned.stdout.index("PYTHONPATH=src:scripts .venv/bin/python -m recall_eval") > install
