@@ -19,14 +19,16 @@ from typing import Final, Literal
 
 from core.access import Principal, Scope, hash_key
 from core.cache import TtlCache
+from core.clientdocs.document import is_client_id_url
+from core.clientdocs.service import ClientDocuments
 from core.clock import Clock, epoch_seconds, format_timestamp, utc_now
 from core.consent import INVALID_KEY, ConsentRefusedError, consent
-from core.errors import AuthenticationError, FieldError, InvalidInputError, WriteConflictError
+from core.errors import AuthenticationError, WriteConflictError
 from core.keys import KeyService
-from core.limits import MAX_CLIENT_ID_CHARS, MAX_CLIENT_METADATA_BYTES, MAX_REDIRECT_URIS
-from core.registration import RegistrationBounds, RegistrationLimitError
+from core.limits import MAX_CLIENT_ID_CHARS
+from core.registration import RegistrationBounds, RegistrationLimitError, check_registration
 from core.repository import Client, Grant, GrantRepository, LiveKey
-from core.tokens import GRANT_ID_HEX_CHARS, TokenKind, check_redirect_uri, grant_of, is_access_token, new_token
+from core.tokens import GRANT_ID_HEX_CHARS, TokenKind, grant_of, is_access_token, new_token
 
 # RFC 6749 §4.1.2 asks for at most 10 minutes; a code only has to survive one redirect and one token request.
 CODE_TTL: Final = timedelta(minutes=5)
@@ -76,11 +78,13 @@ class GrantService:
         keys: KeyService,
         clock: Clock = utc_now,
         bounds: RegistrationBounds = RegistrationBounds(),  # noqa: B008  # frozen: one shared default is safe
+        documents: ClientDocuments | None = None,
     ) -> None:
         self._repository = repository
         self._keys = keys
         self._clock = clock
         self._bounds = bounds
+        self._documents = documents
         self._cache: TtlCache[str, _Verified] = TtlCache(TOKEN_CACHE_TTL, TOKEN_CACHE_MAX_ENTRIES, clock)
         self._lock = threading.Lock()
         self._secret: bytes | None = None
@@ -88,16 +92,9 @@ class GrantService:
     # Registration (RFC 7591)
 
     def register(self, client_id: str, metadata: str, redirect_uris: Iterable[str], caller: str) -> Client:
-        """Register a client for `caller` (the address the request came from): bounded metadata, at most
-        MAX_REDIRECT_URIS redirect URIs, each one check_redirect_uri admits, within the RegistrationBounds
-        (RegistrationLimitError). It expires UNUSED_CLIENT_TTL from now unless it obtains tokens."""
-        uris = list(redirect_uris)
-        if len(metadata.encode()) > MAX_CLIENT_METADATA_BYTES:
-            raise InvalidInputError([FieldError("metadata", f"must be at most {MAX_CLIENT_METADATA_BYTES} bytes")])
-        if not 1 <= len(uris) <= MAX_REDIRECT_URIS:
-            raise InvalidInputError([FieldError("redirect_uris", f"must hold 1 to {MAX_REDIRECT_URIS} URIs")])
-        for uri in uris:
-            check_redirect_uri(uri)
+        """Register a client for `caller` (the address the request came from), as check_registration admits it,
+        within the RegistrationBounds (RegistrationLimitError). It expires UNUSED_CLIENT_TTL from now unless used."""
+        check_registration(metadata, list(redirect_uris))
         now = epoch_seconds(self._clock())
         client = Client(client_id, metadata, now + int(UNUSED_CLIENT_TTL.total_seconds()))
         window = self._bounds.window(caller, now)
@@ -106,8 +103,16 @@ class GrantService:
             raise RegistrationLimitError(refused, self._bounds, window.ends_at - now)
         return client
 
+    @property
+    def reads_client_documents(self) -> bool:
+        """Whether a client may name itself by the URL of its Client ID Metadata Document instead of registering."""
+        return self._documents is not None
+
     def client(self, client_id: str) -> Client | None:
-        """The registered client, or None when unknown or expired (DynamoDB's TTL deletes it some time later)."""
+        """The registered client, or None when unknown or expired (DynamoDB's TTL deletes it some time later); for
+        a URL, the client its metadata document describes (ClientDocumentError when it cannot be used)."""
+        if is_client_id_url(client_id):
+            return self._documents.client(client_id) if self._documents is not None else None
         if len(client_id) > MAX_CLIENT_ID_CHARS:
             return None
         client = self._repository.get_client(client_id)
@@ -222,7 +227,7 @@ class GrantService:
         if cached is None:
             cached = self._verify_stored(token, digest, now)
         if cached.expires_at <= now.timestamp():
-            self._forget(digest)
+            self._cache.discard(digest)
             raise AuthenticationError("the access token expired: refresh it")
         if cached.resource != resource:
             raise AuthenticationError(f"the access token was issued for {cached.resource}, not for {resource}")
@@ -287,7 +292,10 @@ class GrantService:
             access_scopes=scopes,
             access_expires_at=now + int(ACCESS_TTL.total_seconds()),
         )
-        client_ends = refresh_ends + int(UNUSED_CLIENT_TTL.total_seconds())
+        # A client known by its metadata document has no registration to keep alive.
+        client_ends = (
+            None if is_client_id_url(grant.client_id) else refresh_ends + int(UNUSED_CLIENT_TTL.total_seconds())
+        )
         if not self._repository.issue(issued, expected_hash, spent, client_expires_at=client_ends):
             self._revoke(grant.grant_id)
             what = "refresh token was already used" if spent else "authorization code was already used"
@@ -298,6 +306,3 @@ class GrantService:
     def _read(self, token: str, kind: TokenKind) -> Grant | None:
         grant_id = grant_of(token, kind)
         return self._repository.get_grant(grant_id) if grant_id is not None else None
-
-    def _forget(self, digest: str) -> None:
-        self._cache.discard(digest)

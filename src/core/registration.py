@@ -1,6 +1,6 @@
-"""Bounds on dynamic client registration (RFC 7591), which anyone may call: each registration is counted in the store
-for its caller and in total, per fixed window, so the bounds hold across every instance serving the door. Rules
-only; GrantService.register applies them and GrantRepository.add_client counts."""
+"""Bounds on dynamic client registration (RFC 7591), which anyone may call: what one registration may hold, and each
+registration counted in the store for its caller and in total, per fixed window, so the bounds hold across every
+instance serving the door. Rules only; GrantService.register applies them and GrantRepository.add_client counts."""
 
 from __future__ import annotations
 
@@ -8,8 +8,16 @@ import ipaddress
 from dataclasses import dataclass
 
 from core.access import hash_key
-from core.limits import REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_IN_TOTAL, REGISTRATIONS_PER_CALLER
+from core.errors import FieldError, InvalidInputError
+from core.limits import (
+    MAX_CLIENT_METADATA_BYTES,
+    MAX_REDIRECT_URIS,
+    REGISTRATION_WINDOW_SECONDS,
+    REGISTRATIONS_IN_TOTAL,
+    REGISTRATIONS_PER_CALLER,
+)
 from core.repository import RegistrationBound, RegistrationWindow
+from core.tokens import check_redirect_uri
 
 
 @dataclass(frozen=True)
@@ -26,6 +34,17 @@ class RegistrationBounds:
         return RegistrationWindow(
             hash_key(caller_bucket(caller)), starts, starts + self.window_seconds, self.per_caller, self.total
         )
+
+
+def check_registration(metadata: str, redirect_uris: list[str]) -> None:
+    """A registration's bounds: its metadata (JSON) at most MAX_CLIENT_METADATA_BYTES, and 1 to MAX_REDIRECT_URIS
+    redirect URIs, each one core.tokens.check_redirect_uri admits; InvalidInputError otherwise."""
+    if len(metadata.encode()) > MAX_CLIENT_METADATA_BYTES:
+        raise InvalidInputError([FieldError("metadata", f"must be at most {MAX_CLIENT_METADATA_BYTES} bytes")])
+    if not 1 <= len(redirect_uris) <= MAX_REDIRECT_URIS:
+        raise InvalidInputError([FieldError("redirect_uris", f"must hold 1 to {MAX_REDIRECT_URIS} URIs")])
+    for uri in redirect_uris:
+        check_redirect_uri(uri)
 
 
 class RegistrationLimitError(Exception):

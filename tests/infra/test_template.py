@@ -33,6 +33,8 @@ API_GATEWAY_INTEGRATION_LIMIT_S = 30
 RUNTIME_PROVIDED_ENV = {"AWS_REGION", "AWS_DEFAULT_REGION"}
 # Only for local runs against another DynamoDB; setting it on Lambda would send the data elsewhere.
 LOCAL_ONLY_ENV = {"AWS_ENDPOINT_URL_DYNAMODB"}
+# Only for tests: a CA trusted for Client ID Metadata Documents, and loopback servers let through; never deployed.
+TEST_ONLY_ENV = {"TEST_ONLY_CLIENT_METADATA_CA"}
 # What each function must be told; TABLE_NAME's fallback would silently name a table the stack does not own.
 # POWERTOOLS_METRICS_NAMESPACE: its fallback would mix the stages' metrics, and the alarms read the stage's own.
 # DELETED_RETENTION_DAYS: its fallback would ignore the stack's DeletedRetentionDays.
@@ -398,7 +400,7 @@ def test_tracing_is_a_parameter_choosing_active_or_passthrough(template: dict[st
 def test_bootstrap_reads_the_settings_this_file_classifies():
     # A setting added to bootstrap must be classified here (and set by the template when required).
     required = set().union(*REQUIRED_ENV.values())
-    assert _environment_names_bootstrap_reads() == required | RUNTIME_PROVIDED_ENV | LOCAL_ONLY_ENV
+    assert _environment_names_bootstrap_reads() == required | RUNTIME_PROVIDED_ENV | LOCAL_ONLY_ENV | TEST_ONLY_ENV
 
 
 def test_every_function_is_given_every_setting_the_code_requires(template: dict[str, Any]):
@@ -413,7 +415,7 @@ def test_every_environment_variable_the_template_sets_is_read_by_the_code_or_by_
         if isinstance(value, str) and value.startswith("POWERTOOLS_")
     }
     assert powertools_reads >= POWERTOOLS_SETTINGS
-    code_reads = _environment_names_bootstrap_reads() - RUNTIME_PROVIDED_ENV - LOCAL_ONLY_ENV
+    code_reads = _environment_names_bootstrap_reads() - RUNTIME_PROVIDED_ENV - LOCAL_ONLY_ENV - TEST_ONLY_ENV
     for name, properties in _functions(template).items():
         assert set(properties["Environment"]["Variables"]) <= code_reads | powertools_reads, name
 

@@ -4,6 +4,7 @@ index and every namespace's memories."""
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import UTC, datetime
 from typing import Any
@@ -11,6 +12,8 @@ from typing import Any
 import pytest
 
 from core.access import hash_key
+from core.clientdocs.document import DocumentUrl, Fetched
+from core.clientdocs.service import ClientDocuments
 from core.consent import ConsentRefusedError
 from core.contract import RetrievalQuery
 from core.errors import AuthenticationError
@@ -248,3 +251,25 @@ def test_grants_never_show_among_a_namespaces_memories(
 
     for status in ("active", "invalid", "deleted"):
         assert memories.search("alice", RetrievalQuery.parse({"status": status})).total == 0
+
+
+DOCUMENT_URL = "https://client.example.com/oauth/client.json"
+
+
+def document_of(url: DocumentUrl) -> Fetched:
+    """The client's own metadata document, as its server would answer it (no network)."""
+    return Fetched(json.dumps({"client_id": url.url, "redirect_uris": [REDIRECT]}).encode(), "max-age=3600")
+
+
+def test_a_client_known_by_its_metadata_document_redeems_and_rotates_with_no_registration_stored(
+    engine: Engine, table: str, keys: KeyService, clock: FakeClock
+) -> None:
+    grants = GrantService(engine.grants(table), keys, clock, documents=ClientDocuments(document_of, clock))
+    tokens = redeemed(grants, keys, DOCUMENT_URL)
+    grant = grants.refreshable(tokens.refresh_token, DOCUMENT_URL)
+    assert grant is not None
+
+    rotated = grants.rotate(grant, ["read"])
+
+    assert grants.verify(rotated.access_token, RESOURCE).scopes == frozenset({"read"})
+    assert engine.grants(table).get_client(DOCUMENT_URL) is None  # nothing registered, nothing extended

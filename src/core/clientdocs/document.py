@@ -95,8 +95,8 @@ def document_url(url: str) -> DocumentUrl:
     authority = split_authority(parts.netloc) if "@" not in parts.netloc else None
     if authority is None or not is_host(authority[0]) or (authority[1] is not None and not is_port(authority[1])):
         raise ClientDocumentError(url, "its host must be a DNS name or an IP address, with a port of 1-65535 if any")
-    if "#" in url or not parts.path or any(part.lower() in _DOT_SEGMENTS for part in parts.path.split("/")):
-        raise ClientDocumentError(url, "a client id URL has a path, without . or .. segments, and no fragment")
+    if "#" in url or parts.path in ("", "/") or any(part.lower() in _DOT_SEGMENTS for part in parts.path.split("/")):
+        raise ClientDocumentError(url, "a client id URL has a path (not just /), no . or .. segment, no fragment")
     host, port = authority
     target = parts.path + (f"?{parts.query}" if parts.query else "")
     return DocumentUrl(url, host.lower(), int(port) if port else 443, port is not None, target)

@@ -272,11 +272,12 @@ class GrantRepository(Protocol):
 
     def get_grant(self, grant_id: str) -> Grant | None: ...
 
-    def issue(self, issued: Grant, expected_hash: str, spent: bool, client_expires_at: int) -> bool:
+    def issue(self, issued: Grant, expected_hash: str, spent: bool, client_expires_at: int | None) -> bool:
         """Store `issued` (new refresh and access token hashes) in place of the stored grant, only if that grant is
         not revoked and still holds `expected_hash`: its unused code (`spent=False`: a redemption) or its current
         refresh token (`spent=True`: a rotation, which also remembers that refresh token as spent). Extends the
-        client's registration to `client_expires_at`. False when the condition failed and nothing was written."""
+        client's registration to `client_expires_at`, which must then be stored; None for a client that has none
+        (known by its metadata document). False when the condition failed and nothing was written."""
         ...
 
     def is_spent(self, grant_id: str, refresh_hash: str) -> bool:

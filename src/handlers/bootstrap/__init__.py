@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
+from core.clientdocs.https import HttpsDocumentFetcher
+from core.clientdocs.service import ClientDocuments
 from core.grants import GrantService
 from core.history import DEFAULT_RETENTION_DAYS
 from core.hosts import is_loopback, parse_host
@@ -82,6 +84,9 @@ class Settings(BaseModel):
     # not the origin each request reached (a custom domain in front of the function URL).
     oauth_enabled: bool = True
     oauth_issuer: str | None = None
+    # TESTS ONLY, never set in a deployment: a CA file (PEM) trusted for Client ID Metadata Documents instead of the
+    # system's, and loopback addresses admitted, so a test's own https server can serve them (core.clientdocs.https).
+    test_only_client_metadata_ca: str | None = None
     # The Amazon Bedrock model that embeds memories when they are written and recall's questions, and the dimensions
     # of its vectors (Titan Text Embeddings V2: 256, 512 or 1,024).
     embedding_model: str = Field(TITAN_V2, pattern=r"^[A-Za-z0-9][A-Za-z0-9.:_-]{0,199}$")
@@ -114,6 +119,7 @@ class Settings(BaseModel):
             "mcp_allowed_origins": _comma_separated(env.get("MCP_ALLOWED_ORIGINS", "")),
             "metrics_namespace": env.get("POWERTOOLS_METRICS_NAMESPACE") or DEFAULT_METRICS_NAMESPACE,
             "oauth_issuer": env.get("OAUTH_ISSUER") or None,
+            "test_only_client_metadata_ca": env.get("TEST_ONLY_CLIENT_METADATA_CA") or None,
             "embedding_model": env.get("EMBEDDING_MODEL") or TITAN_V2,
             "embedding_dimensions": env.get("EMBEDDING_DIMENSIONS") or DEFAULT_DIMENSIONS,
         }
@@ -193,6 +199,12 @@ def bedrock_embedder(settings: Settings) -> BedrockEmbedder:
     )
 
 
+def client_documents(settings: Settings) -> ClientDocuments:
+    """Clients known by their Client ID Metadata Document, fetched over https within its bounds (and, in tests
+    only, from a loopback server whose CA the settings name)."""
+    return ClientDocuments(HttpsDocumentFetcher(test_loopback_ca=settings.test_only_client_metadata_ca))
+
+
 def build_services(
     settings: Settings, client: DynamoDBClient | None = None, embedder: Embedder | None = None, *, ranking: bool = True
 ) -> Services:
@@ -208,7 +220,7 @@ def build_services(
     return Services(
         MemoryService(repository, fenced=True, indexer=indexer),
         keys,
-        GrantService(DynamoDBGrantRepository(client, settings.table_name), keys),
+        GrantService(DynamoDBGrantRepository(client, settings.table_name), keys, documents=client_documents(settings)),
         settings,
         recall,
         Backfill(repository, embedder),

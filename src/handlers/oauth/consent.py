@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from core.access import SCOPES
-from core.clientdocs.document import ClientDocumentError
+from core.clientdocs.document import ClientDocumentError, document_url, is_client_id_url
 from core.consent import ConsentRefusedError
 from core.errors import InvalidInputError
 from core.grants import GrantService
@@ -170,6 +170,8 @@ class ConsentPage:
         if state is not None and len(state) > MAX_STATE_CHARS:
             raise _BadRequestError("The request's state is too long.")
         name = str(metadata.get("client_name") or "An unnamed application")
+        if is_client_id_url(client_id):  # a name anyone may publish: say whose document it is
+            name = f"{name} ({document_url(client_id).host})"
         return _Request(client_id, name, redirect_uri, origin, challenge, scopes, state)
 
     def _form(

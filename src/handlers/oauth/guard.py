@@ -5,6 +5,8 @@ handlers, which know no storage failure and no rate limit), and the one table of
 - storage failing anywhere under the route (StorageUnavailableError, TableMissingError): 503 with `Retry-After` and
   RFC 6749's `temporarily_unavailable` (§4.1.2.1), or the route's own page (the consent page's), never a 500;
 - a registration over its bounds (core.registration.RegistrationLimitError): 429 with `Retry-After`;
+- a client id URL whose Client ID Metadata Document cannot be used (core.clientdocs.document.ClientDocumentError,
+  from any route that reads the client): 400 `invalid_client`, saying why;
 - one storage budget (core.budget) for the whole request, and no storage call after the first one failed: the
   SDK's /authorize catches every exception and reads the client again to shape its error, which doubled the wait;
 - the errors the SDK's handlers answer themselves (RFC 7591 registration errors, RFC 6749 token errors), made here
@@ -28,6 +30,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.budget import storage_budget
+from core.clientdocs.document import ClientDocumentError
 from core.errors import InvalidInputError, StorageUnavailableError, WriteConflictError
 from core.grants import GrantError
 from core.registration import RegistrationLimitError
@@ -38,9 +41,10 @@ T = TypeVar("T")
 
 # Storage failures a retry soon may cure; each carries its `retry_after_seconds`.
 RETRYABLE: Final = (StorageUnavailableError, WriteConflictError)
-Refused = StorageUnavailableError | WriteConflictError | RegistrationLimitError
+Refused = StorageUnavailableError | WriteConflictError | RegistrationLimitError | ClientDocumentError
 # The answers this guard gives itself: status and RFC 6749 error code, by the error's kind (first match wins).
 _ANSWERS: Final[tuple[tuple[type[Refused], int, str], ...]] = (
+    (ClientDocumentError, 400, "invalid_client"),
     (RegistrationLimitError, 429, "temporarily_unavailable"),
     (StorageUnavailableError, 503, "temporarily_unavailable"),
     (WriteConflictError, 503, "temporarily_unavailable"),
@@ -122,6 +126,8 @@ class Guarded:
 
     def _refusal(self, path: str, exc: Refused) -> Response:
         status, error = next((status, error) for kind, status, error in _ANSWERS if isinstance(exc, kind))
+        if isinstance(exc, ClientDocumentError):
+            return error_response(status, error, str(exc))
         page = self._pages.get(path)
         if status == 503 and page is not None:
             return page(exc.retry_after_seconds)

@@ -21,14 +21,21 @@ _METHODS: Final = ["GET", "OPTIONS"]
 
 
 def metadata_routes(
-    issuer: AnyHttpUrl, resource: AnyHttpUrl, registration: ClientRegistrationOptions, revocation: RevocationOptions
+    issuer: AnyHttpUrl,
+    resource: AnyHttpUrl,
+    registration: ClientRegistrationOptions,
+    revocation: RevocationOptions,
+    *,
+    client_documents: bool,
 ) -> list[Route]:
-    """The metadata of the authorization server `issuer`, with `registration` and `revocation` on, and of the
-    protected resource `resource` it grants access to."""
+    """The metadata of the authorization server `issuer`, with `registration` and `revocation` on (and clients
+    known by their Client ID Metadata Document when `client_documents`), and of the protected resource `resource`
+    it grants access to."""
     metadata = build_metadata(issuer, None, registration, revocation)
     # The SDK's metadata offers client secrets; every client here is public (GrantProvider.register_client).
     metadata.token_endpoint_auth_methods_supported = ["none"]
     metadata.revocation_endpoint_auth_methods_supported = ["none"]
+    metadata.client_id_metadata_document_supported = True if client_documents else None
     protected = ProtectedResourceMetadata(
         resource=resource, authorization_servers=[issuer], scopes_supported=list(SCOPES), resource_name=RESOURCE_NAME
     )

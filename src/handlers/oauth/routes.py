@@ -55,7 +55,9 @@ def authorization_routes(grants: GrantService, issuer: str, run_blocking: RunBlo
     revoke = cors_middleware(Revocation(provider, ClientAuthenticator(provider)).handle, ["POST", "OPTIONS"])
     consent = ConsentPage(grants, resource, run_blocking)
     return [
-        *metadata_routes(issuer_url, resource_at, registration, revocation),
+        *metadata_routes(
+            issuer_url, resource_at, registration, revocation, client_documents=grants.reads_client_documents
+        ),
         *(route for route in endpoints if route.path not in _REPLACED),
         *endpoint_routes(provider, resource),
         Route(REVOKE, revoke, methods=["POST", "OPTIONS"]),

@@ -164,7 +164,7 @@ class DynamoDBGrantRepository:
         item = self._items.get(_grant_key(grant_id))
         return _from_grant_item(item) if item is not None else None
 
-    def issue(self, issued: Grant, expected_hash: str, spent: bool, client_expires_at: int) -> bool:
+    def issue(self, issued: Grant, expected_hash: str, spent: bool, client_expires_at: int | None) -> bool:
         held = "refresh_hash" if spent else "code_hash"
         condition = f"revoked = :false AND {held} = :held" + ("" if spent else " AND code_used = :false")
         actions: list[dict[str, Any]] = [
@@ -176,17 +176,17 @@ class DynamoDBGrantRepository:
                     "ExpressionAttributeValues": {":false": {"BOOL": False}, ":held": {"S": expected_hash}},
                 }
             },
-            {
-                # The client lives as long as its newest grant: every issue moves its end to that grant's.
-                "Update": {
-                    "TableName": self._table,
-                    "Key": _client_key(issued.client_id),
-                    "UpdateExpression": "SET expires_at = :until",
-                    "ConditionExpression": "attribute_exists(pk)",
-                    "ExpressionAttributeValues": {":until": {"N": str(client_expires_at)}},
-                }
-            },
         ]
+        if client_expires_at is not None:
+            # The client lives as long as its newest grant: every issue moves its end to that grant's.
+            update = {
+                "TableName": self._table,
+                "Key": _client_key(issued.client_id),
+                "UpdateExpression": "SET expires_at = :until",
+                "ConditionExpression": "attribute_exists(pk)",
+                "ExpressionAttributeValues": {":until": {"N": str(client_expires_at)}},
+            }
+            actions.append({"Update": update})
         if spent:
             spent_item = {
                 **_grant_key(issued.grant_id, f"SPENT#{expected_hash}"),
@@ -196,7 +196,7 @@ class DynamoDBGrantRepository:
         try:
             self._items.transact(actions)
         except TransactionCancelledError as cancelled:
-            if cancelled.failed(0) or cancelled.failed(1):
+            if cancelled.failed(0) or (client_expires_at is not None and cancelled.failed(1)):
                 return False
             raise
         return True

@@ -57,17 +57,18 @@ class InMemoryGrantRepository:
         with self._lock:
             return self.grants.get(grant_id)
 
-    def issue(self, issued: Grant, expected_hash: str, spent: bool, client_expires_at: int) -> bool:
+    def issue(self, issued: Grant, expected_hash: str, spent: bool, client_expires_at: int | None) -> bool:
         with self._lock:
             stored = self.grants.get(issued.grant_id)
             client = self.clients.get(issued.client_id)
-            if stored is None or client is None or stored.revoked:
+            if stored is None or (client is None and client_expires_at is not None) or stored.revoked:
                 return False
             held = stored.refresh_hash if spent else (None if stored.code_used else stored.code_hash)
             if held != expected_hash:
                 return False
             self.grants[issued.grant_id] = issued
-            self.clients[client.client_id] = dataclasses.replace(client, expires_at=client_expires_at)
+            if client is not None and client_expires_at is not None:
+                self.clients[client.client_id] = dataclasses.replace(client, expires_at=client_expires_at)
             if spent:
                 self.spent.add((issued.grant_id, expected_hash))
             return True
