@@ -43,6 +43,7 @@ SEED: list[dict[str, Any]] = [
 @dataclass
 class Scene:
     base: str
+    namespace: str
     key: str
     reader: str
     browser: Browser
@@ -66,11 +67,12 @@ class Scene:
         return {m["id"]: m["last_accessed_at"] for m in [*found.json()["items"], *invalid.json()["items"]]}
 
 
-def keys_create(ddb_port: int, namespace: str, scopes: str) -> str:
+def keys_create(ddb_port: int, namespace: str, scopes: str, name: str) -> str:
     created = subprocess.run(
         [
             sys.executable,
             *("-m", "local", "keys", "create", "--namespace", namespace, "--scopes", scopes, "--json"),
+            *("--name", name),
             *("--ddb-port", str(ddb_port)),
         ],
         cwd=SERVE_ROOT,
@@ -90,16 +92,17 @@ def scene(shared_serve_engine: tuple[str, str, int]) -> Iterator[Scene]:
     executable = chromium_executable()
     base, _, ddb_port = shared_serve_engine
     namespace = f"console-{uuid.uuid4().hex[:8]}"
-    key = keys_create(ddb_port, namespace, "read,write")
+    agent = keys_create(ddb_port, namespace, "read,write", "agent")  # the API's changes: an agent's
+    person = keys_create(ddb_port, namespace, "read,write", "person")  # the console's
     with (
         sync_playwright() as playwright,
-        httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}) as api,
+        httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {agent}"}) as api,
     ):
         for memory in SEED:
             assert api.post("/memories", json=memory).status_code == 201
         browser = playwright.chromium.launch(executable_path=executable)
         try:
-            yield Scene(base, key, keys_create(ddb_port, namespace, "read"), browser, api)
+            yield Scene(base, namespace, person, keys_create(ddb_port, namespace, "read", "auditor"), browser, api)
         finally:
             browser.close()
 
@@ -145,7 +148,7 @@ def lists_filters_and_pages(page: Page) -> None:
     expect(page.locator("#summary")).to_have_text("3 memories · page 1 of 1")
     page.get_by_role("button", name="Clear").click()
     search(page, Tag="travel")
-    expect(page.get_by_role("link", name="The user flies to Lisbon on 2026-12-20.")).to_be_visible()
+    expect(page.locator("tbody")).to_contain_text("The user flies to Lisbon on 2026-12-20.")
     page.get_by_role("button", name="Clear").click()
     search(page, **{"Text contains": "PEANUT"})
     expect(page.locator("#summary")).to_have_text("1 memory · page 1 of 1")
@@ -165,7 +168,7 @@ def lists_filters_and_pages(page: Page) -> None:
 
 def edits_and_resolves_a_conflict(scene: Scene, page: Page) -> None:
     """Memory 1 opened and edited, then edited again while the API changes it: the conflict, and re-applying."""
-    page.get_by_role("link", name="The user prefers concise answers with examples.").click()
+    page.get_by_role("link", name="#1", exact=True).click()
     expect(page.get_by_role("heading", name="Memory #1")).to_be_visible()
     page.get_by_role("button", name="Edit").click()
     page.get_by_label("Content").fill("The user prefers short answers with code examples.")
@@ -182,8 +185,8 @@ def edits_and_resolves_a_conflict(scene: Scene, page: Page) -> None:
     expect(page.get_by_role("heading", name="Memory #1 changed while you edited it")).to_be_visible()
     expect(page.locator("main")).to_contain_text("Tags added: style")
     screenshot(page, "console-conflict")
-    page.get_by_role("button", name="Re-apply my changes").click()
-    expect(page.locator("#notice")).to_have_text("Your changes are applied on top of version 3.")
+    page.get_by_role("button", name="Save merged changes").click()
+    expect(page.locator("#notice")).to_have_text("Your changes are merged into version 3.")
     record = scene.api.get("/memories/1", headers={"Prefer": "no-stamp"}).json()
     assert record["content"] == "The user prefers short answers, with one code example."
     assert record["tags"] == ["writing-style", "preference", "style"]  # the other writer's change kept
@@ -197,14 +200,15 @@ def invalidates_deletes_and_restores(page: Page) -> None:
     dialog = page.get_by_role("dialog")
     expect(dialog).to_contain_text("You can restore it for 30 days")
     dialog.get_by_role("button", name="Delete").click()
-    expect(page.get_by_role("button", name="Restore")).to_be_visible()
+    expect(page.get_by_role("button", name="Restore", exact=True)).to_be_visible()
     expect(page.locator("dl.fields")).to_contain_text("deleted")
-    page.get_by_role("button", name="Restore").click()
+    page.get_by_role("button", name="Restore", exact=True).click()
     expect(page.locator("#notice")).to_have_text("Memory #1 is restored.")
     expect(page.locator("dl.fields")).to_contain_text("invalid")  # the status it had before the delete
     changes = page.locator("ol.timeline .change").all_inner_texts()
     assert changes == ["Restored", "Deleted", "Updated", "Updated", "Updated", "Updated", "Created"]
     expect(page.locator("ol.timeline")).to_contain_text("Tags added: preference")
+    expect(page.locator("ol.timeline li").first).to_contain_text("by key person (")  # the console's own key, named
     screenshot(page, "console-memory")
 
 
@@ -256,14 +260,21 @@ def test_a_wrong_key_is_told_it_is_not_valid(scene: Scene) -> None:
     expect(page.get_by_label("API key")).to_be_visible()
 
 
-def test_a_read_only_key_is_told_it_may_only_read(scene: Scene) -> None:
+def test_the_header_says_whose_memories_these_are_and_a_read_only_key_is_offered_no_change(scene: Scene) -> None:
     page = scene.page()
     scene.open_console(page, key=scene.reader, fragment="#/memory/2")
+    expect(page.get_by_role("heading", name="Memory #2")).to_be_visible()
 
-    page.get_by_role("button", name="Mark invalid").click()
-
-    expect(page.locator("#notice")).to_have_text("This key may only read: it cannot change memories.")
-    assert scene.api.get("/memories/2", headers={"Prefer": "no-stamp"}).json()["status"] == "active"
+    who = page.locator("#who")
+    expect(who).to_contain_text(f"Namespace {scene.namespace}")
+    expect(who).to_contain_text(f"key auditor ({scene.reader[3:15]})")
+    expect(who).to_contain_text("may read")
+    expect(page.locator("main")).to_contain_text("This key may only read: it cannot change memories.")
+    screenshot(page, "console-read-only")
+    for offered in ["Edit", "Mark invalid", "Delete"]:
+        expect(page.get_by_role("button", name=offered, exact=True)).to_have_count(0)
+    expect(page.get_by_role("link", name="New memory")).to_be_hidden()
+    expect(page.get_by_role("button", name="Copy id")).to_be_visible()
 
 
 def test_a_busy_store_is_retried_after_its_retry_after_with_a_message(scene: Scene) -> None:
@@ -303,7 +314,7 @@ def test_keyboard_alone_opens_a_memory_and_edits_it(scene: Scene) -> None:
     page.keyboard.type(scene.key)
     page.keyboard.press("Enter")
     expect(page.locator("#summary")).to_be_visible()
-    for _ in range(40):
+    for _ in range(60):
         page.keyboard.press("Tab")
         if page.evaluate("document.activeElement.textContent") == "#3":
             break

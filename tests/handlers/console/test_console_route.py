@@ -3,6 +3,7 @@ Policy, revalidated with an ETag, its settings from the core, small; and on Lamb
 
 from __future__ import annotations
 
+import gzip
 import re
 from typing import get_args
 
@@ -88,7 +89,28 @@ def test_the_page_loads_no_inline_script_or_style_and_nothing_from_elsewhere() -
     assert "style=" not in page
     assert "<style" not in page
     assert not re.search(r"(src|href)=\"(https?:)?//", page)
-    assert "http" not in (STATIC / "console.js").read_text().replace("HTTP ", "")  # no absolute URLs, no CDN
+    for module in STATIC.glob("*.js"):  # no absolute URLs, no CDN
+        assert "http" not in module.read_text().replace("HTTP ", ""), module.name
+
+
+def modules_imported(http: TestClient, name: str, seen: set[str]) -> set[str]:
+    """`name` and every module it imports, directly or not, each as the console serves it."""
+    response = http.get(f"/console/{name}")
+    assert response.status_code == 200, name
+    assert response.headers["content-type"] == "text/javascript; charset=utf-8"
+    seen.add(name)
+    for imported in re.findall(r'^import [^;]*? from "\./([a-z]+\.js)";', response.text, flags=re.MULTILINE):
+        if imported not in seen:
+            modules_imported(http, imported, seen)
+    return seen
+
+
+def test_every_module_the_page_imports_is_served_and_all_its_script_is_under_60_kb_gzipped(http: TestClient) -> None:
+    modules = modules_imported(http, "console.js", set())
+
+    assert modules == {path.name for path in STATIC.glob("*.js")}  # no module left unused, none missing
+    script = b"".join(http.get(f"/console/{name}").content for name in sorted(modules))
+    assert len(gzip.compress(script)) < 60 * 1024
 
 
 def test_the_settings_the_page_reads_come_from_the_core(http: TestClient, memory_service: MemoryService) -> None:

@@ -1,0 +1,130 @@
+// What every view shares: building elements (every text goes in as text, never as markup), showing a view, the
+// notice, times, tags, dialogs and the console's state (its settings and the key it is opened with).
+
+export const app = {
+  config: null, // config.json: types, statuses, sorts, standard tags, retention window
+  me: null, // GET /key: the key's id, name, namespace and scopes
+  route: null, // the router, set by console.js
+  guard: null, // a view with typed input sets it: () => true while something would be lost
+};
+
+export function h(tag, attrs = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === false || value === null || value === undefined) continue;
+    if (name.startsWith("on")) element.addEventListener(name.slice(2), value);
+    else if (value === true) element.setAttribute(name, "");
+    else element.setAttribute(name, String(value));
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return element;
+}
+
+export const view = () => document.getElementById("view");
+
+// A new view starts at the top of the page (not scrolled to where the last one was, nor to `main` under the header),
+// with focus on its content for screen readers.
+export function show(title, ...content) {
+  const main = view();
+  app.guard = null;
+  main.replaceChildren(h("h1", {}, title), ...content.filter((part) => part !== null && part !== undefined));
+  document.title = `${title} · agent-memory console`;
+  main.focus({ preventScroll: true });
+  window.scrollTo(0, 0);
+}
+
+// A message for the view the next navigation shows (a hash change clears whatever the last view said).
+let flashed = null;
+
+export function flash(message, kind = "ok") {
+  flashed = [message, kind];
+}
+
+export function takeFlash() {
+  const message = flashed || [""];
+  flashed = null;
+  return message;
+}
+
+export function notify(message, kind = "info") {
+  const notice = document.getElementById("notice");
+  notice.hidden = !message;
+  notice.className = `notice ${kind}`;
+  notice.textContent = message || "";
+}
+
+export function when(timestamp) {
+  if (!timestamp) return h("span", { class: "meta" }, "never");
+  const date = new Date(timestamp);
+  return h("time", { datetime: timestamp, title: `${timestamp} (UTC)` }, date.toLocaleString());
+}
+
+export const DAY_MS = 24 * 60 * 60 * 1000;
+
+// "purged in 23 days" for a memory deleted at `deletedAt` (the retention window from config.json).
+export function purgeCountdown(deletedAt) {
+  const left = Math.ceil((Date.parse(deletedAt) + app.config.retention_days * DAY_MS - Date.now()) / DAY_MS);
+  if (left <= 0) return "purged at the next sweep";
+  return `purged in ${left} ${left === 1 ? "day" : "days"}`;
+}
+
+// `text` with every case-insensitive occurrence of `q` marked.
+export function highlight(text, q) {
+  if (!q) return text;
+  const out = [];
+  const lower = text.toLowerCase();
+  const needle = q.toLowerCase();
+  let at = 0;
+  for (let found = lower.indexOf(needle); found !== -1; found = lower.indexOf(needle, at)) {
+    out.push(text.slice(at, found), h("mark", {}, text.slice(found, found + needle.length)));
+    at = found + needle.length;
+  }
+  out.push(text.slice(at));
+  return out;
+}
+
+// Tags, each a link that filters the list by it.
+export function tags(list, q = "") {
+  if (!list.length) return h("span", { class: "meta" }, "none");
+  return list.map((tag) => h("a", { class: "tag", href: `#/?tag=${encodeURIComponent(tag)}`,
+    title: `Show the memories tagged ${tag}` }, highlight(tag, q)));
+}
+
+export function statusText(status) {
+  return h("span", { class: `status-${status}` }, status);
+}
+
+// "key ops-console (0123456789ab)" for the console's own key, "key 0123456789ab" for any other.
+export function keyName(keyId) {
+  if (!keyId) return "an open server";
+  if (app.me && keyId === app.me.key_id && app.me.name) return `key ${app.me.name} (${keyId})`;
+  return `key ${keyId}`;
+}
+
+export function confirmDialog(title, text, confirmLabel, cancelLabel = "Cancel") {
+  return new Promise((resolve) => {
+    const dialog = h("dialog", { "aria-labelledby": "dialog-title" },
+      h("h2", { id: "dialog-title" }, title), h("p", {}, text),
+      h("form", { method: "dialog", class: "actions" },
+        h("button", { value: "cancel", type: "submit" }, cancelLabel),
+        h("button", { value: "confirm", type: "submit", class: "danger" }, confirmLabel)));
+    dialog.addEventListener("close", () => {
+      dialog.remove();
+      resolve(dialog.returnValue === "confirm");
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+  });
+}
+
+// Before typed input is lost: true when there is none, or the person chose to discard it.
+export async function mayLeave() {
+  if (!app.guard || !app.guard()) return true;
+  const ok = await confirmDialog("Discard your changes?", "What you typed here is not saved yet and will be lost.",
+    "Discard changes", "Keep editing");
+  if (ok) app.guard = null;
+  return ok;
+}
