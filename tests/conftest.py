@@ -222,7 +222,7 @@ def serving(log_dir: Path, *options: str) -> Iterator[tuple[str, str]]:
     """`agent-memory serve` on a free loopback port with `options` while the block runs: its base URL and the key
     it printed on creating the empty table's first key."""
     port = free_port()
-    log_path = log_dir / "serve.log"
+    log_path = log_dir / "serve.log"  # as shared_serve_output names it
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-u", "-m", "local", "serve", "--port", str(port), *options],
@@ -247,11 +247,17 @@ def serving(log_dir: Path, *options: str) -> Iterator[tuple[str, str]]:
 
 
 @pytest.fixture(scope="session")
-def shared_serve_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, int]]:
+def shared_serve_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The file the shared `serve` writes everything it says to (its log, uvicorn's access log among it)."""
+    return tmp_path_factory.mktemp("shared-serve") / "serve.log"
+
+
+@pytest.fixture(scope="session")
+def shared_serve_engine(shared_serve_output: Path) -> Iterator[tuple[str, str, int]]:
     """One `agent-memory serve` per test process (its own DynamoDB Local on a free port): its base URL, its first key
     (namespace default) and its DynamoDB Local port, through which `keys create` gives keys of other namespaces."""
     ddb_port = free_port()
-    with serving(tmp_path_factory.mktemp("shared-serve"), "--ddb-port", str(ddb_port)) as (base, key):
+    with serving(shared_serve_output.parent, "--ddb-port", str(ddb_port)) as (base, key):
         yield base, key, ddb_port
 
 

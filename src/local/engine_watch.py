@@ -11,6 +11,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
+from local.access_log import log_config
+
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -113,7 +115,7 @@ def run_server(app: ASGIApp, host: str, port: int, engine: Engine | None) -> int
 
         watch = EngineWatch(engine, stop_serving)
         app = unless_engine_exited(app, watch)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info"))
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info", log_config=log_config()))
     if watch is not None:
         watch.start()
     try:
