@@ -131,7 +131,17 @@ class MemoryService:
             now = self._now()
             self._repository.stamp(namespace, [memory.id for memory in page], now)
             page = [memory.model_copy(update={"last_accessed_at": now}) for memory in page]
+        elif page and not matches.stored_stamps:
+            page = self._with_stored_stamps(namespace, page)
         return Page.of(page, matches.total, limit=query.limit, offset=query.offset)
+
+    def _with_stored_stamps(self, namespace: str, page: list[Memory]) -> list[Memory]:
+        """The rows with their stored `last_accessed_at`, read in one batch (a listing that stamps needs none, so
+        the store's listing does not read them); a row purged meanwhile keeps its None."""
+        stamps = {
+            record.id: record.last_accessed_at for record in self._repository.records(namespace, [m.id for m in page])
+        }
+        return [memory.model_copy(update={"last_accessed_at": stamps.get(memory.id)}) for memory in page]
 
 
 def _replayed(prior: PriorCreate, new: NewMemory, idempotency: IdempotentCreate | None) -> Memory:

@@ -14,7 +14,7 @@ from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
 from core.memories import MemoryService
 from core.model import MEMORY_TYPES, Memory, MemoryChanges, NewMemory
-from tests.conftest import Engine, StoredMemories
+from tests.conftest import Engine, FakeClock, StoredMemories
 
 NS = "alice"
 OTHER_NS = "bob"
@@ -444,8 +444,15 @@ def test_scan_follows_stamps_and_updates_into_the_timestamp_orders(scan_fixture:
 
 
 @pytest.mark.parametrize("sort", SORTS)
-def test_scan_returns_whole_records_but_the_stamp_it_will_replace(scan_fixture: StoredMemories, sort: Any) -> None:
-    assert sorted(scan(scan_fixture, NS, sort, None, None), key=lambda m: m.id) == unstamped(SCAN_FIXTURE)
+def test_scan_returns_whole_records_and_the_stamps_only_where_it_says_it_read_them(
+    scan_fixture: StoredMemories, sort: Any
+) -> None:
+    found = scan_fixture.find(NS, RetrievalQuery.parse({"sort": sort, "limit": 100}))
+
+    # Ordered by last use, the rows carry their stamps; in any other order the store need not read them.
+    assert found.stored_stamps is (sort == "last_accessed_at")
+    expected = SCAN_FIXTURE if found.stored_stamps else unstamped(SCAN_FIXTURE)
+    assert sorted(found.items, key=lambda m: m.id) == expected
 
 
 # --- scan filters ------------------------------------------------------------------------------------------
@@ -624,3 +631,33 @@ def test_a_service_asked_not_to_stamp_stamps_nothing_on_get_or_search(service: M
     assert service.get(NS, created.id, stamp=False).last_accessed_at == (
         stamped.items[0].last_accessed_at if stamped.items[0].id == created.id else None
     )
+
+
+# Every listing path: each sort's index, a search by `q` (by id), a tag's copies, a tag by last use (the namespace).
+NO_STAMP_LISTINGS: tuple[dict[str, Any], ...] = (
+    *({"sort": sort} for sort in SORTS),
+    *({"q": "bees", "sort": sort} for sort in SORTS),
+    *({"tag": "garden", "sort": sort} for sort in SORTS),
+)
+
+
+def test_a_listing_that_does_not_stamp_shows_the_stored_stamps_of_used_memories(
+    service: MemoryService, clock: FakeClock
+) -> None:
+    garden = {"tags": ["garden"]}
+    used = service.create(NS, NewMemory.parse({"content": "The user keeps bees", **garden}))
+    unused = service.create(NS, NewMemory.parse({"content": "The user keeps more bees", **garden}))
+    clock.advance(seconds=5)
+    stamp = service.get(NS, used.id).last_accessed_at
+    assert stamp is not None
+    expected = {used.id: stamp, unused.id: None}
+
+    for fields in NO_STAMP_LISTINGS:
+        listed = service.search(NS, RetrievalQuery.parse(fields), stamp=False)
+        assert {m.id: m.last_accessed_at for m in listed.items} == expected, fields
+
+    service.delete(NS, used.id)
+    service.delete(NS, unused.id)
+    for sort in SORTS:
+        deleted = service.search(NS, RetrievalQuery.parse({"status": "deleted", "sort": sort}), stamp=False)
+        assert {m.id: m.last_accessed_at for m in deleted.items} == expected, sort

@@ -47,10 +47,12 @@ class LiveKey:
 
 @dataclass(frozen=True)
 class Matches:
-    """One page of the memories a retrieval matches, and the number of matches before paging."""
+    """One page of the memories a retrieval matches, and the number of matches before paging. `stored_stamps`: each
+    row's `last_accessed_at` is the stored one (else it is None: the store did not read it)."""
 
     items: list[Memory]
     total: int
+    stored_stamps: bool = False
 
 
 @dataclass(frozen=True)
@@ -171,8 +173,9 @@ class MemoryRepository(DigestReads, Protocol):
     def find(self, namespace: str, query: RetrievalQuery) -> Matches:
         """The page `query` asks for, in the contract's total order, and the exact number of matches.
 
-        Rows come back as stored, except `last_accessed_at`, which may be None: the caller stamps every row it
-        returns. Without `status`, deleted memories are left out.
+        Rows come back as stored, except `last_accessed_at`, which is None unless the page says `stored_stamps` (a
+        listing that stamps its rows needs none, so a store need not read them: `records` reads them when wanted).
+        Without `status`, deleted memories are left out.
         """
         ...
 

@@ -82,3 +82,16 @@ def test_the_openapi_document_describes_the_preference(http: TestClient) -> None
     for path in ("/memories", "/memories/{memory_id}"):
         names = [parameter["name"] for parameter in paths[path]["get"]["parameters"]]
         assert "prefer" in [name.lower() for name in names], path
+
+
+def test_a_listing_that_prefers_no_stamp_shows_the_stamp_of_a_memory_agents_used(
+    http: TestClient, memory_service: MemoryService, stored: int
+) -> None:
+    used_at = http.get(f"/memories/{stored}").json()["last_accessed_at"]
+
+    listed = http.get("/memories", headers=NO_STAMP).json()["items"]
+    searched = http.get("/memories", params={"q": "bees", "sort": "created_at"}, headers=NO_STAMP).json()["items"]
+
+    assert used_at is not None
+    assert [row["last_accessed_at"] for row in listed + searched] == [used_at, used_at]
+    assert stamp_of(memory_service, stored) == used_at

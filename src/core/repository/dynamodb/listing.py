@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from core.contract import RetrievalQuery
@@ -72,6 +73,11 @@ class Listing:
         self._copied: set[str] = set()
 
     def find(self, namespace: str, query: RetrievalQuery) -> Matches:
+        matches = self._found(namespace, query)
+        # Ordered by last use, the rows read their stamps (see query_request); no other order reads them.
+        return replace(matches, stored_stamps=query.sort == "last_accessed_at")
+
+    def _found(self, namespace: str, query: RetrievalQuery) -> Matches:
         if query.tag is not None and query.sort != "last_accessed_at":
             copies = tag_partition(namespace, query.tag)
             try:

@@ -50,8 +50,9 @@ def query_request(
         filters.append(f"({' OR '.join(found_in)})")
         values[":q"] = {"S": needle}
     projected = [*LISTED_ATTRIBUTES]
-    if by_id and query.sort == "last_accessed_at":
-        projected.append(INDEXES[query.sort][1])  # to order by it here
+    if query.sort == "last_accessed_at":
+        # To order by it here (by id), or read free as the index's own key: the rows then carry their stamps.
+        projected.append(INDEXES[query.sort][1])
     request: dict[str, Any] = {
         "TableName": table,
         "FilterExpression": " AND ".join(filters),

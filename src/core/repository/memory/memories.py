@@ -233,7 +233,9 @@ class InMemoryMemoryRepository:
                 and query.matches(memory)
             ]
             page = _order(matches, query.sort)[query.offset : query.offset + query.limit]
-            # As DynamoDB's listing: every row but its stamp, which the caller replaces on every row it returns.
+            # As DynamoDB's listing: every row, but its stamp only where the order reads it.
+            if query.sort == "last_accessed_at":
+                return Matches(items=[_copy(memory) for memory in page], total=len(matches), stored_stamps=True)
             unstamped = [memory.model_copy(update={"last_accessed_at": None}, deep=True) for memory in page]
             return Matches(items=unstamped, total=len(matches))
 
