@@ -10,7 +10,7 @@ dimension). Measured on the bench's memories, a recall over 1,000 of them reads 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final
 
@@ -36,6 +36,7 @@ from core.repository.dynamodb.codec import (
 )
 from core.repository.dynamodb.expressions import Write
 from core.repository.dynamodb.queries import segments
+from core.repository.dynamodb.rawitems import raw_items, watch
 from core.repository.dynamodb.stored import Items, Stored
 
 if TYPE_CHECKING:
@@ -149,13 +150,14 @@ class Digests:
         self._client = client
         self._table = table_name
         self._items = items
+        watch(client)
 
     def candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
         counter = self._items.get_many([{"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}])[0]
         # Eventually consistent: the last segment is open-ended, so a stale counter misses no memory.
         bounds = segments(int((counter or {}).get("next_id", {}).get("N", "0")), DIGEST_SEGMENT_IDS)
         request = self._filtered(namespace, filters)
-        found = READERS.map(lambda bound: list(self._segment(request, *bound)), bounds)
+        found = READERS.map(lambda bound: self._segment(request, *bound), bounds)
         return [to_candidate(item) for part in found for item in part]
 
     def _filtered(self, namespace: str, filters: CandidateFilter) -> Item:
@@ -181,14 +183,15 @@ class Digests:
             "ExpressionAttributeValues": values,
         }
 
-    def _segment(self, request: Item, first: int, last: int) -> Iterator[Item]:
+    def _segment(self, request: Item, first: int, last: int) -> list[Item]:
         values = {
             **request["ExpressionAttributeValues"],
             ":first": digest_sort_key(first),
             ":last": digest_sort_key(last),
         }
-        for page in self._items.pages({**request, "ExpressionAttributeValues": values}):
-            yield from page
+        paged = {**request, "ExpressionAttributeValues": values}
+        with raw_items():  # read whole in this thread: recall's largest cost is parsing thousands of digests
+            return [item for page in self._items.pages(paged) for item in page]
 
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
         keys = [memory_key(namespace, memory_id) for memory_id in dict.fromkeys(memory_ids)]
