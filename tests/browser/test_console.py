@@ -431,3 +431,121 @@ def test_before_a_key_is_given_only_the_key_form_is_offered(scene: Scene) -> Non
     expect(page.get_by_label("API key")).to_be_visible()
     expect(page.get_by_role("link", name="New memory")).to_be_hidden()
     expect(page.get_by_role("button", name="Forget key")).to_be_hidden()
+
+
+LONG = " ".join(f"Line {n} of a long runbook the agent keeps about the deployment." for n in range(44))
+
+
+def test_the_list_shows_a_short_preview_links_the_id_and_highlights_what_matched(scene: Scene) -> None:
+    created = scene.api.post("/memories", json={"content": f"{LONG} The zanzibar step comes last.\n{LONG}"}).json()
+    assert len(created["content"]) > 5000
+    page = scene.page()
+    scene.open_console(page, fragment="#/?q=ZANZIBAR")
+
+    row = page.locator(f'tbody tr[data-id="{created["id"]}"]')
+    expect(row.locator("mark")).to_have_text("zanzibar")  # matched beyond the first line: the words around it
+    preview = row.locator("td.content").inner_text()
+    assert (preview[0], preview[-1]) == ("…", "…")
+    assert len(preview) < 200
+    expect(row.locator("td.content a")).to_have_count(0)  # the link is on the id, not on the text
+    screenshot(page, "console-preview")
+    page.goto(f"{scene.base}/console/#/")
+    expect(page.locator(f'tbody tr[data-id="{created["id"]}"]')).to_have_count(0)  # page 2: not shown by default
+    page.goto(f"{scene.base}/console/#/?sort=created_at&limit=10")
+    first_line = page.locator(f'tbody tr[data-id="{created["id"]}"] td.content').inner_text()
+    assert (first_line[:24], first_line[-1]) == ("Line 0 of a long runbook", "…")
+    assert len(first_line) < 200
+    page.get_by_role("link", name=f"#{created['id']}", exact=True).click()
+    expect(page.locator("dl.fields")).to_contain_text("The zanzibar step comes last.")  # the full text
+
+
+def test_typed_input_is_never_lost_without_asking(scene: Scene) -> None:
+    page = scene.page()
+    scene.open_console(page, fragment="#/new")
+    page.get_by_label("Content").fill("A draft the person is still writing.")
+
+    page.get_by_role("button", name="Cancel").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("Discard your changes?")
+    screenshot(page, "console-discard")
+    dialog.get_by_role("button", name="Keep editing").click()
+    expect(page.get_by_label("Content")).to_have_value("A draft the person is still writing.")
+
+    page.get_by_role("link", name="Memories").click()  # in-app navigation asks too, and stays when told to
+    page.get_by_role("dialog").get_by_role("button", name="Keep editing").click()
+    expect(page.get_by_label("Content")).to_have_value("A draft the person is still writing.")
+    assert page.url.endswith("#/new")
+
+    with page.expect_event("dialog") as asked:
+        page.close(run_before_unload=True)  # leaving the page: the browser's own question
+    assert asked.value.type == "beforeunload"
+    asked.value.dismiss()  # stay
+
+    page.get_by_role("button", name="Cancel").click()
+    page.get_by_role("dialog").get_by_role("button", name="Discard changes").click()
+    expect(page.locator("#summary")).to_be_visible()
+    page.get_by_role("link", name="#3", exact=True).click()
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_label("Content").fill("Changed, then thrown away on purpose.")
+    page.get_by_role("link", name="Memories").click()
+    page.get_by_role("dialog").get_by_role("button", name="Discard changes").click()
+    expect(page.locator("#summary")).to_be_visible()
+    assert "thrown away" not in scene.api.get("/memories/3", headers={"Prefer": "no-stamp"}).json()["content"]
+
+
+def test_a_memory_deleted_while_edited_says_when_and_by_which_key_and_offers_restore(scene: Scene) -> None:
+    created = scene.api.post("/memories", json={"content": "The user parks on level 2."}).json()
+    page = scene.page()
+    scene.open_console(page, fragment=f"#/memory/{created['id']}")
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_label("Content").fill("The user parks on level 3.")
+    assert scene.api.delete(f"/memories/{created['id']}").status_code == 204
+
+    page.get_by_role("button", name="Save").click()
+
+    expect(page.get_by_role("heading", name=f"Memory #{created['id']} was deleted while you edited it")).to_be_visible()
+    agent_id = scene.api.get("/key").json()["key_id"]
+    expect(page.locator("#deleted")).to_contain_text(f"by key {agent_id}; purged in 30 days unless restored.")
+    screenshot(page, "console-deleted-meanwhile")
+    page.get_by_role("button", name="Restore and keep editing").click()
+    expect(page.get_by_label("Content")).to_have_value("The user parks on level 3.")  # the typed change kept
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#notice")).to_have_text(f"Memory #{created['id']} is saved.")
+    stored = scene.api.get(f"/memories/{created['id']}", headers={"Prefer": "no-stamp"}).json()
+    assert (stored["status"], stored["content"]) == ("active", "The user parks on level 3.")
+
+
+def test_a_change_made_meanwhile_is_merged_field_by_field_and_tag_by_tag(scene: Scene) -> None:
+    created = scene.api.post(
+        "/memories", json={"content": "Team sync is on Monday.", "tags": ["work", "meeting"], "memory_type": "event"}
+    ).json()
+    page = scene.page()
+    sent: list[dict[str, Any]] = []
+    page.on("request", lambda r: sent.append(r.post_data_json) if r.method == "PATCH" else None)
+    scene.open_console(page, fragment=f"#/memory/{created['id']}")
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_label("Content").fill("Team sync is on Monday at 10.")
+    page.get_by_label("Other tags").fill("work, weekly")  # the person removes "meeting", adds "weekly"
+    agent = {"content": "Team sync is on Tuesday.", "tags": ["work", "meeting", "calendar"]}
+    assert scene.api.patch(f"/memories/{created['id']}", json=agent).status_code == 200
+
+    page.get_by_role("button", name="Save").click()
+
+    agent_id = scene.api.get("/key").json()["key_id"]
+    expect(page.get_by_role("heading", name=f"What key {agent_id} changed")).to_be_visible()
+    conflict = page.locator('fieldset[data-field="content"]')
+    expect(conflict).to_contain_text(f"Content: you and key {agent_id} both changed it")
+    expect(conflict).to_contain_text("Team sync is on Tuesday.")
+    expect(conflict).to_contain_text("Team sync is on Monday at 10.")
+    expect(page.locator("main")).to_contain_text("you added weekly; you removed meeting")
+    expect(page.locator('fieldset[data-field="memory_type"]')).to_have_count(0)
+    screenshot(page, "console-merge")
+    page.get_by_label("Content to save").fill("Team sync is on Tuesday at 10.")
+    page.get_by_role("button", name="Save merged changes").click()
+
+    expect(page.locator("#notice")).to_have_text("Your changes are merged into version 2.")
+    stored = scene.api.get(f"/memories/{created['id']}", headers={"Prefer": "no-stamp"}).json()
+    assert stored["content"] == "Team sync is on Tuesday at 10."
+    assert stored["tags"] == ["work", "calendar", "weekly"]  # the agent's tag kept, the person's change applied
+    assert stored["memory_type"] == "event"
+    assert [sorted(body) for body in sent] == [["content", "tags"], ["content", "tags"]]  # never a field not changed
