@@ -57,10 +57,12 @@ function changedFields(base, edited) {
   return changed;
 }
 
-// The rule the API checks last, checked first: the whole list's size before any one tag.
-function tooManyTags(tags) {
+// The API checks the number of tags only once every tag is valid: the console says it with the other errors, first.
+function withCount(problem, tags) {
+  const errors = problem.errors || [];
   const count = new Set(tags.map((tag) => tag.trim().toLowerCase())).size;
-  return count > 20 ? [{ field: "tags", message: `at most 20 tags: there are ${count}` }] : [];
+  if (count <= 20 || errors.some((error) => error.field === "tags")) return problem;
+  return { ...problem, errors: [{ field: "tags", message: `at most 20 tags: there are ${count}` }, ...errors] };
 }
 
 // Typed input is kept from being lost: the view asks before any navigation while the form differs from `base`.
@@ -78,8 +80,6 @@ export function editView(memory, draft = null) {
 async function save(base, edited, form) {
   const changed = changedFields(base, edited);
   if (!Object.keys(changed).length) return app.route();
-  const counted = tooManyTags(edited.tags);
-  if (counted.length) return showFieldErrors(form, { errors: counted });
   try {
     await api("PATCH", `/memories/${base.id}`, { body: changed, ifMatch: base.version });
     app.guard = null;
@@ -88,7 +88,7 @@ async function save(base, edited, form) {
   } catch (error) {
     if (error.status === 412) return conflictView(base, edited);
     if (error.status === 404) return goneView(base, edited);
-    if (error.status === 422) return showFieldErrors(form, error.problem, { tags: changed.tags });
+    if (error.status === 422) return showFieldErrors(form, withCount(error.problem, edited.tags), { tags: changed.tags });
     failed(error);
   }
 }
@@ -242,15 +242,13 @@ export function newView() {
   const blank = { content: "", tags: [], memory_type: "fact", status: "active" };
   const form = memoryForm(blank, "Create", async (submitted) => {
     const body = readForm(submitted);
-    const counted = tooManyTags(body.tags);
-    if (counted.length) return showFieldErrors(submitted, { errors: counted });
     try {
       const created = (await api("POST", "/memories", { body })).json;
       app.guard = null;
       flash(`Memory #${created.id} is created.`);
       location.hash = `#/memory/${created.id}`;
     } catch (error) {
-      if (error.status === 422) return showFieldErrors(submitted, error.problem, { tags: body.tags });
+      if (error.status === 422) return showFieldErrors(submitted, withCount(error.problem, body.tags), { tags: body.tags });
       failed(error);
     }
   }, () => { location.hash = "#/"; });

@@ -36,7 +36,9 @@ export function showFieldErrors(form, problem, values = {}) {
     if (!field) { form.prepend(message); continue; }
     field.setAttribute("aria-invalid", "true");
     field.setAttribute("aria-describedby", [field.getAttribute("aria-describedby"), `${name}-error`].filter(Boolean).join(" "));
-    (field.closest("div") || field).after(message);
+    const holder = field.closest("div");
+    if (holder) holder.append(message);
+    else field.after(message);
     const fix = () => { clear(field); field.removeEventListener("input", fix); field.removeEventListener("change", fix); };
     field.addEventListener("input", fix);
     field.addEventListener("change", fix);

@@ -1,7 +1,7 @@
 // Keyboard shortcuts for the common moves: `/` search, `j`/`k` move through the list, `e` edit, `?` shows them.
 // They never fire while the person types in a field or a dialog is open.
 
-import { h } from "./dom.js";
+import { app, h } from "./dom.js";
 
 const HELP = [
   ["/", "Search: focus the text filter"],
@@ -39,7 +39,11 @@ function move(step) {
 const ACTIONS = {
   "/": () => {
     const q = document.getElementById("q");
-    if (!q) { location.hash = "#/"; return; }
+    if (!q) {
+      app.focusSearch = true; // the list focuses its search field once shown
+      location.hash = "#/";
+      return;
+    }
     q.closest("details")?.setAttribute("open", "");
     q.focus();
   },

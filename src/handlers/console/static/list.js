@@ -106,7 +106,7 @@ async function deletionDates(items) {
 
 function deletedNote(revision) {
   if (!revision || revision.change !== "deleted") return null;
-  return h("p", { class: "meta deleted-at" }, "deleted ", when(revision.changed_at), ` · ${purgeCountdown(revision.changed_at)}`);
+  return h("p", { class: "meta deleted-at" }, "on ", when(revision.changed_at), ` · ${purgeCountdown(revision.changed_at)}`);
 }
 
 export function rowsTable(page, params, deletions, extra = {}) {
@@ -162,6 +162,11 @@ export async function listView(params, hooks = {}) {
   const [form, panel] = filterForm(params);
   const results = h("div", { id: "results" }, h("p", { class: "meta" }, "Loading…"));
   show("Memories", panel, hooks.tools ? hooks.tools(params) : null, results);
+  if (app.focusSearch) {
+    app.focusSearch = false;
+    panel.open = true;
+    form.querySelector("#q").focus();
+  }
   let page;
   try {
     page = (await api("GET", `/memories?${query}`)).json;
