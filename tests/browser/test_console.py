@@ -14,6 +14,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -405,8 +406,59 @@ def test_axe_finds_no_violation_on_any_view(scene: Scene) -> None:
     page.get_by_role("button", name="Create").click()
     expect(page.locator("#content-error")).to_be_visible()
     views["new with errors"] = axe_violations(page)
+    page.get_by_label("Content").fill("A draft.")
+    page.get_by_role("button", name="Cancel").click()
+    views["discard dialog"] = axe_violations(page)
+    page.get_by_role("dialog").get_by_role("button", name="Discard changes").click()
+    expect(page.locator("#summary")).to_be_visible()
+    new_views(scene, page, views)
 
     assert {view: [v["id"] for v in found] for view, found in views.items()} == {view: [] for view in views}
+
+
+def new_views(scene: Scene, page: Page, views: dict[str, list[dict[str, Any]]]) -> None:
+    """The views of round two: filter errors, deleted rows, selection and export, shortcuts, JSON, a bulk action's
+    confirmation and summary, a merge, a memory deleted while edited."""
+    page.goto(f"{scene.base}/console/#/?sort=bogus")
+    expect(page.locator("#sort-error")).to_be_visible()
+    views["filter errors"] = axe_violations(page)
+    created = scene.api.post("/memories", json={"content": "Axe looks at this one."}).json()
+    scene.api.delete(f"/memories/{created['id']}")
+    page.goto(f"{scene.base}/console/#/?status=deleted")
+    expect(page.locator(".deleted-at").first).to_be_visible()
+    views["deleted list"] = axe_violations(page)
+    scene.api.post(f"/memories/{created['id']}/restore")
+    page.goto(f"{scene.base}/console/#/?sort=created_at")
+    page.get_by_label(f"Select memory #{created['id']}").check()
+    page.get_by_text("Export what you see").click()
+    views["selection and export"] = axe_violations(page)
+    page.locator("h1").click()
+    page.keyboard.press("?")
+    views["shortcuts"] = axe_violations(page)
+    page.keyboard.press("Escape")
+    page.get_by_label("Tag to add or remove").fill("axe")
+    page.get_by_role("button", name="Add tag").click()
+    views["bulk confirmation"] = axe_violations(page)
+    page.get_by_role("dialog").get_by_role("button", name="Add tag").click()
+    expect(page.locator("#bulk-summary")).to_be_visible()
+    views["bulk summary"] = axe_violations(page)
+    page.goto(f"{scene.base}/console/#/memory/{created['id']}/json")
+    expect(page.locator("pre.json")).to_be_visible()
+    views["json"] = axe_violations(page)
+    page.goto(f"{scene.base}/console/#/memory/{created['id']}")
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_label("Content").fill("Axe looks at this one, edited.")
+    scene.api.patch(f"/memories/{created['id']}", json={"content": "Axe looks at this one, changed."})
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("button", name="Save merged changes")).to_be_visible()
+    views["merge"] = axe_violations(page)
+    page.get_by_role("button", name="Discard my changes").click()
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_label("Content").fill("Axe looks at this one, edited again.")
+    scene.api.delete(f"/memories/{created['id']}")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#deleted")).to_be_visible()
+    views["deleted while edited"] = axe_violations(page)
 
 
 def test_the_page_runs_within_its_content_security_policy(scene: Scene) -> None:
@@ -717,3 +769,85 @@ def test_long_tags_wrap_in_their_cell_the_diff_keeps_words_apart_and_a_page_past
     expect(page.locator("#summary")).to_contain_text("past the last page (")
     page.get_by_role("button", name=re.compile(r"^Go to page \d+$")).click()
     expect(page.locator("#summary")).to_have_text(re.compile(r"· page (\d+) of \1$"))
+
+
+def agent_memory(ddb_port: int, *arguments: str) -> str:
+    """`agent-memory ...` on the shared serve's DynamoDB Local: its output."""
+    command = [sys.executable, "-m", "local", *arguments, "--ddb-port", str(ddb_port)]
+    done = subprocess.run(command, cwd=SERVE_ROOT, env=serve_env(), capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def test_many_selected_memories_are_changed_at_once_each_with_its_own_if_match(scene: Scene) -> None:
+    ids = [
+        scene.api.post("/memories", json={"content": f"Batch {n}.", "tags": ["batch"]}).json()["id"] for n in range(5)
+    ]
+    page = scene.page()
+    scene.open_console(page, fragment="#/?tag=batch&limit=2")
+    page.get_by_label(f"Select memory #{ids[0]}").check()
+    expect(page.locator("#selected-count")).to_have_text("1 selected")
+    page.get_by_role("button", name="Select all 5 matching this filter").click()
+    expect(page.locator("#selected-count")).to_have_text("5 selected")
+    screenshot(page, "console-bulk")
+    scene.api.patch(f"/memories/{ids[2]}", json={"content": "Batch 2, changed meanwhile."})
+
+    page.get_by_role("button", name="Mark invalid").click()
+    expect(page.get_by_role("dialog")).to_contain_text("Mark 5 memories invalid?")
+    page.get_by_role("dialog").get_by_role("button", name="Mark invalid").click()
+
+    expect(page.locator("#bulk-summary")).to_have_text(
+        "4 marked invalid, 0 left as they were (nothing to change), 1 failed."
+    )
+    expect(page.locator("#bulk-failures")).to_have_text(
+        f"#{ids[2]}: it changed since the list was read; open it and try again (HTTP 412)"
+    )
+    screenshot(page, "console-bulk-summary")
+    statuses = {m: scene.api.get(f"/memories/{m}", headers={"Prefer": "no-stamp"}).json()["status"] for m in ids}
+    assert statuses == {m: "active" if m == ids[2] else "invalid" for m in ids}
+
+    page.get_by_role("link", name="Back to the list").click()
+    page.get_by_label("Select every memory on this page").check()
+    page.get_by_label("Tag to add or remove").fill("reviewed")
+    page.get_by_role("button", name="Add tag").click()
+    page.get_by_role("dialog").get_by_role("button", name="Add tag").click()
+    expect(page.locator("#bulk-summary")).to_have_text("2 tagged, 0 left as they were (nothing to change), 0 failed.")
+    tagged = scene.api.get("/memories", params={"tag": "reviewed"}, headers={"Prefer": "no-stamp"}).json()
+    assert sorted(m["id"] for m in tagged["items"]) == ids[:2]
+    assert tagged["items"][0]["tags"] == ["batch", "reviewed"]
+
+
+def test_what_the_list_shows_exports_as_ndjson_that_agent_memory_import_takes_and_as_csv(
+    scene: Scene, shared_serve_engine: tuple[str, str, int], tmp_path: Path
+) -> None:
+    for n in range(3):
+        created = scene.api.post("/memories", json={"content": f'Export {n}: \u2028 "quoted".', "tags": ["export"]})
+    scene.api.patch(f"/memories/{created.json()['id']}", json={"memory_type": "event"})
+    page = scene.page(accept_downloads=True)
+    scene.open_console(page, fragment="#/?tag=export")
+    page.get_by_text("Export what you see").click()
+    page.get_by_label("with history (NDJSON)").check()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download").click()
+    expect(page.locator("#export-status")).to_have_text("Exported 3 memories.")
+    exported = tmp_path / "browser.ndjson"
+    download.value.save_as(exported)
+
+    ddb_port = shared_serve_engine[2]
+    target = f"imported-{uuid.uuid4().hex[:8]}"
+    agent_memory(ddb_port, "import", "--namespace", target, str(exported))
+    again = agent_memory(ddb_port, "export", "--namespace", target, "--history").splitlines()
+    browser = exported.read_text(encoding="utf-8").splitlines()
+    assert browser[1:] == again[1:]  # every memory line exactly as the CLI writes it
+    header = json.loads(browser[0])
+    assert {**header, "exported_at": None} == {
+        **json.loads(again[0]),
+        "namespace": header["namespace"],
+        "exported_at": None,
+    }
+
+    page.get_by_label("Format").select_option("csv")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download").click()
+    rows = download.value.path().read_bytes().decode().split("\r\n")
+    assert rows[0] == "id,content,tags,memory_type,status,version,created_at,updated_at,last_accessed_at"
+    assert len([row for row in rows[1:] if row]) == 3

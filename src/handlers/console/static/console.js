@@ -8,6 +8,8 @@ import { newView } from "./edit.js";
 import { listView } from "./list.js";
 import { jsonView, memoryView } from "./memory.js";
 import { shortcuts, showShortcuts } from "./keys.js";
+import { bulkHooks } from "./bulk.js";
+import { exportPanel } from "./export.js";
 
 function parseHash() {
   const [path, query = ""] = location.hash.replace(/^#/, "").split("?");
@@ -69,7 +71,7 @@ export async function route() {
   if (memory) return memory[2] ? jsonView(memory[1]) : memoryView(memory[1]);
   if (path === "/new" && can("write")) return newView();
   if (!can("read")) return show("Memories", h("p", {}, "This key may only write: it cannot list or read memories."));
-  return listView(params);
+  return listView(params, { ...bulkHooks(), tools: exportPanel });
 }
 
 // In-app navigation asks before typed input is lost: the address goes back until the person chooses.

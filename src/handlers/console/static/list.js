@@ -55,6 +55,13 @@ function options(values, names, value) {
   return value && !values.includes(value) ? [...listed, [value, `${value} (not valid)`]] : listed;
 }
 
+// The usual page sizes, and the address's own when it is another (any whole number from 1 is served).
+function perPage(value) {
+  const sizes = [10, 20, 50, 100].filter((n) => n <= app.config.max_limit).map(String);
+  if (!value || sizes.includes(value)) return sizes.map((n) => [n, n]);
+  return [...sizes.map((n) => [n, n]), [value, /^[1-9][0-9]*$/.test(value) ? value : `${value} (not valid)`]];
+}
+
 function filterForm(params) {
   const config = app.config;
   const form = h("form", { class: "filters", role: "search", onsubmit: (event) => {
@@ -74,9 +81,7 @@ function filterForm(params) {
     h("input", { type: "search", id: "q", name: "q", value: params.get("q") || "" })),
   h("div", {}, ...select("sort", "Sort by", options(config.sorts, SORT_NAMES, params.get("sort")),
     params.get("sort") || "id")),
-  h("div", {}, ...select("limit", "Per page", options(
-    [10, 20, 50, 100].filter((n) => n <= config.max_limit).map(String), {}, params.get("limit")),
-  params.get("limit") || String(config.default_limit))),
+  h("div", {}, ...select("limit", "Per page", perPage(params.get("limit")), params.get("limit") || String(config.default_limit))),
   h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Search"),
     h("button", { type: "button", onclick: () => { location.hash = "#/"; } }, "Clear")),
   h("datalist", { id: "standard-tags" }, config.standard_tags.map((tag) => h("option", { value: tag }))));
