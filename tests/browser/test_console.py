@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Route, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Request, Route, expect, sync_playwright
 
 from tests.browser.chromium import chromium_executable, screenshot
 from tests.conftest import SERVE_ROOT, serve_env
@@ -591,8 +591,13 @@ def test_a_change_made_meanwhile_is_merged_field_by_field_and_tag_by_tag(scene: 
         "/memories", json={"content": "Team sync is on Monday.", "tags": ["work", "meeting"], "memory_type": "event"}
     ).json()
     page = scene.page()
-    sent: list[dict[str, Any]] = []
-    page.on("request", lambda r: sent.append(r.post_data_json) if r.method == "PATCH" else None)
+    sent: list[Any] = []
+
+    def patches(request: Request) -> None:
+        if request.method == "PATCH":
+            sent.append(request.post_data_json)
+
+    page.on("request", patches)
     scene.open_console(page, fragment=f"#/memory/{created['id']}")
     page.get_by_role("button", name="Edit").click()
     page.get_by_label("Content").fill("Team sync is on Monday at 10.")
