@@ -11,6 +11,7 @@ returns. The ranking is exact either way.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
@@ -30,6 +31,10 @@ from core.repository.digests import Candidate
 
 # Scores are rounded to 6 decimals: a match whose best possible score is within this of the page's lowest is read too.
 _ROUNDING: Final = 2e-6
+# Each question is embedded while the digests are read, in one of these threads (started on first use, shared by the
+# process): the model's call (Bedrock's round trip deployed) then adds nothing to the recall's latency but what it
+# takes beyond the read.
+_QUESTIONS: Final = ThreadPoolExecutor(max_workers=8, thread_name_prefix="question")
 
 
 class RecallItem(BaseModel):
@@ -90,8 +95,9 @@ class RecallService:
         `stamp` is False), their `use` part computed from the stamp stored before."""
         arrived = self._clock()
         as_of = datetime.fromisoformat(query.as_of) if query.as_of else arrived
-        question = self._question(query.query)
+        asked = _QUESTIONS.submit(self._question, query.query)
         candidates = [] if query.matches_nothing else self._store.recall_candidates(namespace, query)
+        question = asked.result()
         ranked = self._rank(query.query, question, candidates, as_of)
         wanted = query.offset + query.limit
         reached = self._store.records(namespace, [entry.signals.memory_id for entry in _within_reach(ranked, wanted)])
