@@ -34,10 +34,12 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
     from bench.capacity import PAGE_BYTES, Recorder, TableShape, requested_at_submit
     from bench.dataset import load
     from bench.ops import OperationBench
+    from bench.recall import CountingEmbedder, passage_tokens, question_tokens
     from core.memories import MemoryService
     from core.repository.dynamodb import ensure_table, make_client
     from core.repository.dynamodb.client import READERS, STAMPERS
     from handlers.bootstrap import Settings, build_services, use_placeholder_credentials
+    from local.embedding import offline_embedder
     from local.template import table_definition
 
     use_placeholder_credentials()
@@ -52,7 +54,8 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
         loader = make_client(endpoint_url, REGION)
         ensure_table(loader, table, definition)
         settings = Settings(table_name=table, endpoint_url=endpoint_url, region=REGION)
-        loading = build_services(settings, loader).memories
+        embedder = CountingEmbedder(offline_embedder())  # every write and recall embeds through it, counted
+        loading = build_services(settings, loader, embedder).memories
         started = time.perf_counter()
         namespaces = {}
         for index, size in enumerate([*sizes, other]):
@@ -70,9 +73,12 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
         recorder = Recorder(client, shape, page_items=page_items)
         for pool in (READERS, STAMPERS):  # the service's concurrent calls: sequential by task, not by thread start
             requested_at_submit(pool)
-        service = build_services(settings, client).memories
+        services = build_services(settings, client, embedder)
         today = MemoryService(TodayRepository(client, table))
-        bench = OperationBench(service, recorder, shadow, shape, seed=42, today=today, page_items=page_items)
+        recall = (services.recall, embedder) if services.recall is not None else None
+        bench = OperationBench(
+            services.memories, recorder, shadow, shape, seed=42, today=today, page_items=page_items, recall=recall
+        )
         results: dict[str, Any] = {}
         for name, namespace in namespaces.items():
             if name.startswith("other-"):
@@ -92,6 +98,11 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
             "page_items": page_items,
             "memories_loaded": sum(ns.size for ns in namespaces.values()),
             "other_namespace": other,
+            "recall_model": embedder.model,
+            "question_model": embedder.question_model,
+            "question_tokens": question_tokens(),
+            "passage_tokens": passage_tokens(),
+            "recall_dimensions": embedder.dimensions,
             "sizes": results,
         }
 

@@ -20,11 +20,14 @@ from bench.capacity import (
     shadow_read_params,
 )
 from bench.dataset import Q_WORD, TAG, Namespace, memory_body
+from bench.recall import CountingEmbedder, question
 from bench.timing import Timing, timed
 from core.contract import RetrievalQuery
 from core.history import HistoryQuery
 from core.memories import MemoryService
 from core.model import Memory, MemoryChanges, NewMemory
+from core.recall.query import RecallQuery
+from core.recall.service import RecallService
 
 LIST_OFFSET = 50
 DEEP_OFFSET = 5000
@@ -41,12 +44,13 @@ LISTINGS: dict[str, dict[str, Any]] = {
 }
 # A memory's life (issue 14): a patched memory's history read, a restore, a purge of a deleted memory.
 LIFECYCLE = ("history", "restore", "purge")
-OPERATIONS = ("create", "get", "patch", "delete", *LIFECYCLE, *LISTINGS)
+# recall: a question (bench.recall.QUESTIONS), the default filters and page (limit 10).
+OPERATIONS = ("create", "get", "patch", "delete", *LIFECYCLE, *LISTINGS, "recall")
 # Measured again with today's repository (bench/baseline.py) in the same run, for the targets that compare with it.
 TODAY = ("list_100", "list_deep")
 
 
-# Untimed runs of each listing before it is timed (both ways of it): see OperationBench.run.
+# Untimed runs of each listing and recall before it is timed (both ways of it): see OperationBench._measure.
 WARMUP = 3
 
 
@@ -69,8 +73,11 @@ class OperationBench:
         seed: int,
         today: MemoryService | None = None,
         page_items: int | None = None,
+        recall: tuple[RecallService, CountingEmbedder] | None = None,
     ) -> None:
+        """`recall`: the recall service over `service`'s store and the embedder both embed with, counted."""
         self._page_items = page_items
+        self._recall = recall
         self._service = service
         self._today = today
         self._recorder = recorder
@@ -119,6 +126,9 @@ class OperationBench:
             if query.offset >= namespace.visible:
                 continue
             actions[op] = lambda query=query: service.search(name, query)  # type: ignore[misc]
+        if self._recall is not None and service is self._service:
+            recall = self._recall[0]
+            actions["recall"] = lambda: recall.recall(name, RecallQuery.parse({"query": question(rng)}))
         return actions
 
     def run(self, namespace: Namespace, reps: int, capacity_reps: int) -> dict[str, Any]:
@@ -147,15 +157,19 @@ class OperationBench:
     ) -> tuple[dict[str, Any], Recording]:
         """Time `reps` counted runs, then cost `capacity_reps` more; the figures and the last costed recording."""
         counted: list[Recording] = []
+        embeds: list[int] = []  # the embedder's calls in each counted run: Bedrock requests, deployed
+        embedder = self._recall[1] if self._recall is not None else None
 
         def counting() -> None:
+            before = embedder.total() if embedder else 0
             with self._recorder.recording() as recording:
                 action()
             counted.append(recording)
+            embeds.append(embedder.total() - before if embedder else 0)
 
         if op in self._setup:
             self._setup.pop(op)()
-        if op.removesuffix("@today") in LISTINGS:
+        if op.removesuffix("@today") in LISTINGS or op == "recall":
             # DynamoDB Local runs on a JVM: a statement kind it has not run yet (PartiQL batches, say) is slow
             # until compiled, which AWS's fleet never is. Both ways of a listing are timed warm.
             for _ in range(WARMUP):
@@ -166,7 +180,10 @@ class OperationBench:
             with self._recorder.recording(self._shadow) as recording:
                 action()
             costed.append(recording)
-        return self._entry(op, timing, counted, costed, reps), costed[-1]
+        entry = self._entry(op, timing, counted, costed, reps)
+        if embedder is not None:
+            entry["embed_calls"] = statistics.median(embeds)
+        return entry, costed[-1]
 
     def _entry(
         self, op: str, timing: Timing, counted: list[Recording], costed: list[Recording], reps: int

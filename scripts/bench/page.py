@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import report
+from bench.recall import growth
 from bench.targets import targets
 
 TEMPLATE = Path(__file__).with_name("page.md")
@@ -21,7 +22,42 @@ def markdown(result: dict[str, Any]) -> str:
     the budgets shown are the bench's current ones."""
     shown = {**result, "targets": targets(result)}
     text = TEMPLATE.read_text()
-    return GENERATED + "\n" + text.replace("{{run}}", _run(result)).replace("{{report}}", report.render(shown))
+    filled = text.replace("{{run}}", _run(result)).replace("{{report}}", report.render(shown))
+    return GENERATED + "\n" + filled.replace("{{growth}}", _growth(result))
+
+
+def _growth(result: dict[str, Any]) -> str:
+    """How far one namespace can grow before recall should read a vector index instead of every digest, computed
+    from the run's recall at each size."""
+    grown = growth(result)
+    if grown is None:
+        return "This run measured recall at fewer than two namespace sizes: its growth is not computed."
+    at_cost, at_p50 = grown["n_at_cost_limit"], grown["n_at_p50_limit"]
+    factor = grown["largest_dimensions_factor"]
+    return (
+        "Recall reads every digest of the namespace (DynamoDB applies the filters as it reads), so its reads, cost "
+        f"and latency grow linearly with the memories in it: in this run each 1,000 memories add "
+        f"{grown['rcu_per_1000']:.1f} RCU to a recall (about {grown['digest_bytes']:.0f} bytes a digest, with "
+        f"{grown['dimensions']}-dimension vectors), {grown['p50_ms_per_1000']:.0f} ms to its median latency "
+        f"and ${grown['usd_per_m_per_1000']:.2f} to the price of 1M recalls. At that rate one recall costs more "
+        f"than AgentCore Memory's ${grown['cost_limit']:g} per 1M retrievals from "
+        f"{_about(at_cost)} memories in one namespace, and its median passes {grown['p50_limit_ms'] / 1000:g} s at "
+        f"{_about(at_p50)} (this machine, DynamoDB Local)"
+        + (f"; with 1,024-dimension vectors each digest weighs {factor:.1f}x as much." if factor else ".")
+        + " Before a namespace grows that far, recall should take its candidates from a vector index instead of "
+        "reading every digest: Amazon S3 Vectors, say, holding each memory's vector beside its digest (written and "
+        "deleted in step), asked for the nearest few hundred, with the lexical part's candidates from the memories "
+        "that hold the question's rarest terms; recall would then read only those digests and records, at a cost "
+        "that no longer grows with the namespace."
+    )
+
+
+def _about(count: float | None) -> str:
+    """A size in memories, to two significant digits ("about 55,000"); "no size" when it never gets there."""
+    if count is None or count <= 0:
+        return "no size measured here"
+    rounded = round(count, -max(0, len(str(int(count))) - 2))
+    return f"about {int(rounded):,}"
 
 
 def _run(result: dict[str, Any]) -> str:

@@ -11,6 +11,10 @@ LAMBDA_PER_M = 0.20
 HTTP_API_PER_M = 1.00
 RRU_PER_M = 0.125
 WRU_PER_M = 0.625
+# Amazon Titan Text Embeddings V2 on Amazon Bedrock, on demand, per 1M input tokens (each memory written, each
+# recall's question); and Amazon Bedrock AgentCore Memory's long-term retrieval, per 1M, to compare recall with.
+TITAN_V2_PER_M_TOKENS = 0.02
+AGENTCORE_RETRIEVALS_PER_M = 500.0
 FUNCTIONS = {"http": "HttpFunction", "mcp": "McpFunction"}
 
 
@@ -25,7 +29,8 @@ def memory_mb(function: str) -> int:
 def costs(result: dict[str, Any]) -> dict[str, Any]:
     """USD per 1M requests of each kind, per door: Lambda arm64 (requests + GB-s for the measured p50 plus the
     door's warm in-process overhead, billed per started ms), API Gateway HTTP API for the HTTP door (the MCP door is
-    a function URL: no fee), DynamoDB on-demand read and write request units."""
+    a function URL: no fee), DynamoDB on-demand read and write request units, and Titan V2's input tokens for each
+    embedding call the operation made (a recall's question, a written memory's content and tags; estimated tokens)."""
     ops = result.get("ops")
     if not ops:
         return {}
@@ -38,15 +43,18 @@ def costs(result: dict[str, Any]) -> dict[str, Any]:
             if op == "naive":
                 continue
             ddb = m["rcu"] * RRU_PER_M + m["wcu"] * WRU_PER_M
+            tokens = ops.get("question_tokens" if op == "recall" else "passage_tokens", 0.0)
+            bedrock = m.get("embed_calls", 0) * tokens * TITAN_V2_PER_M_TOKENS
             for door in FUNCTIONS:
                 overhead_ms = warm.get(door, {}).get("handler_us", 0.0) / 1000
                 billed_ms = math.ceil(m["p50_ms"] + overhead_ms)
                 compute = 1e6 * out["memory_mb"][door] / 1024 * billed_ms / 1000 * LAMBDA_ARM_GB_S
-                total = compute + LAMBDA_PER_M + ddb + (HTTP_API_PER_M if door == "http" else 0.0)
+                total = compute + LAMBDA_PER_M + ddb + bedrock + (HTTP_API_PER_M if door == "http" else 0.0)
                 out.setdefault(size, {}).setdefault(op, {})[door] = {
                     "billed_ms": billed_ms,
                     "lambda": compute + LAMBDA_PER_M,
                     "dynamodb": ddb,
+                    "bedrock": bedrock,
                     "total": total,
                 }
     return out

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.pricing import HTTP_API_PER_M, LAMBDA_ARM_GB_S, LAMBDA_PER_M, RRU_PER_M, WRU_PER_M
+from bench.pricing import (
+    AGENTCORE_RETRIEVALS_PER_M,
+    HTTP_API_PER_M,
+    LAMBDA_ARM_GB_S,
+    LAMBDA_PER_M,
+    RRU_PER_M,
+    TITAN_V2_PER_M_TOKENS,
+    WRU_PER_M,
+)
+from bench.recall import growth
 
 OPS_LEGEND = (
     "   list = defaults (sort=id, limit 10); list_offset = offset 50; prime = status=active sort=updated_at limit=20\n"
@@ -50,6 +59,8 @@ def render(result: dict[str, Any]) -> str:
     ]
     sections = (("cold", _cold), ("warm", _warm), ("ops", _ops), ("cost", _cost), ("serve", _serve))
     out.extend(part(result[name]) for name, part in sections if result.get(name))
+    if any("recall" in entry["ops"] for entry in result.get("ops", {}).get("sizes", {}).values()):
+        out.append(_recall(result))
     if result.get("artifacts") is not None:
         out.append(_artifacts(result["artifacts"]))
     out.append("\n== Targets (make bench reports; --strict exits 1 on a MISS)")
@@ -151,6 +162,49 @@ def _cost(cost: dict[str, Any]) -> str:
         for op in ops_names
     ]
     return title + "\n" + table(["op", *(f"N={int(size):,}" for size in sizes)], rows)
+
+
+def _recall(result: dict[str, Any]) -> str:
+    ops, cost = result["ops"], result.get("cost", {})
+    title = (
+        f"\n== Recall: a question, default filters, limit 10; digests of {ops.get('recall_dimensions', '?')}-dimension "
+        f"vectors (the deployed default's size) by {ops.get('recall_model', '?')}, the question also embedded by "
+        f"{ops.get('question_model', '?')} (its time included)\n"
+        f"   USD per 1M recalls: DynamoDB units + Titan V2 at ${TITAN_V2_PER_M_TOKENS}/1M tokens "
+        f"(~{ops.get('question_tokens', 0):.0f} tokens a question) + Lambda (HTTP door / MCP door, as in Cost); "
+        f"AgentCore Memory: ${AGENTCORE_RETRIEVALS_PER_M:g} per 1M retrievals"
+    )
+    rows = []
+    for size, entry in ops["sizes"].items():
+        m = entry["ops"].get("recall")
+        if not m:
+            continue
+        priced = cost.get(size, {}).get("recall", {})
+        total = f"{priced['http']['total']:.2f} / {priced['mcp']['total']:.2f}" if priced else ""
+        dollars = [f"{priced['mcp']['dynamodb']:.2f}", f"{priced['mcp']['bedrock']:.2f}", total] if priced else [""] * 3
+        rows.append(
+            [
+                f"{int(size):,}",
+                f"{m['read_calls']:g}+{m['write_calls']:g} ({m['read_rounds']:g})",
+                f"{m['items_read']:g}",
+                f"{m['rcu']:g}",
+                f"{m['wcu']:g}",
+                f"{m.get('embed_calls', 0):g}",
+                f"{m['p50_ms']:.1f}",
+                f"{m['p99_ms']:.1f}",
+                *dollars,
+            ]
+        )
+    headers = ["N", "calls r+w (seq)", "items rd", "RCU", "WCU", "Bedrock", "p50 ms", "p99 ms", "$ DDB", "$ Bedrock"]
+    out = title + "\n" + table([*headers, "$ total"], rows)
+    grown = growth(result)
+    if grown:
+        out += (
+            f"\ngrowth: +{grown['rcu_per_1000']:.1f} RCU, +{grown['p50_ms_per_1000']:.0f} ms p50 and "
+            f"+${grown['usd_per_m_per_1000']:.2f} per 1M recalls per 1,000 memories "
+            f"(~{grown['digest_bytes']:.0f} bytes read per digest)"
+        )
+    return out
 
 
 def _serve(served: dict[str, Any]) -> str:
