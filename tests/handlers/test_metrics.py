@@ -3,8 +3,10 @@ back here as CloudWatch would read it (the events in events/, fed to the entrypo
 
 from __future__ import annotations
 
+import contextvars
 import json
 from typing import Any
+from urllib.parse import parse_qsl
 
 import pytest
 from botocore.stub import Stubber
@@ -15,7 +17,7 @@ from core.repository.dynamodb.usage import CapacityTally, Consumed
 from handlers import bootstrap
 from handlers.aws import http as lambda_http
 from handlers.aws import mcp as lambda_mcp
-from handlers.metrics import http_operation, is_tool_error, mcp_operation
+from handlers.metrics import RequestMetrics, http_operation, is_tool_error, mcp_operation, rows_served
 from tests.conftest import Engine, store_event_key
 from tests.handlers.aws.test_http_handler import CONTEXT
 from tests.handlers.aws.test_http_handler import load_event as load_http_event
@@ -190,8 +192,31 @@ def test_a_tally_adds_the_capacity_of_every_response_shape() -> None:
         ("DELETE", "/memories/7", "delete"),
         ("PUT", "/memories/7", "other"),
         ("GET", "/memories/7/x", "other"),
-        ("GET", "/openapi.json", "other"),
+        ("GET", "/openapi.json", "openapi"),
+        ("POST", "/openapi.json", "other"),
         ("GET", "/healthz", "health"),
+        ("GET", "/memories/7/history", "history"),
+        ("GET", "/memories/7/history?limit=5", "history"),
+        ("POST", "/memories/7/history", "other"),
+        ("POST", "/memories/7/restore", "restore"),
+        ("GET", "/memories/7/restore", "other"),
+        ("GET", "/memories/7/restore/x", "other"),
+        ("DELETE", "/memories/7?purge=true", "purge"),
+        ("DELETE", "/memories/7?purge=false", "delete"),
+        ("DELETE", "/memories/7?purge=TRUE", "delete"),
+        ("GET", "/memories/7?purge=true", "get"),
+        ("GET", "/memories?q=x&purge=true", "search"),
+        ("GET", "/key", "key"),
+        ("DELETE", "/key", "other"),
+        ("GET", "/console", "console"),
+        ("GET", "/console/", "console"),
+        ("HEAD", "/console/console.css", "console"),
+        ("POST", "/console/", "other"),
+        ("GET", "/consoles", "other"),
+        ("GET", "/token", "other"),
+        ("GET", "/recall", "recall"),
+        ("POST", "/recall", "other"),
+        ("GET", "/recall/7", "other"),
         ("", "", "other"),
     ],
 )
@@ -203,6 +228,10 @@ def test_http_operations_are_a_small_fixed_set(method: str, path: str, operation
     ("body", "operation"),
     [
         ('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_memory","arguments":{}}}', "get_memory"),
+        (
+            '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall_memories","arguments":{}}}',
+            "recall_memories",
+        ),
         ('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x' + "y" * 300 + '"}}', "unknown_tool"),
         ('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}', "unknown_tool"),
         ('{"jsonrpc":"2.0","id":1,"method":"resources/list"}', "other"),
@@ -227,3 +256,159 @@ def test_mcp_operations_are_a_small_fixed_set_whatever_a_client_names(body: str 
 )
 def test_a_tool_error_is_told_from_the_response_body(body: str | None, error: bool) -> None:
     assert is_tool_error(body) is error
+
+
+def http_request(method: str, path: str, query: str = "", headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """The GET event re-aimed at another route, as API Gateway would send that request."""
+    event = load_http_event("http_get")
+    event["rawPath"] = event["requestContext"]["http"]["path"] = path
+    event["requestContext"]["http"]["method"] = method
+    event["rawQueryString"] = query
+    if query:
+        event["queryStringParameters"] = dict(parse_qsl(query))
+    event["headers"].update(headers or {})
+    return event
+
+
+def served(event: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    """The status of the HTTP function's answer to `event`, and the one EMF line it printed for it."""
+    capsys.readouterr()
+    response = lambda_http.handler(event, CONTEXT)
+    (blob,) = emitted(capsys.readouterr().out)
+    return response["statusCode"], blob
+
+
+@pytest.fixture
+def deleted_memory(lambda_services: bootstrap.Services) -> int:
+    """Memory 1, created and deleted through the HTTP function (so it has a history and can be restored or purged)."""
+    assert lambda_http.handler(load_http_event("http_create"), CONTEXT)["statusCode"] == 201
+    assert lambda_http.handler(load_http_event("http_delete"), CONTEXT)["statusCode"] == 204
+    return 1
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "query", "operation", "status"),
+    [
+        ("GET", "/memories/1/history", "", "history", 200),
+        ("POST", "/memories/1/restore", "", "restore", 200),
+        ("DELETE", "/memories/1", "purge=true", "purge", 204),
+        ("DELETE", "/memories/1", "purge=false", "delete", 404),
+        ("GET", "/console/", "", "console", 200),
+        ("GET", "/console/console.js", "", "console", 200),
+        ("GET", "/key", "", "key", 200),
+        ("GET", "/openapi.json", "", "openapi", 200),
+    ],
+)
+def test_history_restore_purge_console_key_and_openapi_each_have_their_own_operation(
+    deleted_memory: int,
+    method: str,
+    path: str,
+    query: str,
+    operation: str,
+    status: int,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    answered, blob = served(http_request(method, path, query), capsys)
+
+    assert answered == status
+    assert (blob["door"], blob["operation"]) == ("http", operation)
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "returned", "stamped"),
+    [
+        ("/memories", {}, 2, 2),
+        ("/memories", {"Prefer": "no-stamp"}, 2, 0),
+        ("/memories/1", {}, 1, 1),
+        ("/memories/1", {"Prefer": "no-stamp"}, 1, 0),
+        ("/memories/1/history", {}, 1, 0),
+    ],
+)
+def test_rows_stamped_counts_only_the_rows_a_request_stamped(
+    lambda_services: bootstrap.Services,
+    path: str,
+    headers: dict[str, str],
+    returned: int,
+    stamped: int,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for _ in range(2):
+        assert lambda_http.handler(load_http_event("http_create"), CONTEXT)["statusCode"] == 201
+    before = lambda_services.memories.get("default", 1, stamp=False).last_accessed_at
+
+    status, blob = served(http_request("GET", path, headers=headers), capsys)
+
+    assert status == 200
+    assert (blob["RowsReturned"], blob["RowsStamped"]) == ([float(returned)], [float(stamped)])
+    after = lambda_services.memories.get("default", 1, stamp=False).last_accessed_at
+    assert (after != before) is bool(stamped)  # the figure says what happened to the stored stamp
+
+
+@pytest.mark.usefixtures("lambda_services")
+def test_a_request_that_fails_unexpectedly_counts_as_a_5xx(
+    lambda_services: bootstrap.Services, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(lambda_services.memories, "search", broken)
+
+    status, blob = served(load_http_event("http_search"), capsys)
+
+    assert status == 500
+    assert (blob["operation"], blob["Status5xx"], blob["Status4xx"]) == ("search", [1.0], [0.0])
+    assert (blob["RowsReturned"], blob["RowsStamped"]) == ([0.0], [0.0])
+
+
+@pytest.mark.usefixtures("lambda_services")
+@pytest.mark.parametrize(
+    ("path", "operation"),
+    [
+        ("/.well-known/oauth-authorization-server", "oauth"),
+        ("/.well-known/oauth-protected-resource/mcp", "oauth"),
+        ("/token", "oauth"),
+        ("/elsewhere", "other"),
+    ],
+)
+def test_oauth_requests_to_the_mcp_function_are_their_own_operation(
+    path: str, operation: str, lambda_worker: LambdaWorker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    event = load_event("mcp_get.json")
+    event["rawPath"] = event["requestContext"]["http"]["path"] = path
+    capsys.readouterr()
+
+    lambda_worker.invoke(lambda_mcp.handler, event)
+
+    (blob,) = emitted(capsys.readouterr().out)
+    assert (blob["door"], blob["operation"]) == ("mcp", operation)
+
+
+def test_each_door_counts_the_rows_of_its_own_request_while_the_other_serves_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    http, mcp = RequestMetrics("http", CapacityTally(), "test"), RequestMetrics("mcp", CapacityTally(), "test")
+    # Two requests in flight at once in one process (as in one asyncio loop or two threads), each in its own context.
+    in_http, in_mcp = contextvars.copy_context(), contextvars.copy_context()
+    capsys.readouterr()
+
+    searching = in_http.run(http.start)
+    in_http.run(rows_served, 3, stamped=False)
+    getting = in_mcp.run(mcp.start)
+    in_mcp.run(rows_served, 1, stamped=True)
+    in_mcp.run(mcp.finish, getting, "get_memory", 200)
+    in_http.run(http.finish, searching, "search", 200)
+
+    got, searched = emitted(capsys.readouterr().out)
+    assert (got["door"], got["RowsReturned"], got["RowsStamped"]) == ("mcp", [1.0], [1.0])
+    assert (searched["door"], searched["RowsReturned"], searched["RowsStamped"]) == ("http", [3.0], [0.0])
+
+
+def test_rows_noted_outside_a_measured_request_count_nowhere(capsys: pytest.CaptureFixture[str]) -> None:
+    metrics = RequestMetrics("http", CapacityTally(), "test")
+    rows_served(5, stamped=True)  # as `serve` does: it measures nothing
+    capsys.readouterr()
+
+    metrics.finish(metrics.start(), "search", 200)
+
+    (blob,) = emitted(capsys.readouterr().out)
+    assert (blob["RowsReturned"], blob["RowsStamped"]) == ([0.0], [0.0])

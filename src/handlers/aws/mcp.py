@@ -2,13 +2,16 @@
 composition root, served for function URL (payload 2.0) events."""
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from aws_lambda_powertools.logging import correlation_paths
 
 from handlers import bootstrap
 from handlers.bootstrap.mcp import lambda_handler
 from handlers.mcp.endpoint import logger
-from handlers.metrics import event_body, is_tool_error, mcp_operation
+from handlers.metrics import OAUTH, OTHER, event_body, is_tool_error, mcp_operation, request_line
+from handlers.oauth.paths import PATHS as OAUTH_PATHS
+from handlers.oauth.paths import RESOURCE_PATH
 
 # The settings, the DynamoDB client and services, and the door over them, are built at import, in the init phase,
 # so the first request does not pay for them; the endpoint and its session manager start on the first invocation
@@ -26,7 +29,16 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     try:
         response = lambda_handler(bootstrap.default_services())(event, context)
     finally:
-        operation = mcp_operation(event_body(event))
+        operation = request_operation(event)
         status = response.get("statusCode", 500)
         _metrics.finish(started, operation, status, tool_error=is_tool_error(event_body(response)))
     return response
+
+
+def request_operation(event: dict[str, Any]) -> str:
+    """The operation of a request to the MCP function: its OAuth server's (one name for all its paths), /mcp's by the
+    JSON-RPC message (handlers.metrics.mcp_operation), or OTHER for any other path."""
+    path = urlsplit(request_line(event)[1]).path
+    if path in OAUTH_PATHS:
+        return OAUTH
+    return mcp_operation(event_body(event)) if path == RESOURCE_PATH else OTHER

@@ -54,5 +54,5 @@ async def memory_history(memory_id: str, request: Request, door: ThisDoor, calle
     page = await door.run_blocking(
         door.memories.history, caller.namespace, mid, query_string(HistoryQuery, query_parameters(request))
     )
-    rows_served(len(page.items))
+    rows_served(len(page.items), stamped=False)  # a history page stamps nothing
     return page

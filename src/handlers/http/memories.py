@@ -96,7 +96,7 @@ async def get_memory(
     memory = await door.run_blocking(
         partial(door.memories.get, stamp=stamp), caller.namespace, parse_memory_id(memory_id)
     )
-    rows_served(1)
+    rows_served(1, stamped=stamp)
     return with_etag(memory, response)
 
 
@@ -165,5 +165,5 @@ async def search_memories(
     stamp = stamps_wanted(request, response)
     query = retrieval_query(query_parameters(request))
     page = await door.run_blocking(partial(door.memories.search, stamp=stamp), caller.namespace, query)
-    rows_served(len(page.items))
+    rows_served(len(page.items), stamped=stamp)
     return page
