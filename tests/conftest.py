@@ -37,6 +37,7 @@ from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import Memory
 from core.recall.indexing import RecallIndexer
+from core.recall.service import RecallService
 from core.recall.standin import StandInEmbedder
 from core.repository import GrantRepository, KeyRepository, MemoryRepository
 from core.repository.dynamodb import (
@@ -436,10 +437,16 @@ def key_service(api_keys: InMemoryKeyRepository, clock: FakeClock) -> KeyService
 
 
 @pytest.fixture
-def http(memory_service: MemoryService) -> Iterator[TestClient]:
+def recall_service(memories: InMemoryMemoryRepository, clock: FakeClock) -> RecallService:
+    """Recall over the in-memory store memory_service writes to, ranking with the stand-in model its indexer uses."""
+    return RecallService(memories, StandInEmbedder(), clock=clock)
+
+
+@pytest.fixture
+def http(memory_service: MemoryService, recall_service: RecallService) -> Iterator[TestClient]:
     """The FastAPI app over the in-memory store, open to every request as namespace "default", for fast HTTP tests
     of the contract; tests/handlers/http/test_http_auth.py covers keys."""
-    with TestClient(create_app(memory_service, open_access(), version="test")) as client:
+    with TestClient(create_app(memory_service, open_access(), version="test", recall=recall_service)) as client:
         yield client
 
 
@@ -460,6 +467,12 @@ def lambda_services(monkeypatch: pytest.MonkeyPatch) -> bootstrap.Services:
     store_event_key(keys)
     key_service = KeyService(keys)
     grants = GrantService(InMemoryGrantRepository(), key_service)
-    services = bootstrap.Services(MemoryService(InMemoryMemoryRepository()), key_service, grants)
+    memories = InMemoryMemoryRepository()
+    services = bootstrap.Services(
+        MemoryService(memories, indexer=INDEXER),
+        key_service,
+        grants,
+        recall=RecallService(memories, StandInEmbedder()),
+    )
     monkeypatch.setattr(bootstrap, "default_services", lambda: services)
     return services

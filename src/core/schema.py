@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from core.limits import CONTENT_MAX_CHARS, IDEMPOTENCY_KEY_MAX_CHARS, TAG_MAX_CHARS, TAGS_MAX
+from core.limits import CONTENT_MAX_CHARS, IDEMPOTENCY_KEY_MAX_CHARS, RECALL_QUERY_MAX_CHARS, TAG_MAX_CHARS, TAGS_MAX
 
 
 def _escape(code_point: int) -> str:
@@ -65,6 +65,10 @@ CONTENT_PATTERN: Final = (
 # apart. (Not a bounded repeat inside CONTENT_PATTERN: one of a class that large is over the size limit of Rust's
 # `regex`, and `maxLength` would count the whitespace around the content too.)
 CONTENT_TOO_LONG_PATTERN: Final = f"[^{WHITESPACE}][\\s\\S]{{{CONTENT_MAX_CHARS - 1},}}[^{WHITESPACE}]"
+# A recall's question: like content, at least one character once trimmed and at most RECALL_QUERY_MAX_CHARS of them,
+# but any character (it is asked, never stored).
+RECALL_QUERY_PATTERN: Final = f"^[{WHITESPACE}]*[^{WHITESPACE}](?:[\\s\\S]*[^{WHITESPACE}])?[{WHITESPACE}]*$"
+RECALL_QUERY_TOO_LONG_PATTERN: Final = f"[^{WHITESPACE}][\\s\\S]{{{RECALL_QUERY_MAX_CHARS - 1},}}[^{WHITESPACE}]"
 # A tag once trimmed and lower-cased: U+212A KELVIN SIGN is the one non-ASCII character that lower-cases into the
 # tag alphabet (to `k`).
 _TAG_FIRST: Final = "A-Za-z0-9\\u212A"
@@ -78,6 +82,12 @@ CONTENT_SCHEMA: Final[dict[str, Any]] = {
     "minLength": 1,
     "pattern": CONTENT_PATTERN,
     "not": {"pattern": CONTENT_TOO_LONG_PATTERN},
+}
+RECALL_QUERY_SCHEMA: Final[dict[str, Any]] = {
+    "type": "string",
+    "minLength": 1,
+    "pattern": RECALL_QUERY_PATTERN,
+    "not": {"pattern": RECALL_QUERY_TOO_LONG_PATTERN},
 }
 TAG_SCHEMA: Final[dict[str, Any]] = {"type": "string", "pattern": TAG_PATTERN}
 # Duplicates count once on the server; a client keeping to TAGS_MAX listed tags is always within the rule.

@@ -103,7 +103,7 @@ def test_a_page_on_an_allowed_origin_initializes_and_lists_tools_with_its_key(sc
     assert initialized["status"] == 200, initialized
     assert initialized["body"]["result"]["serverInfo"]["name"] == "agent-memory"
     assert listed["status"] == 200, listed
-    assert len(listed["body"]["result"]["tools"]) == 6
+    assert len(listed["body"]["result"]["tools"]) == 7
 
 
 def test_a_page_on_an_allowed_origin_speaks_the_2026_wire_with_its_headers(scene: Scene) -> None:

@@ -19,6 +19,7 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent
 
 from core.memories import MemoryService
+from core.recall.service import RecallService
 from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table
 from handlers import bootstrap
 from handlers.auth import open_access
@@ -39,10 +40,10 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def server(memory_service: MemoryService) -> MCPServer:
+def server(memory_service: MemoryService, recall_service: RecallService) -> MCPServer:
     """The server over the in-memory store, acting for namespace "default" with every scope;
     tests/handlers/mcp/test_auth.py covers keys."""
-    return create_server(memory_service, open_access(), version="test")
+    return create_server(memory_service, open_access(), version="test", recall=recall_service)
 
 
 def load_event(name: str) -> Event:

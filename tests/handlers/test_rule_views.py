@@ -14,8 +14,18 @@ from mcp.server import MCPServer
 
 from core.contract import RetrievalQuery
 from core.errors import InvalidInputError
-from core.limits import CONTENT_MAX_CHARS, MAX_LIMIT, MAX_OFFSET, Q_MAX_CHARS, TAG_MAX_CHARS, TAGS_MAX
+from core.limits import (
+    CONTENT_MAX_CHARS,
+    MAX_LIMIT,
+    MAX_OFFSET,
+    Q_MAX_CHARS,
+    RECALL_MAX_LIMIT,
+    RECALL_QUERY_MAX_CHARS,
+    TAG_MAX_CHARS,
+    TAGS_MAX,
+)
 from core.model import MemoryChanges, NewMemory
+from core.recall.query import RecallQuery
 from handlers.auth import open_access
 from handlers.http.app import create_app
 from handlers.mcp import create_server
@@ -25,6 +35,7 @@ OPERATIONS = [
     (("/memories", "get", "query"), "search_memories", RetrievalQuery),
     (("/memories", "post", "body"), "create_memory", NewMemory),
     (("/memories/{memory_id}", "patch", "body"), "update_memory", MemoryChanges),
+    (("/recall", "get", "query"), "recall_memories", RecallQuery),
 ]
 # What only describes a schema or belongs to one door's calling convention (a tool's null means "left out").
 _ANNOTATIONS = {"description", "title", "default"}
@@ -101,8 +112,24 @@ _VALUES: dict[str, st.SearchStrategy[object]] = {
     "memory_type": st.sampled_from(["preference", "fact", "identity", "event", "Fact", ""]),
     "tag": _TEXT,
     "q": st.one_of(_TEXT, st.integers(Q_MAX_CHARS - 1, Q_MAX_CHARS + 1).map(lambda n: "q" * n)),
+    "query": st.one_of(
+        _TEXT,
+        st.integers(RECALL_QUERY_MAX_CHARS - 1, RECALL_QUERY_MAX_CHARS + 1).map(lambda n: "\u3000" + "q" * n + " "),
+    ),
+    "as_of": st.one_of(
+        _TEXT,
+        st.sampled_from(
+            [
+                "2026-12-04T10:00:00Z",
+                "2026-12-04t10:00:00.5+01:30",
+                "2016-12-31T23:59:60Z",
+                "2026-12-04",
+                "2026-02-30T10:00:00Z",
+            ]
+        ),
+    ),
     "sort": st.sampled_from(["id", "created_at", "updated_at", "last_accessed_at", "ID", "name"]),
-    "limit": st.one_of(st.integers(-2, MAX_LIMIT + 2), st.sampled_from([2**31, MAX_OFFSET + 1])),
+    "limit": st.one_of(st.integers(-2, MAX_LIMIT + 2), st.sampled_from([RECALL_MAX_LIMIT + 1, 2**31, MAX_OFFSET + 1])),
     "offset": st.one_of(st.integers(-2, 3), st.integers(MAX_OFFSET - 1, MAX_OFFSET + 1)),
     "content": st.one_of(
         _TEXT,
@@ -120,8 +147,9 @@ _VALUES: dict[str, st.SearchStrategy[object]] = {
 
 def _refused_fields(model: Any, name: str, value: object) -> set[str]:
     """The fields the core names when refusing `{name: value}`; empty when it accepts it."""
-    # A create needs content: a valid one beside the field under test.
-    body = {"content": "The user drinks tea", name: value} if model is NewMemory else {name: value}
+    # A create needs content, a recall its query: a valid one beside the field under test.
+    required = {NewMemory: {"content": "The user drinks tea"}, RecallQuery: {"query": "what does the user drink"}}
+    body = {**required.get(model, {}), name: value}
     try:
         model.parse(body)
     except InvalidInputError as refused:
@@ -138,5 +166,5 @@ def test_the_core_accepts_exactly_the_values_the_published_schema_allows(
     fields = _openapi_fields(openapi, *route)
     name = data.draw(st.sampled_from(sorted(model.model_fields)))
     value = data.draw(_VALUES[name])
-    allowed = jsonschema_rs.validator_for(_bare(fields[name])).is_valid(value)
+    allowed = jsonschema_rs.validator_for(_bare(fields[name]), validate_formats=True).is_valid(value)
     assert _refused_fields(model, name, value) == (set() if allowed else {name}), (name, value)

@@ -25,6 +25,7 @@ from core.repository import dynamodb
 from core.repository.dynamodb import INDEXES, LISTED_ATTRIBUTES, make_client
 from core.repository.dynamodb.codec import DELETED_INDEX, UNEMBEDDED_INDEX
 from handlers import bootstrap
+from handlers.bootstrap.recall import RANKING_VARIABLES
 from lambda_package import ROOT, closure
 from local.template import TABLE_RESOURCE, load_template, table_definition
 
@@ -41,8 +42,24 @@ TEST_ONLY_ENV = {"TEST_ONLY_CLIENT_METADATA_CA"}
 # EMBEDDING_MODEL and EMBEDDING_DIMENSIONS: every function embeds (what is written, asked, or waits for a vector), and
 # the fallbacks would embed with another model than the one the stack is granted.
 EMBEDDING_ENV = {"EMBEDDING_MODEL", "EMBEDDING_DIMENSIONS"}
+# Recall's ranking settings, each from a template parameter (empty: its documented default): the two doors rank, and
+# without them a deployment's tuning would silently not apply.
+RANKING_ENV = {*RANKING_VARIABLES.values(), "RECALL_SEMANTIC_FLOOR"}
+RANKING_PARAMETERS = {
+    "RECALL_WEIGHTS": "RecallWeights",
+    "RECALL_TYPE_PRIORS": "RecallTypePriors",
+    "RECALL_RECENCY_HALF_LIFE_DAYS": "RecallRecencyHalfLifeDays",
+    "RECALL_USE_HALF_LIFE_DAYS": "RecallUseHalfLifeDays",
+    "RECALL_SEMANTIC_FLOOR": "RecallSemanticFloor",
+}
 REQUIRED_ENV = {
-    "HttpFunction": {"TABLE_NAME", "DELETED_RETENTION_DAYS", "POWERTOOLS_METRICS_NAMESPACE", *EMBEDDING_ENV},
+    "HttpFunction": {
+        "TABLE_NAME",
+        "DELETED_RETENTION_DAYS",
+        "POWERTOOLS_METRICS_NAMESPACE",
+        *EMBEDDING_ENV,
+        *RANKING_ENV,
+    },
     "McpFunction": {
         "TABLE_NAME",
         "MCP_ALLOWED_ORIGINS",
@@ -50,6 +67,7 @@ REQUIRED_ENV = {
         "OAUTH_ISSUER",
         "POWERTOOLS_METRICS_NAMESPACE",
         *EMBEDDING_ENV,
+        *RANKING_ENV,
     },
     "PurgeFunction": {"TABLE_NAME", "DELETED_RETENTION_DAYS", "POWERTOOLS_METRICS_NAMESPACE", *EMBEDDING_ENV},
 }
@@ -101,7 +119,8 @@ def _environment_names_bootstrap_reads() -> set[str]:
             continue
         if isinstance(argument, ast.Constant) and isinstance(argument.value, str) and argument.value.isupper():
             names.add(argument.value)
-    return names
+    # Recall's ranking settings are read by name from this table (handlers.bootstrap.recall).
+    return names | set(RANKING_VARIABLES.values())
 
 
 # IAM has no TransactWriteItems action: it authorises each action of a transaction as that item call.
@@ -480,6 +499,37 @@ def test_the_embedding_parameters_default_to_the_settings_defaults(template: dic
     assert parameters["EmbeddingModel"]["Default"] == settings.embedding_model
     assert parameters["EmbeddingDimensions"]["Default"] == settings.embedding_dimensions
     assert parameters["EmbeddingDimensions"]["AllowedValues"] == list(TITAN_DIMENSIONS)
+
+
+def test_the_ranking_parameters_default_to_empty_which_keeps_the_settings_defaults(template: dict[str, Any]):
+    parameters = template["Parameters"]
+    empty = {variable: parameters[parameter]["Default"] for variable, parameter in RANKING_PARAMETERS.items()}
+
+    settings = bootstrap.Settings.from_env(empty)
+
+    assert set(empty.values()) == {""}
+    assert (settings.ranking, settings.semantic_floor) == (bootstrap.Settings().ranking, None)
+    for name in DOORS:
+        variables = _functions(template)[name]["Environment"]["Variables"]
+        assert {variable: variables[variable] for variable in RANKING_ENV} == RANKING_PARAMETERS, name
+
+
+@pytest.mark.parametrize(
+    ("parameter", "value", "accepted"),
+    [
+        ("RecallRecencyHalfLifeDays", "30", True),
+        ("RecallRecencyHalfLifeDays", "7.5", True),
+        ("RecallUseHalfLifeDays", "-1", False),
+        ("RecallUseHalfLifeDays", "ninety", False),
+        ("RecallSemanticFloor", "0.25", True),
+        ("RecallSemanticFloor", "-0.1", True),
+        ("RecallSemanticFloor", "high", False),
+    ],
+)
+def test_the_ranking_number_parameters_take_only_numbers(
+    template: dict[str, Any], parameter: str, value: str, accepted: bool
+):
+    assert bool(re.fullmatch(template["Parameters"][parameter]["AllowedPattern"], value)) == accepted
 
 
 def test_function_policies_name_only_this_table_and_query_only_its_indexes(template: dict[str, Any]):

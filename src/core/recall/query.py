@@ -3,8 +3,9 @@ time-based signal is computed at (CONTRACT.md, Recall)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Annotated
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Final
 
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema, field_validator
 
@@ -12,6 +13,7 @@ from core.clock import format_timestamp
 from core.contract import PageOffset, RetrievalQuery, cap_limit, integer
 from core.limits import DEFAULT_LIMIT, RECALL_MAX_LIMIT, RECALL_QUERY_MAX_CHARS
 from core.model import MemoryType, Status
+from core.schema import RECALL_QUERY_SCHEMA
 
 _FILTERS = RetrievalQuery.model_fields
 
@@ -20,28 +22,60 @@ def _cap_recall_limit(value: int) -> int:
     return min(cap_limit(value), RECALL_MAX_LIMIT)
 
 
+# RFC 3339's date-time (section 5.6; `T` and `Z` in either case, as its note allows), the one spelling `as_of` takes.
+_DATE_TIME: Final = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?"
+    r"(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))"
+)
+_DATE_TIME_RULE: Final = "must be a date and time with its offset (RFC 3339), e.g. 2026-12-04T10:00:00Z"
+# The moments the contract's timestamps can spell (years 0001 to 9999, in UTC).
+_EARLIEST: Final = datetime.min.replace(tzinfo=UTC)
+_LATEST: Final = datetime.max.replace(tzinfo=UTC)
+
+
 def _moment(value: object) -> object:
-    """An RFC 3339 timestamp (`Z` or an offset; 0 to 6 fraction digits) as the contract spells it, UTC."""
+    """An RFC 3339 date-time (any number of fraction digits, read to the microsecond) in the contract's spelling, UTC.
+
+    Every RFC 3339 date-time is taken, so a client generating from the published `format: date-time` is never
+    refused: a leap second (`:60`) is read as the last microsecond of its minute, and a moment whose UTC lies outside
+    the years 0001 to 9999 (year 0001 or 9999 with an offset) as the nearest one inside them."""
     if value is None or value == "":
         return None
-    if not isinstance(value, str):
-        raise ValueError("must be a timestamp like 2026-12-04T10:00:00.000000Z")
+    found = _DATE_TIME.fullmatch(value.strip()) if isinstance(value, str) else None
+    moment = _utc(found) if found else None
+    if moment is None:
+        raise ValueError(_DATE_TIME_RULE + (f", not {value[:40]!r}" if isinstance(value, str) else ""))
+    return format_timestamp(moment)
+
+
+def _utc(found: re.Match[str]) -> datetime | None:
+    """The UTC moment a date-time's fields name; None when they name no date, time or offset."""
+    year, month, day, hour, minute, second, offset_hours, offset_minutes = (
+        int(found[group] or 0) for group in (1, 2, 3, 4, 5, 6, 9, 10)
+    )
+    if offset_hours > 23 or offset_minutes > 59:
+        return None
     try:
-        moment = datetime.fromisoformat(value.strip())
+        local = datetime(year, month, day, hour, minute, 59 if second == 60 else second, tzinfo=UTC)
     except ValueError:
-        raise ValueError(f"must be a timestamp like 2026-12-04T10:00:00.000000Z, not {value[:40]!r}") from None
-    if moment.tzinfo is None or "T" not in value:
-        raise ValueError("must be a date and time with its offset, e.g. 2026-12-04T10:00:00Z")
-    return format_timestamp(moment.astimezone(UTC))
+        return None
+    fraction = 999_999 if second == 60 else int((found[7] or "0")[:6].ljust(6, "0"))
+    offset = timedelta(hours=offset_hours, minutes=offset_minutes) * (-1 if found[8] == "-" else 1)
+    try:
+        return local + timedelta(microseconds=fraction) - offset
+    except OverflowError:
+        return _EARLIEST if offset > timedelta(0) else _LATEST
 
 
 RecallLimit = Annotated[
     int, WithJsonSchema({"type": "integer", "minimum": 1}), BeforeValidator(integer), AfterValidator(_cap_recall_limit)
 ]
+# Empty is the same as left out (as an empty `q` or `tag` is), so a client filling a form or a URL template need not
+# drop the parameter; the schema says so, as it must for a client generating from it.
 Moment = Annotated[
     str | None,
     BeforeValidator(_moment),
-    WithJsonSchema({"type": "string", "format": "date-time"}),
+    WithJsonSchema({"type": "string", "anyOf": [{"format": "date-time"}, {"const": ""}]}),
 ]
 
 
@@ -51,11 +85,9 @@ class RecallQuery(RetrievalQuery.__base__):  # type: ignore[name-defined,misc]  
 
     model_config = RetrievalQuery.model_config
 
-    query: Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": RECALL_QUERY_MAX_CHARS})] = (
-        Field(
-            description="What you want to know, in natural language (a question or a few words): the memories that "
-            f"best answer it come first. Trimmed; 1 to {RECALL_QUERY_MAX_CHARS} characters.",
-        )
+    query: Annotated[str, WithJsonSchema(RECALL_QUERY_SCHEMA)] = Field(
+        description="What you want to know, in natural language (a question or a few words): the memories that best "
+        f"answer it come first. Trimmed; 1 to {RECALL_QUERY_MAX_CHARS} characters.",
     )
     status: Status | None = Field(default=None, description=_FILTERS["status"].description)
     memory_type: MemoryType | None = Field(default=None, description=_FILTERS["memory_type"].description)

@@ -90,6 +90,10 @@ class RecallService:
     def embedder(self) -> Embedder:
         return self._embedder
 
+    @property
+    def settings(self) -> RankingSettings:
+        return self._settings
+
     def recall(self, namespace: str, query: RecallQuery, *, stamp: bool = True) -> RecallPage:
         """The page of `query`'s matches by score, ties by id descending; the returned memories are stamped (unless
         `stamp` is False), their `use` part computed from the stamp stored before."""

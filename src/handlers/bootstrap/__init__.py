@@ -29,8 +29,16 @@ from core.keys import KeyService
 from core.limits import MAX_RETENTION_DAYS, MIN_RETENTION_DAYS
 from core.memories import MemoryService
 from core.recall.backfill import Backfill
-from core.recall.bedrock import DEFAULT_DIMENSIONS, TITAN_DIMENSIONS, TITAN_V2, BedrockEmbedder, make_bedrock_client
+from core.recall.bedrock import (
+    DEFAULT_DIMENSIONS,
+    TITAN_DIMENSIONS,
+    TITAN_FLOOR,
+    TITAN_V2,
+    BedrockEmbedder,
+    make_bedrock_client,
+)
 from core.recall.embedding import Embedder
+from core.recall.ranking import RankingSettings
 from core.repository.dynamodb import (
     DynamoDBGrantRepository,
     DynamoDBKeyRepository,
@@ -38,6 +46,7 @@ from core.repository.dynamodb import (
     make_client,
 )
 from core.repository.dynamodb.usage import CapacityTally
+from handlers.bootstrap.recall import RANKING_VARIABLES, ranking_from_env
 from handlers.metrics import RequestMetrics
 
 if TYPE_CHECKING:
@@ -91,6 +100,11 @@ class Settings(BaseModel):
     # of its vectors (Titan Text Embeddings V2: 256, 512 or 1,024).
     embedding_model: str = Field(TITAN_V2, pattern=r"^[A-Za-z0-9][A-Za-z0-9.:_-]{0,199}$")
     embedding_dimensions: int = DEFAULT_DIMENSIONS
+    # The cosine at or below which the Bedrock model's vectors say two texts are unrelated (recall's semantic part is
+    # what lies above it); None: the model's own (core.recall.bedrock).
+    semantic_floor: float | None = Field(None, ge=-1, lt=1)
+    # Recall's weights, half-lives and type priors (core.recall.ranking's defaults unless set).
+    ranking: RankingSettings = Field(default_factory=RankingSettings)
 
     @field_validator("embedding_dimensions")
     @classmethod
@@ -122,8 +136,9 @@ class Settings(BaseModel):
             "test_only_client_metadata_ca": env.get("TEST_ONLY_CLIENT_METADATA_CA") or None,
             "embedding_model": env.get("EMBEDDING_MODEL") or TITAN_V2,
             "embedding_dimensions": env.get("EMBEDDING_DIMENSIONS") or DEFAULT_DIMENSIONS,
+            "semantic_floor": (env.get("RECALL_SEMANTIC_FLOOR") or "").strip() or None,
         }
-        problems: list[str] = []
+        raw["ranking"], problems = ranking_from_env(env)
         retention = env.get("DELETED_RETENTION_DAYS") or ""
         try:
             raw["deleted_retention_days"] = parse_retention_days(retention) if retention else DEFAULT_RETENTION_DAYS
@@ -136,7 +151,7 @@ class Settings(BaseModel):
         try:
             settings = cls.model_validate(raw)
         except ValidationError as exc:
-            problems.extend(f"{_VARIABLES[str(error['loc'][0])]}: {_reason(error)}" for error in exc.errors())
+            problems.extend(f"{_variable(error['loc'])}: {_reason(error)}" for error in exc.errors())
         if problems:
             raise SettingsError("cannot start with these settings: " + "; ".join(problems))
         return settings
@@ -147,7 +162,12 @@ _VARIABLES: Final = {
     "deleted_retention_days": "DELETED_RETENTION_DAYS",
     "embedding_model": "EMBEDDING_MODEL",
     "embedding_dimensions": "EMBEDDING_DIMENSIONS",
+    "semantic_floor": "RECALL_SEMANTIC_FLOOR",
 }
+
+
+def _variable(loc: tuple[int | str, ...]) -> str:
+    return RANKING_VARIABLES[str(loc[1])] if loc[0] == "ranking" else _VARIABLES[str(loc[0])]
 
 
 def _reason(error: ErrorDetails) -> str:
@@ -194,8 +214,9 @@ class Services:
 
 def bedrock_embedder(settings: Settings) -> BedrockEmbedder:
     """The deployed embedding model the settings name; its client is made on its first embedding."""
+    floor = TITAN_FLOOR if settings.semantic_floor is None else settings.semantic_floor
     return BedrockEmbedder(
-        lambda: make_bedrock_client(settings.region), settings.embedding_model, settings.embedding_dimensions
+        lambda: make_bedrock_client(settings.region), settings.embedding_model, settings.embedding_dimensions, floor
     )
 
 
@@ -216,7 +237,7 @@ def build_services(
     embedder = embedder or bedrock_embedder(settings)
     repository = DynamoDBMemoryRepository(client, settings.table_name)
     keys = KeyService(DynamoDBKeyRepository(client, settings.table_name))
-    indexer, recall = _ranking(repository, embedder) if ranking else (None, None)
+    indexer, recall = _ranking(repository, embedder, settings.ranking) if ranking else (None, None)
     return Services(
         MemoryService(repository, fenced=True, indexer=indexer),
         keys,
@@ -227,13 +248,15 @@ def build_services(
     )
 
 
-def _ranking(repository: MemoryRepository, embedder: Embedder) -> tuple[Indexer, RecallService]:
+def _ranking(
+    repository: MemoryRepository, embedder: Embedder, settings: RankingSettings
+) -> tuple[Indexer, RecallService]:
     """Recall's indexer and use case, imported only where they are wired: the purge function, which writes no
     digest and ranks nothing, then loads neither the stemmer nor the vector arithmetic (recall's extra)."""
     from core.recall.indexing import RecallIndexer
     from core.recall.service import RecallService
 
-    return RecallIndexer(embedder), RecallService(repository, embedder)
+    return RecallIndexer(embedder), RecallService(repository, embedder, settings)
 
 
 # The capacity the process-wide client consumes, for the functions' metrics (one request at a time on Lambda).

@@ -23,6 +23,7 @@ def http_app(
         version=VERSION,
         run_blocking=run_blocking,
         retention_days=settings.deleted_retention_days,
+        recall=services.recall,
     )
 
 

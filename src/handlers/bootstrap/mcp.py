@@ -17,7 +17,9 @@ from handlers.oauth import OAuthServer
 
 
 def mcp_server(services: Services, *, authenticate: Authenticator, run_blocking: RunBlocking) -> MCPServer[Door]:
-    return create_server(services.memories, authenticate, version=VERSION, run_blocking=run_blocking)
+    return create_server(
+        services.memories, authenticate, version=VERSION, run_blocking=run_blocking, recall=services.recall
+    )
 
 
 def oauth_server(services: Services, settings: Settings, *, run_blocking: RunBlocking) -> OAuthServer | None:

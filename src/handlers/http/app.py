@@ -1,6 +1,11 @@
-"""The HTTP door assembled: the FastAPI application over the core's service, its routers by resource
-(handlers.http.memories, handlers.http.lifecycle), the system routes (/healthz, the console), its error answers
-(handlers.http.errors) and its OpenAPI document. handlers.aws.http serves it on Lambda, `serve` locally."""
+"""The HTTP door assembled: the FastAPI application over the core's services, its routers by resource
+(handlers.http.memories, handlers.http.lifecycle, handlers.http.recall), the system routes (/healthz, the console),
+its error answers (handlers.http.errors) and its OpenAPI document. handlers.aws.http serves it on Lambda, `serve`
+locally."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
@@ -17,6 +22,10 @@ from handlers.http.key import router as key_routes
 from handlers.http.lifecycle import router as lifecycle_routes
 from handlers.http.memories import router as memory_routes
 from handlers.http.openapi import COMMON_RESPONSES, document_schemas
+from handlers.http.recall import router as recall_routes
+
+if TYPE_CHECKING:
+    from core.recall.service import RecallService
 
 
 async def healthz() -> dict[str, str]:
@@ -30,9 +39,11 @@ def create_app(
     version: str,
     run_blocking: RunBlocking = inline,
     retention_days: int = DEFAULT_RETENTION_DAYS,
+    recall: RecallService | None = None,
 ) -> FastAPI:
-    """The HTTP API over `memories`, authenticating each request with `authenticate`; the composition root
-    (handlers.bootstrap) assembles both, tests pass their own.
+    """The HTTP API over `memories` and `recall`, authenticating each request with `authenticate`; the composition
+    root (handlers.bootstrap) assembles them, tests pass their own (without `recall`, GET /recall is a 500: a door
+    wired for tests of other routes).
 
     Every blocking service and key call goes through `run_blocking`, the entrypoint's concurrency policy
     (handlers.concurrency). Deleted memories stay restorable for `retention_days` (the console says so).
@@ -52,11 +63,12 @@ def create_app(
         # header the client sent, an open redirect to any host.
         redirect_slashes=False,
     )
-    install(app, Door(memories, authenticate, run_blocking))
+    install(app, Door(memories, authenticate, run_blocking, recall))
     app.add_api_route("/healthz", healthz, include_in_schema=False)
     app.include_router(console_router(retention_days))
     app.include_router(memory_routes)
     app.include_router(lifecycle_routes)
     app.include_router(key_routes)
+    app.include_router(recall_routes)
     document_schemas(app)
     return app

@@ -183,13 +183,15 @@ def document_schemas(app: FastAPI) -> None:
 
 
 def retrieval_parameters(model: type[BaseModel] = RetrievalQuery) -> list[dict[str, Any]]:
-    """The query parameters of `model` (a retrieval, by default), documented as its JSON Schema says."""
+    """The query parameters of `model` (a retrieval, by default), documented as its JSON Schema says (required where
+    it requires them: a recall's `query`)."""
     schema = model.model_json_schema()
+    required = set(schema.get("required", ()))
     return [
         {
             "name": name,
             "in": "query",
-            "required": False,
+            "required": name in required,
             "description": prop.get("description", ""),
             "schema": without_null({k: v for k, v in prop.items() if k not in ("description", "title")}),
         }

@@ -25,6 +25,7 @@ from core.model import (
     NewMemory,
     parse_memory_id,
 )
+from core.recall.query import RecallQuery
 
 
 def _as_given(value: object) -> object:
@@ -112,6 +113,14 @@ QueryArg = Annotated[str, _field(RetrievalQuery, "q")]
 SortArg = Annotated[str, _field(RetrievalQuery, "sort")]
 LimitArg = Annotated[int, _field(RetrievalQuery, "limit")]
 OffsetArg = Annotated[int, _field(RetrievalQuery, "offset")]
+# recall_memories' arguments: RecallQuery's fields (the filters and offset as the retrieval's, its own limit).
+RecallQueryArg = Annotated[str, _field(RecallQuery, "query", optional=False), REQUIRED]
+RecallStatusArg = Annotated[str, _field(RecallQuery, "status")]
+RecallMemoryTypeArg = Annotated[str, _field(RecallQuery, "memory_type")]
+RecallTagArg = Annotated[str, _field(RecallQuery, "tag")]
+RecallLimitArg = Annotated[int, _field(RecallQuery, "limit")]
+RecallOffsetArg = Annotated[int, _field(RecallQuery, "offset")]
+AsOfArg = Annotated[str, _field(RecallQuery, "as_of")]
 IdArg = Annotated[
     int,
     _argument(MemoryId, "The memory's id, as returned by search_memories, prime_memory_context or create_memory."),

@@ -1,7 +1,9 @@
 """The MCP server: the contract's tools (handlers.mcp.tools) over the door's collaborators, serving tools only, with
 the instructions a model reads on connecting."""
 
-from typing import Final
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
 
 from mcp.server import MCPServer
 
@@ -12,6 +14,9 @@ from handlers.concurrency import RunBlocking, inline
 from handlers.door import Door
 from handlers.mcp.dependencies import lifespan_of
 from handlers.mcp.tools import published_tools
+
+if TYPE_CHECKING:
+    from core.recall.service import RecallService
 
 __all__ = ["CHECKED_SDK_VERSION", "INSTRUCTIONS", "create_server"]
 
@@ -27,14 +32,17 @@ how the user wants things done), event (something that happened or will happen a
 else that is true).
 - Reuse the standard tags where they fit: {", ".join(STANDARD_TAGS)}. Add a freeform tag (lower-case, e.g. \
 project:apollo) only for what they do not cover.
-- Before creating, search_memories for a memory that already says it, and update that one instead of adding a \
-duplicate.
+- Before creating, look for a memory that already says it (recall_memories with the fact as its query finds it \
+in other words), and update that one instead of adding a duplicate.
 - When a memory turns out wrong or outdated, call update_memory with status "invalid" (and create the corrected \
 memory) rather than delete_memory; delete only what the user asks you to forget.
 - Pass expected_version (the version you last read) to update_memory so you never overwrite a change you have not \
 seen; when it is refused, read the memory again and decide afresh.
-- Search is lexical, not semantic: q matches substrings of content and tags, so search for a distinctive word, and \
-page with offset while has_more is true.
+- To answer a question about the user ("what does the user eat?"), call recall_memories with the question in \
+natural language: it ranks the memories by how well they answer it, meaning included. Its scores compare only \
+within one answer; pass status "active" to leave out invalid memories.
+- search_memories is lexical, not semantic: q matches substrings of content and tags, so search for a distinctive \
+word (or list by filters and order), and page with offset while has_more is true.
 """
 
 
@@ -44,8 +52,10 @@ def create_server(
     *,
     version: str,
     run_blocking: RunBlocking = inline,
+    recall: RecallService | None = None,
 ) -> MCPServer[Door]:
-    """The MCP server with the contract's tools over `memories`.
+    """The MCP server with the contract's tools over `memories` and `recall` (without it, recall_memories fails: a
+    server wired for tests of other tools).
 
     Each tool acts as the principal the endpoint's guard verified, or as `authenticate(None)` for a call the guard
     did not see (handlers.mcp.dependencies.caller). Every storage call goes through `run_blocking`, the
@@ -59,7 +69,7 @@ def create_server(
         subscriptions=False,
         log_level="WARNING",
         tools=published_tools(),
-        lifespan=lifespan_of(Door(memories, authenticate, run_blocking)),
+        lifespan=lifespan_of(Door(memories, authenticate, run_blocking, recall)),
     )
     _serve_tools_only(server)
     return server

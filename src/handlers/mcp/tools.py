@@ -1,4 +1,4 @@
-"""The MCP tools: the contract's six operations for a model to call, as module-level functions, with their titles,
+"""The MCP tools: the contract's seven operations for a model to call, as module-level functions, with their titles,
 annotations, argument schemas and descriptions. Each reaches the door's collaborators and its caller through the
 SDK's per-request context (handlers.mcp.dependencies) and translates domain errors once (handlers.mcp.results)."""
 
@@ -40,6 +40,7 @@ from handlers.mcp.arguments import (
     undeclared_arguments,
 )
 from handlers.mcp.dependencies import caller
+from handlers.mcp.recall import recall_memories
 from handlers.mcp.results import (
     DeletedMemory,
     UpdatedMemory,
@@ -228,6 +229,7 @@ class _Published:
 _TOOLS: Final = (
     _Published(prime_memory_context, "Prime memory context", _READ),
     _Published(search_memories, "Search memories", _READ),
+    _Published(recall_memories, "Recall memories", _READ),
     _Published(create_memory, "Create a memory", _ADD),
     _Published(get_memory, "Read a memory", _READ),
     _Published(update_memory, "Update a memory", _CHANGE),
@@ -236,7 +238,7 @@ _TOOLS: Final = (
 
 
 def published_tools() -> list[Tool]:
-    """The six tools, as the SDK publishes and calls them."""
+    """The seven tools, as the SDK publishes and calls them."""
     return [
         published(Tool.from_function(tool.function, title=tool.title, annotations=tool.annotations)) for tool in _TOOLS
     ]

@@ -46,6 +46,7 @@ EXPECTED_STATUS = {
     "http_patch_stale": 412,
     "http_search": 200,
     "http_search_invalid": 422,
+    "http_recall": 200,
 }
 
 
@@ -137,7 +138,7 @@ def test_each_event_file_gets_its_expected_status_from_the_handler(path: Path, s
 
 def test_warm_invocations_reuse_one_service_across_five_rounds_of_the_whole_lifecycle(deployed_env: None) -> None:
     create, get, patch = load_event("http_create"), load_event("http_get"), load_event("http_patch")
-    search, delete = load_event("http_search"), load_event("http_delete")
+    search, recall, delete = load_event("http_search"), load_event("http_recall"), load_event("http_delete")
     for round_ in range(1, 6):
         created = invoke(create)
         assert created["statusCode"] == 201, created
@@ -154,6 +155,9 @@ def test_warm_invocations_reuse_one_service_across_five_rounds_of_the_whole_life
         assert found["statusCode"] == 200, found
         # Earlier rounds' memories are deleted, so only this round's is left to find.
         assert [item["id"] for item in body_of(found)["items"]] == [memory_id]
+        recalled = invoke(recall)
+        assert recalled["statusCode"] == 200, recalled
+        assert [item["memory"]["id"] for item in body_of(recalled)["items"]] == [memory_id]
 
         deleted = invoke(for_memory(delete, memory_id, f"delete-{round_}"))
         assert deleted["statusCode"] == 204, deleted
@@ -226,6 +230,18 @@ def test_search_answers_the_page_envelope(seeded: dict[str, Any]) -> None:
     page = body_of(response)
     assert [item["id"] for item in page["items"]] == [1]
     assert (page["total"], page["limit"], page["offset"], page["has_more"]) == (1, 5, 0, False)
+
+
+def test_recall_answers_the_ranked_envelope(seeded: dict[str, Any]) -> None:
+    response = invoke(load_event("http_recall"))
+    assert response["statusCode"] == 200
+    assert response["headers"]["content-type"] == "application/json"
+    page = body_of(response)
+    assert [(item["memory"]["id"], set(item["parts"])) for item in page["items"]] == [
+        (1, {"lexical", "semantic", "recency", "use", "type"})
+    ]
+    assert (page["total"], page["limit"], page["offset"], page["has_more"]) == (1, 5, 0, False)
+    assert page["ranking"]["model"] == "stand-in:hashed-words-256"
 
 
 def test_healthz_answers_ok(lambda_env: None) -> None:

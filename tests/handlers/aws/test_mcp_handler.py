@@ -19,6 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from core.contract import RetrievalQuery
 from core.keys import KeyService
 from core.memories import MemoryService
+from core.recall.service import RecallService
 from core.repository import KeyRepository
 from handlers.auth import Authenticator, key_authenticator
 from handlers.aws import mcp as lambda_mcp
@@ -50,6 +51,7 @@ EXPECTED_STATUS: dict[str, int] = {
     "mcp_tools_call_create.json": 200,
     "mcp_tools_call_create_base64.json": 200,
     "mcp_tools_call_search.json": 200,
+    "mcp_tools_call_recall.json": 200,
     "mcp_tools_call_invalid.json": 200,
     "mcp_server_discover_modern.json": 200,
     "mcp_tools_call_modern.json": 200,
@@ -72,9 +74,9 @@ def event_key(api_keys: KeyRepository, key_service: KeyService) -> Authenticator
 
 
 @pytest.fixture
-def handler(memory_service: MemoryService, event_key: Authenticator) -> Handler:
+def handler(memory_service: MemoryService, recall_service: RecallService, event_key: Authenticator) -> Handler:
     return create_handler(
-        create_server(memory_service, event_key, version="test"),
+        create_server(memory_service, event_key, version="test", recall=recall_service),
         authenticate=event_key,
     )
 
@@ -217,6 +219,18 @@ def test_a_modern_tool_call_returns_the_prime_envelope(handler: Handler, lambda_
     assert result["isError"] is False
     assert result["structuredContent"]["limit"] == 20
     assert result["structuredContent"]["items"][0]["content"] == "The user prefers dark roast coffee without sugar"
+
+
+def test_a_recall_tool_call_returns_the_ranked_envelope(handler: Handler, lambda_worker: LambdaWorker) -> None:
+    lambda_worker.invoke(handler, load_event("mcp_tools_call_create.json"))
+
+    response = lambda_worker.invoke(handler, load_event("mcp_tools_call_recall.json"))
+
+    result = response_json(response)["result"]
+    assert result["isError"] is False
+    page = result["structuredContent"]
+    assert (page["total"], page["limit"], page["ranking"]["semantic"]) == (1, 5, True)
+    assert page["items"][0]["memory"]["content"] == "The user prefers dark roast coffee without sugar"
 
 
 def test_a_base64_body_is_decoded_like_a_plain_one(handler: Handler, lambda_worker: LambdaWorker) -> None:

@@ -3,11 +3,18 @@ used stops the process at start with a message naming the variable, never a trac
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from core.recall.bedrock import TITAN_FLOOR
+from core.recall.ranking import DEFAULT_WEIGHTS, RankingSettings
+from core.recall.standin import StandInEmbedder
 from handlers import bootstrap
 from handlers.bootstrap import Settings, SettingsError
+from handlers.bootstrap.recall import RANKING_VARIABLES
 from local import cli
+from tests.conftest import Engine
 
 
 def test_an_empty_environment_gives_the_defaults() -> None:
@@ -58,6 +65,17 @@ def test_every_variable_is_read_into_its_setting() -> None:
         ({"EMBEDDING_DIMENSIONS": "300"}, "EMBEDDING_DIMENSIONS: 300 is not one of 256, 512, 1024"),
         ({"EMBEDDING_DIMENSIONS": "many"}, "EMBEDDING_DIMENSIONS: Input should be a valid integer"),
         ({"EMBEDDING_MODEL": "titan v2"}, "EMBEDDING_MODEL: String should match pattern"),
+        ({"RECALL_SEMANTIC_FLOOR": "1"}, "RECALL_SEMANTIC_FLOOR: Input should be less than 1"),
+        ({"RECALL_SEMANTIC_FLOOR": "high"}, "RECALL_SEMANTIC_FLOOR: Input should be a valid number"),
+        ({"RECALL_WEIGHTS": "lexical=1"}, "RECALL_WEIGHTS: 'lexical=1' is not a JSON object"),
+        ({"RECALL_WEIGHTS": "[0.5, 0.5]"}, "RECALL_WEIGHTS: '[0.5, 0.5]' is not a JSON object"),
+        (
+            {"RECALL_WEIGHTS": '{"lexical": 1}'},
+            "RECALL_WEIGHTS: must give each of lexical, semantic, recency, use, type",
+        ),
+        ({"RECALL_TYPE_PRIORS": '{"fact": 2}'}, "RECALL_TYPE_PRIORS: must give each of preference, fact, identity"),
+        ({"RECALL_RECENCY_HALF_LIFE_DAYS": "0"}, "RECALL_RECENCY_HALF_LIFE_DAYS: Input should be greater than 0"),
+        ({"RECALL_USE_HALF_LIFE_DAYS": "inf"}, "RECALL_USE_HALF_LIFE_DAYS: Input should be a finite number"),
     ],
 )
 def test_a_value_that_cannot_be_used_is_refused_naming_its_variable(env: dict[str, str], named: str) -> None:
@@ -65,6 +83,40 @@ def test_a_value_that_cannot_be_used_is_refused_naming_its_variable(env: dict[st
         Settings.from_env(env)
 
     assert named in str(refused.value)
+
+
+def test_recalls_settings_are_read_into_the_ranking_and_the_models_floor(moto_engine: Engine) -> None:
+    weights = {"lexical": 0.5, "semantic": 0.3, "recency": 0.1, "use": 0.1, "type": 0.0}
+    priors = {"identity": 1.0, "preference": 0.9, "fact": 0.6, "event": 0.3}
+    env = {
+        "RECALL_WEIGHTS": json.dumps(weights),
+        "RECALL_TYPE_PRIORS": f" {json.dumps(priors)} ",
+        "RECALL_RECENCY_HALF_LIFE_DAYS": "30",
+        "RECALL_USE_HALF_LIFE_DAYS": "7.5",
+        "RECALL_SEMANTIC_FLOOR": "0.25",
+    }
+
+    settings = Settings.from_env(env)
+
+    assert settings.ranking == RankingSettings(
+        weights=weights, type_priors=priors, recency_half_life_days=30, use_half_life_days=7.5
+    )
+    assert settings.semantic_floor == 0.25
+    assert bootstrap.bedrock_embedder(settings).floor == 0.25
+    recall = bootstrap.build_services(settings, moto_engine.client, StandInEmbedder()).recall
+    assert recall is not None
+    assert recall.settings == settings.ranking
+
+
+def test_recalls_settings_left_empty_keep_the_documented_defaults() -> None:
+    empty = {name: " " for name in (*RANKING_VARIABLES.values(), "RECALL_SEMANTIC_FLOOR")}
+
+    settings = Settings.from_env(empty)
+
+    assert settings.ranking == RankingSettings()
+    assert settings.ranking.weights == DEFAULT_WEIGHTS
+    assert settings.semantic_floor is None
+    assert bootstrap.bedrock_embedder(settings).floor == TITAN_FLOOR
 
 
 def test_every_unusable_value_is_named_at_once() -> None:

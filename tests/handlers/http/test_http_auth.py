@@ -18,6 +18,7 @@ from core.errors import DomainError
 from core.keys import CACHE_TTL, KeyService
 from core.memories import MemoryService
 from core.model import NewMemory
+from core.recall.service import RecallService
 from core.repository import KEY_NOT_LIVE, KeyRepository
 from core.repository.memory import InMemoryKeyRepository, InMemoryMemoryRepository
 from handlers.auth import bearer_token, key_authenticator
@@ -36,6 +37,7 @@ ROUTES: list[tuple[str, str, dict[str, Any] | None]] = [
     ("GET", "/memories", None),
     ("POST", "/memories/1/restore", None),
     ("GET", "/memories/1/history", None),
+    ("GET", "/recall?query=bees", None),
 ]
 READS = [route for route in ROUTES if route[0] == "GET"]
 WRITES = [route for route in ROUTES if route[0] != "GET"]
@@ -45,10 +47,10 @@ ANY_SCOPE = [("GET", "/key", None)]
 
 
 @pytest.fixture
-def door(memory_service: MemoryService, key_service: KeyService) -> Iterator[TestClient]:
+def door(memory_service: MemoryService, recall_service: RecallService, key_service: KeyService) -> Iterator[TestClient]:
     """The app over the in-memory store authenticating with key_service, holding memory 1 of namespace alice."""
     memory_service.create("alice", NewMemory.parse({"content": "The user keeps bees"}))
-    app = create_app(memory_service, key_authenticator(key_service), version="test")
+    app = create_app(memory_service, key_authenticator(key_service), version="test", recall=recall_service)
     with TestClient(app) as client:
         yield client
 

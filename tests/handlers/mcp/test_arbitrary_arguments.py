@@ -62,7 +62,7 @@ def tool_calls(draw: st.DrawFn, schemas: dict[str, dict[str, Any]]) -> tuple[str
 
 
 def test_the_property_covers_every_tool_and_argument(schemas: dict[str, dict[str, Any]]) -> None:
-    assert len(schemas) == 6
+    assert len(schemas) == 7
     assert all(schema["properties"] for schema in schemas.values())
 
 
@@ -113,6 +113,7 @@ def test_a_refused_argument_reads_exactly_as_the_core_words_it(
 REQUIRED = {
     "prime_memory_context": [],
     "search_memories": [],
+    "recall_memories": ["query"],
     "create_memory": ["content"],
     "get_memory": ["id"],
     "update_memory": ["id"],
@@ -143,6 +144,8 @@ def test_the_schemas_publish_each_required_argument_as_required_without_a_defaul
         ("update_memory", {"id": None, "content": "The user likes tea"}, "id: is required"),
         ("delete_memory", {}, "id: is required"),
         ("delete_memory", {"id": None}, "id: is required"),
+        ("recall_memories", {}, "query: is required"),
+        ("recall_memories", {"query": None, "limit": 5}, "query: is required"),
     ],
 )
 def test_a_missing_or_null_required_argument_reads_as_the_http_422_detail(

@@ -118,7 +118,7 @@ async def test_an_allowed_origins_post_and_its_401_both_carry_the_cors_response_
         refused = await http.post("/mcp", json=LIST_TOOLS, headers={**JSON_HEADERS, "origin": APP_ORIGIN})
 
     assert served.status_code == 200
-    assert len(served.json()["result"]["tools"]) == 6
+    assert len(served.json()["result"]["tools"]) == 7
     assert refused.status_code == 401
     assert refused.headers["content-type"] == PROBLEM
     assert refused.headers["www-authenticate"].startswith("Bearer")
@@ -135,7 +135,7 @@ async def test_a_request_without_an_origin_gets_no_cors_headers(endpoint: MCPEnd
         response = await http.post("/mcp", json=LIST_TOOLS, headers={**JSON_HEADERS, "authorization": KEY})
 
     assert response.status_code == 200
-    assert len(response.json()["result"]["tools"]) == 6
+    assert len(response.json()["result"]["tools"]) == 7
     assert cors_headers(response) == {}
 
 
@@ -161,7 +161,7 @@ async def test_the_servers_own_loopback_origin_is_same_origin_and_admitted(endpo
         preflight = await http.options("/mcp", headers={"origin": own, **PREFLIGHT})
 
     assert posted.status_code == 200
-    assert len(posted.json()["result"]["tools"]) == 6
+    assert len(posted.json()["result"]["tools"]) == 7
     assert preflight.status_code == 204
     assert preflight.headers["access-control-allow-origin"] == own
 
@@ -174,7 +174,7 @@ async def test_any_loopback_address_reads_as_loopback_as_serve_reads_it(endpoint
         posted = await http.post("/mcp", json=LIST_TOOLS, headers={**JSON_HEADERS, "origin": own, "authorization": KEY})
 
     assert posted.status_code == 200
-    assert len(posted.json()["result"]["tools"]) == 6
+    assert len(posted.json()["result"]["tools"]) == 7
     assert posted.headers["access-control-allow-origin"] == own
 
 
@@ -312,7 +312,7 @@ async def test_a_body_read_to_its_end_reaches_the_sdk_whole_even_in_many_chunks(
         response = await http.post("/mcp", content=chunked(), headers={**JSON_HEADERS, "authorization": KEY})
 
     assert response.status_code == 200
-    assert len(response.json()["result"]["tools"]) == 6
+    assert len(response.json()["result"]["tools"]) == 7
 
 
 def assert_problem(response: httpx2.Response, status: int) -> dict[str, Any]:
@@ -339,7 +339,7 @@ async def test_a_body_at_the_bound_is_served(endpoint: MCPEndpoint, era: str) ->
         )
 
     assert response.status_code == 200, response.text
-    assert len(response.json()["result"]["tools"]) == 6
+    assert len(response.json()["result"]["tools"]) == 7
 
 
 @pytest.mark.parametrize("declared", [True, False], ids=["content-length", "chunked"])
@@ -396,7 +396,7 @@ async def test_every_json_media_type_is_served_as_the_http_api_reads_it(
         )
 
     assert response.status_code == 200, response.text
-    assert len(response.json()["result"]["tools"]) == 6
+    assert len(response.json()["result"]["tools"]) == 7
 
 
 @pytest.mark.parametrize("accept", [None, "text/event-stream", "text/html", "application/xml"])
@@ -424,7 +424,7 @@ async def test_any_accept_that_admits_json_is_served(endpoint: MCPEndpoint, era:
         response = await http.post("/mcp", json=message, headers={**headers, "accept": accept, "authorization": KEY})
 
     assert response.status_code == 200, response.text
-    assert len(response.json()["result"]["tools"]) == 6
+    assert len(response.json()["result"]["tools"]) == 7
 
 
 async def test_a_bare_status_from_the_transport_reaches_the_client_as_a_problem_document(endpoint: MCPEndpoint) -> None:

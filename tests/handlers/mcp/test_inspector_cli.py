@@ -72,6 +72,7 @@ def test_the_inspector_lists_every_tool_with_its_schemas(inspector: Path, served
     assert set(tools) == {
         "prime_memory_context",
         "search_memories",
+        "recall_memories",
         "create_memory",
         "get_memory",
         "update_memory",

@@ -59,7 +59,7 @@ async def test_the_sdk_client_lists_and_calls_tools_over_streamable_http(server:
         era = client.protocol_version
 
     assert era == ("2026-07-28" if mode == "auto" else "2025-11-25")
-    assert len(tools.tools) == 6
+    assert len(tools.tools) == 7
     assert created.structured_content is not None
     assert created.structured_content["version"] == 1
     assert found.structured_content is not None
@@ -210,7 +210,7 @@ def test_beside_mcp_an_unknown_routes_404_names_mcp_too(memory_service: MemorySe
     assert response.json()["detail"] == (
         "no route GET /nowhere; the routes are /console, /console/{name}, /healthz, /key, /mcp, /memories, "
         "/memories/{memory_id}, "
-        "/memories/{memory_id}/history, /memories/{memory_id}/restore, /openapi.json"
+        "/memories/{memory_id}/history, /memories/{memory_id}/restore, /openapi.json, /recall"
     )
 
 

@@ -1,4 +1,4 @@
-"""The six tools in-process through the SDK's own Client: schemas, annotations, behaviour and error text."""
+"""The seven tools in-process through the SDK's own Client: schemas, annotations, behaviour and error text."""
 
 from __future__ import annotations
 
@@ -38,7 +38,15 @@ from tests.handlers.conftest import call_tool, tool_text
 
 pytestmark = pytest.mark.anyio
 
-TOOLS = {"prime_memory_context", "search_memories", "create_memory", "get_memory", "update_memory", "delete_memory"}
+TOOLS = {
+    "prime_memory_context",
+    "search_memories",
+    "recall_memories",
+    "create_memory",
+    "get_memory",
+    "update_memory",
+    "delete_memory",
+}
 
 
 async def list_tools(server: MCPServer) -> dict[str, Tool]:
@@ -115,6 +123,7 @@ async def test_annotations_mark_reads_as_read_only_and_delete_and_update_as_dest
     assert hints == {
         "prime_memory_context": (True, False, True, False),
         "search_memories": (True, False, True, False),
+        "recall_memories": (True, False, True, False),
         "get_memory": (True, False, True, False),
         "create_memory": (False, False, False, False),
         "update_memory": (False, True, True, False),
