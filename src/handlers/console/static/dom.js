@@ -6,6 +6,7 @@ export const app = {
   me: null, // GET /key: the key's id, name, namespace and scopes
   route: null, // the router, set by console.js
   guard: null, // a view with typed input sets it: () => true while something would be lost
+  focusSearch: false, // the `/` shortcut from another view: the list focuses its search field once shown
 };
 
 export function h(tag, attrs = {}, ...children) {

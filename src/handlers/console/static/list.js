@@ -33,7 +33,7 @@ export function preview(content, q) {
   const firstLine = content.split("\n", 1)[0];
   const at = q ? content.toLowerCase().indexOf(q.toLowerCase()) : -1;
   let start = 0;
-  if (at + q.length > Math.min(firstLine.length, PREVIEW_CHARS)) start = Math.max(0, content.lastIndexOf(" ", Math.max(0, at - 40)) + 1);
+  if (at >= 0 && at + q.length > Math.min(firstLine.length, PREVIEW_CHARS)) start = Math.max(0, content.lastIndexOf(" ", Math.max(0, at - 40)) + 1);
   const source = start ? content : firstLine;
   let end = Math.min(source.length, start + PREVIEW_CHARS);
   if (end < source.length) end = Math.max(source.lastIndexOf(" ", end), start + PREVIEW_CHARS / 2);
