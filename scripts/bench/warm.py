@@ -16,6 +16,8 @@ from core.access import SCOPES, ApiKey, hash_key, key_id_of
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import Memory
+from core.recall.service import RecallService
+from core.recall.standin import StandInEmbedder
 from core.repository.memory import InMemoryKeyRepository, InMemoryMemoryRepository
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
@@ -56,11 +58,12 @@ def _seed() -> dict[tuple[str, int], Memory]:
     return rows
 
 
-def _services() -> tuple[InMemoryMemoryRepository, MemoryService, KeyService]:
+def _services() -> tuple[InMemoryMemoryRepository, MemoryService, KeyService, RecallService]:
+    """The ports a door is wired over; recall embeds with the stand-in (instant: the door's own cost is measured)."""
     memories, keys = InMemoryMemoryRepository(), InMemoryKeyRepository()
     created = "2026-04-06T14:00:00.000000Z"
     keys.add(ApiKey(key_id_of(EVENT_API_KEY), NAMESPACE, SCOPES, created, None, False, hash_key(EVENT_API_KEY)))
-    return memories, MemoryService(memories), KeyService(keys)
+    return memories, MemoryService(memories), KeyService(keys), RecallService(memories, StandInEmbedder())
 
 
 def doors() -> dict[str, tuple[Handler, InMemoryMemoryRepository]]:
@@ -75,17 +78,17 @@ def doors() -> dict[str, tuple[Handler, InMemoryMemoryRepository]]:
     from handlers.mcp import endpoint as mcp_server
     from handlers.metrics import RequestMetrics, event_body, http_operation, mcp_operation, request_line
 
-    http_repo, http_service, http_keys = _services()
+    http_repo, http_service, http_keys, http_recall = _services()
     authenticate = key_authenticator(http_keys)
-    app = http_api.create_app(http_service, authenticate, version="bench")
+    app = http_api.create_app(http_service, authenticate, version="bench", recall=http_recall)
 
     @http_api.logger.inject_lambda_context(correlation_id_path="requestContext.requestId", log_event=False)
     def http_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return invoke(app, event, context)
 
-    mcp_repo, mcp_service, mcp_keys = _services()
+    mcp_repo, mcp_service, mcp_keys, mcp_recall = _services()
     mcp_authenticate = key_authenticator(mcp_keys)
-    server = create_server(mcp_service, mcp_authenticate, version="bench")
+    server = create_server(mcp_service, mcp_authenticate, version="bench", recall=mcp_recall)
     inject = mcp_server.logger.inject_lambda_context(correlation_id_path="requestContext.requestId", log_event=False)
     mcp_handler = inject(mcp_server.create_handler(server, authenticate=mcp_authenticate))
 
