@@ -39,8 +39,9 @@ async def recall_over_mcp(base: str, key: str) -> dict[str, Any]:
     ):
         result = await client.call_tool("recall_memories", QUESTION)
     assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
+    page: dict[str, Any] | None = result.structured_content
+    assert page is not None
+    return page
 
 
 def test_both_served_doors_rank_by_meaning_and_give_the_same_answer(shared_serve_engine: tuple[str, str, int]) -> None:
