@@ -864,3 +864,30 @@ def test_what_the_list_shows_exports_as_ndjson_that_agent_memory_import_takes_an
     rows = download.value.path().read_bytes().decode().split("\r\n")
     assert rows[0] == "id,content,tags,memory_type,status,version,created_at,updated_at,last_accessed_at"
     assert len([row for row in rows[1:] if row]) == 3
+
+
+def test_ask_ranks_memories_by_recall_shows_the_score_parts_on_hover_and_stamps_nothing(scene: Scene) -> None:
+    before = scene.stamps()
+    page = scene.page(bypass_csp=True)  # only so axe's own script can be injected
+    scene.open_console(page)
+    page.get_by_role("link", name="Ask").click()
+    page.get_by_label("Ask in plain words").fill("What is the user allergic to?")
+    page.get_by_role("button", name="Ask", exact=True).click()
+
+    expect(page.locator("#summary")).to_contain_text("ranked")
+    assert "#/ask?query=What+is+the+user+allergic+to%3F" in page.url
+    first = page.locator("ol.answers > li").first
+    expect(first.locator("a.id")).to_have_text("#4")  # "allergic" and its meaning: the peanuts
+    expect(first.locator("span.parts")).to_be_hidden()
+    first.locator(".score").hover()
+    expect(first.locator("span.parts")).to_be_visible()
+    expect(first.locator("span.parts")).to_contain_text("meaning: ")
+    expect(first.locator("span.parts")).to_contain_text("words: ")
+    screenshot(page, "console-ask")
+    assert axe_violations(page) == []
+    page.set_viewport_size({"width": 375, "height": 800})
+    first.locator(".score").focus()  # the keyboard reaches the parts too
+    expect(first.locator("span.parts")).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    screenshot(page, "console-ask-phone")
+    assert scene.stamps() == before  # asking is looking: Prefer: no-stamp

@@ -1,6 +1,7 @@
 // The agent-memory console: a person's view of one namespace, through the service's own JSON API and nothing else.
-// This module routes the address (#/?query, #/memory/<id>, #/memory/<id>/json, #/new), says in the header whose
-// memories these are and what the key may do, keeps typed input from being lost, and answers keyboard shortcuts.
+// This module routes the address (#/?query, #/memory/<id>, #/memory/<id>/json, #/new, #/ask?query=...), says in
+// the header whose memories these are and what the key may do, keeps typed input from being lost, and answers
+// keyboard shortcuts.
 
 import { api, can, failed, key, setKey } from "./api.js";
 import { app, h, mayLeave, notify, show, takeFlash } from "./dom.js";
@@ -10,6 +11,7 @@ import { jsonView, memoryView } from "./memory.js";
 import { shortcuts, showShortcuts } from "./keys.js";
 import { bulkHooks } from "./bulk.js";
 import { exportPanel } from "./export.js";
+import { askView } from "./ask.js";
 
 function parseHash() {
   const [path, query = ""] = location.hash.replace(/^#/, "").split("?");
@@ -50,6 +52,7 @@ function header() {
   const me = app.me;
   document.getElementById("nav").hidden = false;
   document.getElementById("new-link").hidden = !can("write");
+  document.getElementById("ask-link").hidden = !can("read");
   const name = me.key_id ? (me.name ? `${me.name} (${me.key_id})` : me.key_id) : "open server";
   document.getElementById("who").replaceChildren(
     h("span", {}, "Namespace ", h("strong", {}, me.namespace)),
@@ -71,6 +74,7 @@ export async function route() {
   if (memory) return memory[2] ? jsonView(memory[1]) : memoryView(memory[1]);
   if (path === "/new" && can("write")) return newView();
   if (!can("read")) return show("Memories", h("p", {}, "This key may only write: it cannot list or read memories."));
+  if (path === "/ask") return askView(params);
   return listView(params, { ...bulkHooks(), tools: exportPanel });
 }
 
