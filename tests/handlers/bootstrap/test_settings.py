@@ -109,7 +109,7 @@ def test_recalls_settings_are_read_into_the_ranking_and_the_models_floor(moto_en
 
 
 def test_recalls_settings_left_empty_keep_the_documented_defaults() -> None:
-    empty = {name: " " for name in (*RANKING_VARIABLES.values(), "RECALL_SEMANTIC_FLOOR")}
+    empty = dict.fromkeys((*RANKING_VARIABLES.values(), "RECALL_SEMANTIC_FLOOR"), " ")
 
     settings = Settings.from_env(empty)
 
