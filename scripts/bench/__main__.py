@@ -65,7 +65,9 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
         load_s = time.perf_counter() - started
 
         client = make_client(endpoint_url, REGION)  # the one the service under test uses, counted
-        shadow = make_client(endpoint_url, REGION)  # uncounted: images and unfiltered re-reads
+        # Uncounted: images and unfiltered re-reads, whole-table scans among them, which on a busy machine outlast
+        # the service's 5 s read timeout.
+        shadow = make_client(endpoint_url, REGION, read_timeout=60)
         # DynamoDB ends a Query page at 1 MB read; DynamoDB Local does not. Every Query of the counted client reads
         # at most the items of the largest size that fit in 1 MB, so no page it gets could exceed one on AWS.
         largest = _largest_item(shadow, table)
