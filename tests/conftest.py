@@ -11,6 +11,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -50,6 +51,7 @@ from core.repository.dynamodb import (
 from core.repository.memory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 from handlers import bootstrap
 from handlers.auth import open_access
+from handlers.bootstrap.runtime import STATE_DIR_VARIABLE
 from handlers.http.app import create_app
 from local.engines import DYNAMODB_LOCAL_LIB, DynamoDBLocal, DynamoDBLocalUnavailableError
 from local.template import table_definition
@@ -211,10 +213,17 @@ def wait_until_healthy(
 SERVE_ROOT = Path(__file__).resolve().parents[1]
 
 
-def serve_env() -> dict[str, str]:
-    """The environment a `serve` or `keys` subprocess runs in: ours, with src/ importable and no store settings."""
+# No command a test runs finds a `serve` the test did not start (local.running): this process looks for running serves
+# where none announces itself, and each serve or command subprocess gets a place of its own (serving: its log's).
+os.environ[STATE_DIR_VARIABLE] = str(Path(tempfile.gettempdir()) / f"agent-memory-tests-{uuid.uuid4().hex}")
+
+
+def serve_env(state_dir: Path | None = None) -> dict[str, str]:
+    """The environment a `serve` or `keys` subprocess runs in: ours, with src/ importable and no store settings; its
+    running serves' state in `state_dir` (by default a directory of its own, where no serve runs)."""
     env = {key: value for key, value in os.environ.items() if key not in ("AWS_ENDPOINT_URL_DYNAMODB", "TABLE_NAME")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SERVE_ROOT / "src"), env.get("PYTHONPATH")]))
+    env[STATE_DIR_VARIABLE] = str(state_dir or Path(tempfile.gettempdir()) / f"agent-memory-tests-{uuid.uuid4().hex}")
     return env
 
 
@@ -228,7 +237,7 @@ def serving(log_dir: Path, *options: str) -> Iterator[tuple[str, str]]:
         process = subprocess.Popen(
             [sys.executable, "-u", "-m", "local", "serve", "--port", str(port), *options],
             cwd=SERVE_ROOT,
-            env=serve_env(),
+            env=serve_env(log_dir / "state"),  # its state file: where a test can find it
             stdout=log,
             stderr=subprocess.STDOUT,
         )

@@ -20,8 +20,8 @@ from local.backfilling import MODELS, embed_store
 from local.engine_watch import ENGINE_EXITED, STARTUP_FAILED
 from local.keys import manage_keys
 from local.portability import erase_namespace, export_namespace, import_namespace
-from local.serve import DEFAULT_DDB_PORT, DEFAULT_PORT, serve
-from local.store import migrate_store
+from local.serve import DEFAULT_PORT, serve
+from local.store import DEFAULT_DDB_PORT, migrate_store
 
 _DURATION = re.compile(r"([0-9]{1,6})([dhm])")
 _DURATION_UNITS = {"d": "days", "h": "hours", "m": "minutes"}
@@ -62,9 +62,13 @@ def _key_name(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _store_options(parser: argparse.ArgumentParser, env: bootstrap.Settings, ddb_port_help: str) -> None:
-    """The options naming the store: the same for `serve` and every `keys` command."""
-    parser.add_argument("--ddb-port", type=int, default=DEFAULT_DDB_PORT, help=ddb_port_help)
+def _store_options(
+    parser: argparse.ArgumentParser, env: bootstrap.Settings, ddb_port_help: str, *, serving: bool = False
+) -> None:
+    """The options naming the store: the same for `serve` and every command on a store. A command on a store given
+    none of --ddb-port, --endpoint-url and --aws works on the running serve's store, its table unless --table names
+    another (local.store.on_store)."""
+    parser.add_argument("--ddb-port", type=int, default=DEFAULT_DDB_PORT if serving else None, help=ddb_port_help)
     parser.add_argument(
         "--endpoint-url",
         default=env.endpoint_url,
@@ -76,8 +80,9 @@ def _store_options(parser: argparse.ArgumentParser, env: bootstrap.Settings, ddb
         action="store_true",
         help="use the AWS DynamoDB of the current credentials and region instead of DynamoDB Local in memory",
     )
+    table_default = f"default {env.table_name}" if serving else f"default the running serve's, else {env.table_name}"
     parser.add_argument(
-        "--table", default=env.table_name, help=f"table name (default {env.table_name}) [env TABLE_NAME]"
+        "--table", default=env.table_name if serving else None, help=f"table name ({table_default}) [env TABLE_NAME]"
     )
 
 
@@ -98,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
-    _store_options(serve, env, f"DynamoDB Local's port on loopback (default {DEFAULT_DDB_PORT})")
+    _store_options(serve, env, f"DynamoDB Local's port on loopback (default {DEFAULT_DDB_PORT})", serving=True)
     serve.add_argument("--template", type=Path, default=None, help="template.yaml holding the table definition")
     serve.add_argument(
         "--deleted-retention-days",
@@ -116,7 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     keys = commands.add_parser("keys", help="create, list and revoke API keys")
     keys_commands = keys.add_subparsers(dest="keys_command", required=True)
-    reach = f"the DynamoDB Local of a running `agent-memory serve` on this loopback port (default {DEFAULT_DDB_PORT})"
+    reach = (
+        "the DynamoDB Local of a running `agent-memory serve` on this loopback port (default: the store of the one "
+        f"serve running, found by itself; else {DEFAULT_DDB_PORT})"
+    )
     create = keys_commands.add_parser("create", help="create an API key; its plaintext is printed once")
     create.add_argument("--namespace", type=_namespace, required=True, help="the only namespace the key reaches")
     create.add_argument(

@@ -18,8 +18,10 @@ from core.hosts import is_loopback
 from core.keys import KeyService
 from core.repository.dynamodb import ensure_table, make_client
 from handlers import bootstrap
+from handlers.bootstrap.runtime import process_id, serve_state_dir
 from local.backfilling import embedder_for
 from local.purging import EMBED_EVERY, PURGE_EVERY, start_embedding, start_purging
+from local.running import RunningServe, announced
 from local.store import settings_for
 from local.table import OwnTable
 
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
     from local.engines import DynamoDBLocal
 
 DEFAULT_PORT = 8787
-DEFAULT_DDB_PORT = 8788
 # DynamoDB Local keeps its in-memory tables in native memory (SQLite); its Java heap holds requests in flight.
 ENGINE_HEAP = "256m"
 # A small footprint for the engine's JVM: the serial collector (no G1 region bookkeeping; one process, few cores),
@@ -173,8 +174,11 @@ def _serve_on(args: argparse.Namespace, endpoint_url: str | None, engine: Dynamo
     # requests' job.
     stop_purging = start_purging(services.memories, retention, PURGE_EVERY)
     stop_embedding = _start_embedding(services.backfill)
+    # The command line finds this serve's store by itself while it serves (local.running).
+    running = RunningServe(base, settings.endpoint_url, settings.table_name, settings.region, process_id())
     try:
-        return run_server(app, args.host, args.port, engine)
+        with announced(serve_state_dir(), args.port, running):
+            return run_server(app, args.host, args.port, engine)
     finally:
         stop_embedding()
         stop_purging()
@@ -249,12 +253,24 @@ def _warn_open(base: str) -> None:
     )
 
 
+def store_options(args: argparse.Namespace) -> str:
+    """The options that name this serve's store to another command, however serve was started (the command finds it
+    without them while this serve is the only one running, but they are right with several too)."""
+    if args.aws:
+        where = "--aws"
+    elif args.endpoint_url is not None:
+        where = f"--endpoint-url {args.endpoint_url}"
+    else:
+        where = f"--ddb-port {args.ddb_port}"
+    return where if args.table == bootstrap.DEFAULT_TABLE else f"{where} --table {args.table}"
+
+
 def _print_auth(first_key: tuple[ApiKey, str] | None, keys: KeyService, base: str, args: argparse.Namespace) -> None:
     if first_key is None:
         count = len(keys.list())
         print(f"API keys               {count} in the table; every request needs one", flush=True)
         print(
-            f"                       new one: agent-memory keys create --namespace NAME --ddb-port {args.ddb_port}",
+            f"                       new one: agent-memory keys create --namespace NAME {store_options(args)}",
             flush=True,
         )
         return

@@ -6,32 +6,71 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from core.errors import DomainError, StorageUnavailableError
 from core.recall.indexing import RecallIndexer
 from core.repository.dynamodb import make_client, migrate, table_exists
 from handlers import bootstrap
+from handlers.bootstrap.runtime import serve_state_dir
+from local.running import running_serves
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+# The loopback port of the DynamoDB Local `serve` runs, unless told another.
+DEFAULT_DDB_PORT: Final = 8788
 
 
 def settings_for(args: argparse.Namespace, endpoint_url: str | None) -> bootstrap.Settings:
     """The environment's settings (`args.settings`, local.cli) with the store the options name."""
     settings: bootstrap.Settings = args.settings
-    return settings.model_copy(update={"table_name": args.table, "endpoint_url": endpoint_url})
+    return settings.model_copy(update={"table_name": args.table or settings.table_name, "endpoint_url": endpoint_url})
+
+
+class SeveralServesError(Exception):
+    """More than one `serve` runs and no option names the store: the message lists them."""
+
+
+def _store_settings(args: argparse.Namespace) -> tuple[bootstrap.Settings, str]:
+    """The settings of the store a command works on, and the hint its unreachability gets: the store the options name
+    (--endpoint-url, --aws, --ddb-port); without one, the store of the one running `serve` (local.running); without
+    one, serve's default DynamoDB Local port. SeveralServesError when several serve."""
+    if args.endpoint_url is not None or args.aws or args.ddb_port is not None:
+        if args.endpoint_url is None and not args.aws:
+            bootstrap.use_placeholder_credentials()
+            return settings_for(args, f"http://127.0.0.1:{args.ddb_port}"), " (is `agent-memory serve` running?)"
+        return settings_for(args, args.endpoint_url), ""
+    serves = running_serves(serve_state_dir())
+    if len(serves) > 1:
+        listed = "".join(f"\n  {serve.describe()}" for serve in serves)
+        raise SeveralServesError(
+            f"{len(serves)} `agent-memory serve`s are running:{listed}\nname the store of one with --ddb-port, "
+            "--endpoint-url or --aws (and --table)"
+        )
+    if not serves:
+        bootstrap.use_placeholder_credentials()
+        return settings_for(args, f"http://127.0.0.1:{DEFAULT_DDB_PORT}"), " (is `agent-memory serve` running?)"
+    (serve,) = serves
+    if serve.endpoint_url is not None and serve.endpoint_url.startswith("http://127.0.0.1:"):
+        bootstrap.use_placeholder_credentials()  # serve's own DynamoDB Local
+    settings: bootstrap.Settings = args.settings
+    found = settings.model_copy(
+        update={"table_name": args.table or serve.table, "endpoint_url": serve.endpoint_url, "region": serve.region}
+    )
+    return found, f" (the store of the `agent-memory serve` at {serve.base_url}; has it stopped?)"
 
 
 def on_store(args: argparse.Namespace, action: Callable[[bootstrap.Settings, DynamoDBClient], None]) -> int:
-    """Run `action` on the store the options name (by default a running `serve`'s DynamoDB Local): 0, or 1 with
-    the reason on stderr when the table is missing, the store unreachable, or the action refused."""
-    endpoint_url = args.endpoint_url
-    if endpoint_url is None and not args.aws:
-        bootstrap.use_placeholder_credentials()
-        endpoint_url = f"http://127.0.0.1:{args.ddb_port}"
-    settings = settings_for(args, endpoint_url)
-    where = endpoint_url or "AWS DynamoDB"
+    """Run `action` on the store the options name (by default the running `serve`'s: _store_settings): 0, or 1 with
+    the reason on stderr when the table is missing, the store unreachable, or the action refused (2 when several
+    serves run and no option says which)."""
+    try:
+        settings, hint = _store_settings(args)
+    except SeveralServesError as exc:
+        print(f"agent-memory: {exc}", file=sys.stderr)
+        return 2
+    where = settings.endpoint_url or "AWS DynamoDB"
     client: DynamoDBClient = make_client(settings.endpoint_url, settings.region)
     try:
         if not table_exists(client, settings.table_name):
@@ -43,7 +82,6 @@ def on_store(args: argparse.Namespace, action: Callable[[bootstrap.Settings, Dyn
             return 1
         action(settings, client)
     except StorageUnavailableError as exc:
-        hint = " (is `agent-memory serve` running?)" if args.endpoint_url is None and not args.aws else ""
         print(f"agent-memory: cannot use DynamoDB at {where}{hint}: {exc}", file=sys.stderr)
         return 1
     except DomainError as exc:
