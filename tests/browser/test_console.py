@@ -891,3 +891,26 @@ def test_ask_ranks_memories_by_recall_shows_the_score_parts_on_hover_and_stamps_
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
     screenshot(page, "console-ask-phone")
     assert scene.stamps() == before  # asking is looking: Prefer: no-stamp
+
+
+def test_a_view_whose_answer_comes_late_does_not_cover_the_view_the_person_moved_on_to(scene: Scene) -> None:
+    page = scene.page()
+    scene.open_console(page)
+    expect(page.locator("#summary")).to_be_visible()
+    held: list[Route] = []
+
+    def hold(route: Route) -> None:
+        held.append(route)
+
+    page.route("**/memories/4/history?*", hold)
+    page.get_by_role("link", name="#4", exact=True).click()
+    expect(page.get_by_role("heading", name="Memory #4")).to_be_visible()  # still loading: its history is held
+    page.get_by_role("link", name="Memories").click()
+    expect(page.locator("#summary")).to_be_visible()
+
+    with page.expect_response("**/memories/4/history?*"):
+        held[0].continue_()
+    page.evaluate("() => new Promise((resolve) => setTimeout(resolve, 200))")  # the late answer's view would be shown
+
+    expect(page.locator("#summary")).to_be_visible()
+    expect(page.locator("#history")).to_have_count(0)

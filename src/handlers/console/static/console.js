@@ -61,6 +61,7 @@ function header() {
 }
 
 export async function route() {
+  app.ticket++;
   if (!key()) return keyView();
   try {
     await whoAmI();

@@ -7,7 +7,14 @@ export const app = {
   route: null, // the router, set by console.js
   guard: null, // a view with typed input sets it: () => true while something would be lost
   focusSearch: false, // the `/` shortcut from another view: the list focuses its search field once shown
+  ticket: 0, // counts the router's views: a view whose data arrives after the next view began is not shown
 };
+
+// For a view that awaits its data: a check that it is still the view to show (the person did not move on meanwhile).
+export function stillShown() {
+  const ticket = app.ticket;
+  return () => ticket === app.ticket;
+}
 
 export function h(tag, attrs = {}, ...children) {
   const element = document.createElement(tag);

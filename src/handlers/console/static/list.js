@@ -1,7 +1,7 @@
 // The list: the filters (kept in the address), a page of memories with a short preview of each, pages.
 
 import { api, failed } from "./api.js";
-import { app, h, highlight, purgeCountdown, show, statusText, tags, when } from "./dom.js";
+import { app, h, highlight, purgeCountdown, show, statusText, stillShown, tags, when } from "./dom.js";
 import { showFieldErrors } from "./errors.js";
 
 export const FILTERS = ["status", "memory_type", "tag", "q", "sort", "limit", "offset"];
@@ -172,10 +172,12 @@ export async function listView(params, hooks = {}) {
     panel.open = true;
     form.querySelector("#q").focus();
   }
+  const shown = stillShown();
   let page;
   try {
     page = (await api("GET", `/memories?${query}`)).json;
   } catch (error) {
+    if (!shown()) return undefined;
     if (error.status === 422) {
       panel.open = true;
       results.replaceChildren(h("p", { class: "meta" }, "Fix the filter above to see memories."));
@@ -185,6 +187,7 @@ export async function listView(params, hooks = {}) {
     return failed(error);
   }
   const deletions = await deletionDates(page.items);
+  if (!shown()) return undefined;
   const paging = pager(page, params);
   results.replaceChildren(...[
     h("p", { class: "summary", id: "summary" }, paging.summary),

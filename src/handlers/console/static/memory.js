@@ -1,7 +1,8 @@
 // One memory: its fields, what the key may do with it, its full record as JSON, and its history.
 
 import { api, can, failed } from "./api.js";
-import { app, confirmDialog, flash, h, keyName, notify, purgeCountdown, show, statusText, tags, when } from "./dom.js";
+import { app, confirmDialog, flash, h, keyName, notify, purgeCountdown, show, statusText, stillShown, tags, when }
+  from "./dom.js";
 import { editView } from "./edit.js";
 import { timeline } from "./history.js";
 
@@ -32,12 +33,14 @@ export async function load(id) {
 
 export async function memoryView(id) {
   show(`Memory #${id}`, h("p", { class: "meta" }, "Loading…"));
+  const shown = stillShown();
   let found;
   try {
     found = await load(id);
   } catch (error) {
-    return failed(error);
+    return shown() ? failed(error) : undefined;
   }
+  if (!shown()) return undefined;
   if (!found) return show(`Memory #${id}`, h("p", {}, "There is no such memory (it may have been purged)."));
   renderMemory(found.memory, found.history);
 }
@@ -120,7 +123,9 @@ function rollback(memory, revision, index) {
 
 export function jsonView(id) {
   show(`Memory #${id} as JSON`, h("p", { class: "meta" }, "Loading…"));
+  const shown = stillShown();
   load(id).then((found) => {
+    if (!shown()) return;
     if (!found) return show(`Memory #${id} as JSON`, h("p", {}, "There is no such memory (it may have been purged)."));
     show(`Memory #${id} as JSON`,
       h("p", { class: "hint" }, "The record exactly as an agent gets it (read without stamping it as used)."),
