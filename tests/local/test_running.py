@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import socket
+import urllib.request
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -227,3 +228,22 @@ def test_serve_announces_its_store_while_it_serves_removes_it_when_it_stops_and_
     out = capsys.readouterr().out
     assert f"agent-memory keys create --namespace NAME --endpoint-url {dynamodb_local_endpoint} --table {table}" in out
     assert "--ddb-port" not in out
+
+
+def test_a_key_made_without_options_while_a_serve_runs_is_one_that_serve_accepts(
+    shared_serve_engine: tuple[str, str, int], shared_serve_output: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    base, _, ddb_port = shared_serve_engine
+    state = shared_serve_output.parent / "state"  # where tests.conftest.serving has it announce itself
+    monkeypatch.setenv(STATE_DIR_VARIABLE, str(state))
+    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
+    monkeypatch.delenv("TABLE_NAME", raising=False)
+
+    (found,) = running_serves(state)
+    assert (found.base_url, found.endpoint_url) == (base, f"http://127.0.0.1:{ddb_port}")
+    assert cli.main(["keys", "create", "--namespace", "found-by-itself", "--json"]) == 0
+
+    made = json.loads(capsys.readouterr().out)
+    request = urllib.request.Request(f"{base}/key", headers={"Authorization": f"Bearer {made['key']}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert json.load(response)["namespace"] == "found-by-itself"
