@@ -1,0 +1,263 @@
+"""The console's changes in Chromium against the shared `serve` (issues #29 and #27): typed input never lost without
+asking, a memory deleted while edited, a change made meanwhile merged, an older version restored, many memories at
+once, export, Ask (recall), and a late answer never covering the next view."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Request, Route, expect
+
+from tests.browser.chromium import screenshot
+from tests.browser.console_scene import Scene, agent_memory, axe_violations
+
+pytestmark = pytest.mark.browser
+
+
+def test_typed_input_is_never_lost_without_asking(scene: Scene) -> None:
+    page = scene.page()
+    scene.open_console(page, fragment="#/new")
+    page.get_by_label("Content").fill("A draft the person is still writing.")
+
+    page.get_by_role("button", name="Cancel").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("Discard your changes?")
+    screenshot(page, "console-discard")
+    dialog.get_by_role("button", name="Keep editing").click()
+    expect(page.get_by_label("Content")).to_have_value("A draft the person is still writing.")
+
+    page.get_by_role("link", name="Memories").click()  # in-app navigation asks too, and stays when told to
+    page.get_by_role("dialog").get_by_role("button", name="Keep editing").click()
+    expect(page.get_by_label("Content")).to_have_value("A draft the person is still writing.")
+    assert page.url.endswith("#/new")
+
+    with page.expect_event("dialog") as asked:
+        page.close(run_before_unload=True)  # leaving the page: the browser's own question
+    assert asked.value.type == "beforeunload"
+    asked.value.dismiss()  # stay
+
+    page.get_by_role("button", name="Cancel").click()
+    page.get_by_role("dialog").get_by_role("button", name="Discard changes").click()
+    expect(page.locator("#summary")).to_be_visible()
+    page.get_by_role("link", name="#3", exact=True).click()
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_label("Content").fill("Changed, then thrown away on purpose.")
+    page.get_by_role("link", name="Memories").click()
+    page.get_by_role("dialog").get_by_role("button", name="Discard changes").click()
+    expect(page.locator("#summary")).to_be_visible()
+    assert "thrown away" not in scene.api.get("/memories/3", headers={"Prefer": "no-stamp"}).json()["content"]
+
+
+def test_a_memory_deleted_while_edited_says_when_and_by_which_key_and_offers_restore(scene: Scene) -> None:
+    created = scene.api.post("/memories", json={"content": "The user parks on level 2."}).json()
+    page = scene.page()
+    scene.open_console(page, fragment=f"#/memory/{created['id']}")
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_label("Content").fill("The user parks on level 3.")
+    assert scene.api.delete(f"/memories/{created['id']}").status_code == 204
+
+    page.get_by_role("button", name="Save").click()
+
+    expect(page.get_by_role("heading", name=f"Memory #{created['id']} was deleted while you edited it")).to_be_visible()
+    agent_id = scene.api.get("/key").json()["key_id"]
+    expect(page.locator("#deleted")).to_contain_text(f"by key {agent_id}; purged in 30 days unless restored.")
+    screenshot(page, "console-deleted-meanwhile")
+    page.get_by_role("button", name="Restore and keep editing").click()
+    expect(page.get_by_label("Content")).to_have_value("The user parks on level 3.")  # the typed change kept
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#notice")).to_have_text(f"Memory #{created['id']} is saved.")
+    stored = scene.api.get(f"/memories/{created['id']}", headers={"Prefer": "no-stamp"}).json()
+    assert (stored["status"], stored["content"]) == ("active", "The user parks on level 3.")
+
+
+def test_a_change_made_meanwhile_is_merged_field_by_field_and_tag_by_tag(scene: Scene) -> None:
+    created = scene.api.post(
+        "/memories", json={"content": "Team sync is on Monday.", "tags": ["work", "meeting"], "memory_type": "event"}
+    ).json()
+    page = scene.page()
+    sent: list[Any] = []
+
+    def patches(request: Request) -> None:
+        if request.method == "PATCH":
+            sent.append(request.post_data_json)
+
+    page.on("request", patches)
+    scene.open_console(page, fragment=f"#/memory/{created['id']}")
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_label("Content").fill("Team sync is on Monday at 10.")
+    page.get_by_label("Other tags").fill("work, weekly")  # the person removes "meeting", adds "weekly"
+    agent = {"content": "Team sync is on Tuesday.", "tags": ["work", "meeting", "calendar"]}
+    assert scene.api.patch(f"/memories/{created['id']}", json=agent).status_code == 200
+
+    page.get_by_role("button", name="Save").click()
+
+    agent_id = scene.api.get("/key").json()["key_id"]
+    expect(page.get_by_role("heading", name=f"What key {agent_id} changed")).to_be_visible()
+    conflict = page.locator('fieldset[data-field="content"]')
+    expect(conflict).to_contain_text(f"Content: you and key {agent_id} both changed it")
+    expect(conflict).to_contain_text("Team sync is on Tuesday.")
+    expect(conflict).to_contain_text("Team sync is on Monday at 10.")
+    expect(page.locator("main")).to_contain_text("you added weekly; you removed meeting")
+    expect(page.locator('fieldset[data-field="memory_type"]')).to_have_count(0)
+    screenshot(page, "console-merge")
+    page.get_by_label("Content to save").fill("Team sync is on Tuesday at 10.")
+    page.get_by_role("button", name="Save merged changes").click()
+
+    expect(page.locator("#notice")).to_have_text("Your changes are merged into version 2.")
+    stored = scene.api.get(f"/memories/{created['id']}", headers={"Prefer": "no-stamp"}).json()
+    assert stored["content"] == "Team sync is on Tuesday at 10."
+    assert stored["tags"] == ["work", "calendar", "weekly"]  # the agent's tag kept, the person's change applied
+    assert stored["memory_type"] == "event"
+    assert [sorted(body) for body in sent] == [["content", "tags"], ["content", "tags"]]  # never a field not changed
+
+
+def test_restoring_an_older_version_makes_a_new_one_and_never_overwrites_a_change_made_meanwhile(scene: Scene) -> None:
+    created = scene.api.post("/memories", json={"content": "The user's team is Atlas.", "tags": ["work"]}).json()
+    mid = created["id"]
+    scene.api.patch(f"/memories/{mid}", json={"content": "The user's team is Borealis.", "tags": ["work", "team"]})
+    page = scene.page()
+    scene.open_console(page, fragment=f"#/memory/{mid}")
+    expect(page.locator("#history")).to_be_visible()
+    scene.api.patch(f"/memories/{mid}", json={"memory_type": "identity"})  # meanwhile
+
+    page.get_by_role("button", name="Restore version 1").click()
+    expect(page.get_by_role("dialog")).to_contain_text("gets that version's content, tags back")
+    page.get_by_role("dialog").get_by_role("button", name="Restore this version").click()
+    expect(page.locator("#notice")).to_have_text("The memory changed meanwhile: look at its new version and try again.")
+    assert scene.api.get(f"/memories/{mid}", headers={"Prefer": "no-stamp"}).json()["version"] == 3
+
+    page.get_by_role("button", name="Restore version 1").click()
+    page.get_by_role("dialog").get_by_role("button", name="Restore this version").click()
+    expect(page.locator("#notice")).to_have_text(f"Memory #{mid} is back to what version 1 said.")
+    stored = scene.api.get(f"/memories/{mid}", headers={"Prefer": "no-stamp"}).json()
+    assert (stored["content"], stored["tags"], stored["version"]) == ("The user's team is Atlas.", ["work"], 4)
+    assert stored["memory_type"] == "fact"  # version 1's type too: the whole version comes back
+
+
+def test_many_selected_memories_are_changed_at_once_each_with_its_own_if_match(scene: Scene) -> None:
+    ids = [
+        scene.api.post("/memories", json={"content": f"Batch {n}.", "tags": ["batch"]}).json()["id"] for n in range(5)
+    ]
+    page = scene.page()
+    scene.open_console(page, fragment="#/?tag=batch&limit=2")
+    page.get_by_label(f"Select memory #{ids[0]}").check()
+    expect(page.locator("#selected-count")).to_have_text("1 selected")
+    page.get_by_role("button", name="Select all 5 matching this filter").click()
+    expect(page.locator("#selected-count")).to_have_text("5 selected")
+    screenshot(page, "console-bulk")
+    scene.api.patch(f"/memories/{ids[2]}", json={"content": "Batch 2, changed meanwhile."})
+
+    page.get_by_role("button", name="Mark invalid").click()
+    expect(page.get_by_role("dialog")).to_contain_text("Mark 5 memories invalid?")
+    page.get_by_role("dialog").get_by_role("button", name="Mark invalid").click()
+
+    expect(page.locator("#bulk-summary")).to_have_text(
+        "4 marked invalid, 0 left as they were (nothing to change), 1 failed."
+    )
+    expect(page.locator("#bulk-failures")).to_have_text(
+        f"#{ids[2]}: it changed since the list was read; open it and try again (HTTP 412)"
+    )
+    screenshot(page, "console-bulk-summary")
+    statuses = {m: scene.api.get(f"/memories/{m}", headers={"Prefer": "no-stamp"}).json()["status"] for m in ids}
+    assert statuses == {m: "active" if m == ids[2] else "invalid" for m in ids}
+
+    page.get_by_role("link", name="Back to the list").click()
+    page.get_by_label("Select every memory on this page").check()
+    page.get_by_label("Tag to add or remove").fill("reviewed")
+    page.get_by_role("button", name="Add tag").click()
+    page.get_by_role("dialog").get_by_role("button", name="Add tag").click()
+    expect(page.locator("#bulk-summary")).to_have_text("2 tagged, 0 left as they were (nothing to change), 0 failed.")
+    tagged = scene.api.get("/memories", params={"tag": "reviewed"}, headers={"Prefer": "no-stamp"}).json()
+    assert sorted(m["id"] for m in tagged["items"]) == ids[:2]
+    assert tagged["items"][0]["tags"] == ["batch", "reviewed"]
+
+
+def test_what_the_list_shows_exports_as_ndjson_that_agent_memory_import_takes_and_as_csv(
+    scene: Scene, shared_serve_engine: tuple[str, str, int], tmp_path: Path
+) -> None:
+    for n in range(3):
+        created = scene.api.post("/memories", json={"content": f'Export {n}: \u2028 "quoted".', "tags": ["export"]})
+    scene.api.patch(f"/memories/{created.json()['id']}", json={"memory_type": "event"})
+    page = scene.page(accept_downloads=True)
+    scene.open_console(page, fragment="#/?tag=export")
+    page.get_by_text("Export what you see").click()
+    page.get_by_label("with history (NDJSON)").check()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download").click()
+    expect(page.locator("#export-status")).to_have_text("Exported 3 memories.")
+    exported = tmp_path / "browser.ndjson"
+    download.value.save_as(exported)
+
+    ddb_port = shared_serve_engine[2]
+    target = f"imported-{uuid.uuid4().hex[:8]}"
+    agent_memory(ddb_port, "import", "--namespace", target, str(exported))
+    again = agent_memory(ddb_port, "export", "--namespace", target, "--history").splitlines()
+    browser = exported.read_text(encoding="utf-8").splitlines()
+    assert browser[1:] == again[1:]  # every memory line exactly as the CLI writes it
+    header = json.loads(browser[0])
+    assert {**header, "exported_at": None} == {
+        **json.loads(again[0]),
+        "namespace": header["namespace"],
+        "exported_at": None,
+    }
+
+    page.get_by_label("Format").select_option("csv")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download").click()
+    rows = download.value.path().read_bytes().decode().split("\r\n")
+    assert rows[0] == "id,content,tags,memory_type,status,version,created_at,updated_at,last_accessed_at"
+    assert len([row for row in rows[1:] if row]) == 3
+
+
+def test_ask_ranks_memories_by_recall_shows_the_score_parts_on_hover_and_stamps_nothing(scene: Scene) -> None:
+    before = scene.stamps()
+    page = scene.page(bypass_csp=True)  # only so axe's own script can be injected
+    scene.open_console(page)
+    page.get_by_role("link", name="Ask").click()
+    page.get_by_label("Ask in plain words").fill("What is the user allergic to?")
+    page.get_by_role("button", name="Ask", exact=True).click()
+
+    expect(page.locator("#summary")).to_contain_text("ranked")
+    assert "#/ask?query=What+is+the+user+allergic+to%3F" in page.url
+    first = page.locator("ol.answers > li").first
+    expect(first.locator("a.id")).to_have_text("#4")  # "allergic" and its meaning: the peanuts
+    expect(first.locator("span.parts")).to_be_hidden()
+    first.locator(".score").hover()
+    expect(first.locator("span.parts")).to_be_visible()
+    expect(first.locator("span.parts")).to_contain_text("meaning: ")
+    expect(first.locator("span.parts")).to_contain_text("words: ")
+    screenshot(page, "console-ask")
+    assert axe_violations(page) == []
+    page.set_viewport_size({"width": 375, "height": 800})
+    first.locator(".score").focus()  # the keyboard reaches the parts too
+    expect(first.locator("span.parts")).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    screenshot(page, "console-ask-phone")
+    assert scene.stamps() == before  # asking is looking: Prefer: no-stamp
+
+
+def test_a_view_whose_answer_comes_late_does_not_cover_the_view_the_person_moved_on_to(scene: Scene) -> None:
+    page = scene.page()
+    scene.open_console(page)
+    expect(page.locator("#summary")).to_be_visible()
+    held: list[Route] = []
+
+    def hold(route: Route) -> None:
+        held.append(route)
+
+    page.route("**/memories/4/history?*", hold)
+    page.get_by_role("link", name="#4", exact=True).click()
+    expect(page.get_by_role("heading", name="Memory #4")).to_be_visible()  # still loading: its history is held
+    page.get_by_role("link", name="Memories").click()
+    expect(page.locator("#summary")).to_be_visible()
+
+    with page.expect_response("**/memories/4/history?*"):
+        held[0].continue_()
+    page.evaluate("() => new Promise((resolve) => setTimeout(resolve, 200))")  # the late answer's view would be shown
+
+    expect(page.locator("#summary")).to_be_visible()
+    expect(page.locator("#history")).to_have_count(0)
