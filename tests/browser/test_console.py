@@ -312,25 +312,40 @@ def test_axe_finds_no_violation_on_any_view(scene: Scene) -> None:
     assert {view: [v["id"] for v in found] for view, found in views.items()} == {view: [] for view in views}
 
 
+def both_widths(page: Page, name: str) -> None:
+    """A screenshot of the view as it is, and one at a phone's width (people look at both)."""
+    screenshot(page, f"{name}-desktop")
+    size = page.viewport_size
+    page.set_viewport_size({"width": 375, "height": 800})
+    screenshot(page, f"{name}-phone")
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    if size is not None:
+        page.set_viewport_size(size)
+
+
 def new_views(scene: Scene, page: Page, views: dict[str, list[dict[str, Any]]]) -> None:
     """The views of round two: filter errors, deleted rows, selection and export, shortcuts, JSON, a bulk action's
     confirmation and summary, a merge, a memory deleted while edited."""
     page.goto(f"{scene.base}/console/#/?sort=bogus")
     expect(page.locator("#sort-error")).to_be_visible()
     views["filter errors"] = axe_violations(page)
+    both_widths(page, "console-filter-errors")
     created = scene.api.post("/memories", json={"content": "Axe looks at this one."}).json()
     scene.api.delete(f"/memories/{created['id']}")
     page.goto(f"{scene.base}/console/#/?status=deleted")
     expect(page.locator(".deleted-at").first).to_be_visible()
     views["deleted list"] = axe_violations(page)
+    both_widths(page, "console-deleted-list")
     scene.api.post(f"/memories/{created['id']}/restore")
     page.goto(f"{scene.base}/console/#/?sort=created_at")
     page.get_by_label(f"Select memory #{created['id']}").check()
     page.get_by_text("Export what you see").click()
     views["selection and export"] = axe_violations(page)
+    both_widths(page, "console-selection-export")
     page.locator("h1").click()
     page.keyboard.press("?")
     views["shortcuts"] = axe_violations(page)
+    both_widths(page, "console-shortcuts")
     page.keyboard.press("Escape")
     page.get_by_label("Tag to add or remove").fill("axe")
     page.get_by_role("button", name="Add tag").click()
@@ -338,6 +353,7 @@ def new_views(scene: Scene, page: Page, views: dict[str, list[dict[str, Any]]]) 
     page.get_by_role("dialog").get_by_role("button", name="Add tag").click()
     expect(page.locator("#bulk-summary")).to_be_visible()
     views["bulk summary"] = axe_violations(page)
+    both_widths(page, "console-bulk-summary")
     page.goto(f"{scene.base}/console/#/memory/{created['id']}/json")
     expect(page.locator("pre.json")).to_be_visible()
     views["json"] = axe_violations(page)
@@ -348,6 +364,7 @@ def new_views(scene: Scene, page: Page, views: dict[str, list[dict[str, Any]]]) 
     page.get_by_role("button", name="Save").click()
     expect(page.get_by_role("button", name="Save merged changes")).to_be_visible()
     views["merge"] = axe_violations(page)
+    both_widths(page, "console-merge")
     page.get_by_role("button", name="Discard my changes").click()
     page.get_by_role("button", name="Edit").click()
     page.get_by_label("Content").fill("Axe looks at this one, edited again.")
@@ -355,6 +372,7 @@ def new_views(scene: Scene, page: Page, views: dict[str, list[dict[str, Any]]]) 
     page.get_by_role("button", name="Save").click()
     expect(page.locator("#deleted")).to_be_visible()
     views["deleted while edited"] = axe_violations(page)
+    both_widths(page, "console-deleted-meanwhile")
 
 
 def test_the_page_runs_within_its_content_security_policy(scene: Scene) -> None:
