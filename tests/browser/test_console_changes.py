@@ -182,6 +182,8 @@ def test_what_the_list_shows_exports_as_ndjson_that_agent_memory_import_takes_an
     for n in range(3):
         created = scene.api.post("/memories", json={"content": f'Export {n}: \u2028 "quoted".', "tags": ["export"]})
     scene.api.patch(f"/memories/{created.json()['id']}", json={"memory_type": "event"})
+    gone = scene.api.post("/memories", json={"content": "-5 C is too cold.", "tags": ["export"], "status": "invalid"})
+    scene.api.delete(f"/memories/{gone.json()['id']}")
     page = scene.page(accept_downloads=True)
     scene.open_console(page, fragment="#/?tag=export")
     page.get_by_text("Export what you see").click()
@@ -211,6 +213,23 @@ def test_what_the_list_shows_exports_as_ndjson_that_agent_memory_import_takes_an
     rows = download.value.path().read_bytes().decode().split("\r\n")
     assert rows[0] == "id,content,tags,memory_type,status,version,created_at,updated_at,last_accessed_at"
     assert len([row for row in rows[1:] if row]) == 3
+
+    page.goto(f"{scene.base}/console/#/?tag=export&status=deleted")  # deleted ones: restorable after an import
+    page.get_by_text("Export what you see").click()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download").click()
+    download.value.save_as(exported)
+    target = f"imported-{uuid.uuid4().hex[:8]}"
+    agent_memory(ddb_port, "import", "--namespace", target, str(exported))
+    again = agent_memory(ddb_port, "export", "--namespace", target, "--include-deleted").splitlines()
+    browser = exported.read_text(encoding="utf-8").splitlines()
+    assert browser[1:] == again[1:]
+    assert json.loads(browser[1])["prior_status"] == "invalid"
+    page.get_by_label("Format").select_option("csv")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download").click()
+    cells = download.value.path().read_bytes().decode().split("\r\n")[1].split(",")
+    assert cells[1] == "'-5 C is too cold."  # a spreadsheet does not take it for a formula
 
 
 def test_ask_ranks_memories_by_recall_shows_the_score_parts_on_hover_and_stamps_nothing(scene: Scene) -> None:
