@@ -106,7 +106,7 @@ def growth(result: dict[str, Any]) -> dict[str, Any] | None:
     """How recall's reads, cost and latency grow with the namespace, from the run's recall at each size: the sizes at
     which a recall would cost more than GROWTH_COST_PER_M per 1M (DynamoDB, Bedrock and Lambda, MCP door) and take
     longer than GROWTH_P50_MS at the median; the bytes each digest adds to a recall's read; None without two sizes."""
-    sizes = {int(size): entry["ops"]["recall"] for size, entry in result.get("ops", {}).get("sizes", {}).items()}
+    sizes = {int(size): entry["ops"].get("recall") for size, entry in result.get("ops", {}).get("sizes", {}).items()}
     sizes = {size: entry for size, entry in sizes.items() if entry}
     cost = result.get("cost", {})
     if len(sizes) < 2:

@@ -72,7 +72,7 @@ class Measuring:
 _REQUEST: ContextVar[Served | None] = ContextVar("served", default=None)
 
 
-def rows_served(rows: int, *, stamped: bool = True) -> None:
+def rows_served(rows: int, *, stamped: bool) -> None:
     """The rows the request being served returned, and whether it stamped them (called by the doors)."""
     served = _REQUEST.get()
     if served is not None:

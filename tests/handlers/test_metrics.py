@@ -315,18 +315,21 @@ def test_history_restore_purge_console_key_and_openapi_each_have_their_own_opera
 
 
 @pytest.mark.parametrize(
-    ("path", "headers", "returned", "stamped"),
+    ("path", "query", "headers", "returned", "stamped"),
     [
-        ("/memories", {}, 2, 2),
-        ("/memories", {"Prefer": "no-stamp"}, 2, 0),
-        ("/memories/1", {}, 1, 1),
-        ("/memories/1", {"Prefer": "no-stamp"}, 1, 0),
-        ("/memories/1/history", {}, 1, 0),
+        ("/memories", "", {}, 2, 2),
+        ("/memories", "", {"Prefer": "no-stamp"}, 2, 0),
+        ("/memories/1", "", {}, 1, 1),
+        ("/memories/1", "", {"Prefer": "no-stamp"}, 1, 0),
+        ("/memories/1/history", "", {}, 1, 0),
+        ("/recall", "query=coffee", {}, 2, 2),
+        ("/recall", "query=coffee", {"Prefer": "no-stamp"}, 2, 0),
     ],
 )
 def test_rows_stamped_counts_only_the_rows_a_request_stamped(
     lambda_services: bootstrap.Services,
     path: str,
+    query: str,
     headers: dict[str, str],
     returned: int,
     stamped: int,
@@ -336,7 +339,7 @@ def test_rows_stamped_counts_only_the_rows_a_request_stamped(
         assert lambda_http.handler(load_http_event("http_create"), CONTEXT)["statusCode"] == 201
     before = lambda_services.memories.get("default", 1, stamp=False).last_accessed_at
 
-    status, blob = served(http_request("GET", path, headers=headers), capsys)
+    status, blob = served(http_request("GET", path, query, headers=headers), capsys)
 
     assert status == 200
     assert (blob["RowsReturned"], blob["RowsStamped"]) == ([float(returned)], [float(stamped)])

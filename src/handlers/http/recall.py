@@ -40,5 +40,5 @@ async def recall_memories(
     stamp = stamps_wanted(request, response)
     query = query_string(RecallQuery, query_parameters(request))
     page = await door.run_blocking(partial(door.recall.recall, stamp=stamp), caller.namespace, query)
-    rows_served(len(page.items))
+    rows_served(len(page.items), stamped=stamp)
     return page

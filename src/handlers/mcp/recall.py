@@ -59,5 +59,5 @@ async def recall_memories(
         query=query, status=status, memory_type=memory_type, tag=tag, limit=limit, offset=offset, as_of=as_of
     )
     page = await door.run_blocking(door.recall.recall, principal.namespace, RecallQuery.parse(arguments))
-    rows_served(len(page.items))
+    rows_served(len(page.items), stamped=True)  # the tool always stamps
     return page

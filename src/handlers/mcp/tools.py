@@ -60,7 +60,7 @@ PRIME_LIMIT: Final = 20
 async def _search(ctx: Context | None, arguments: dict[str, object]) -> Page:
     principal, door = caller(ctx, "read")
     page = await door.run_blocking(door.memories.search, principal.namespace, RetrievalQuery.parse(arguments))
-    rows_served(len(page.items))
+    rows_served(len(page.items), stamped=True)  # the tools always stamp
     return page
 
 
@@ -153,7 +153,7 @@ async def get_memory(id: IdArg = ABSENT, ctx: Context | None = None) -> Memory:
     """
     principal, door = caller(ctx, "read")
     memory = await door.run_blocking(door.memories.get, principal.namespace, required_id(id))
-    rows_served(1)
+    rows_served(1, stamped=True)
     return memory
 
 
