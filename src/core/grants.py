@@ -14,8 +14,7 @@ import secrets
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
-from typing import Final, Literal
+from datetime import datetime
 
 from core.access import Principal, Scope, hash_key
 from core.cache import TtlCache
@@ -24,43 +23,22 @@ from core.clientdocs.service import ClientDocuments
 from core.clock import Clock, epoch_seconds, format_timestamp, utc_now
 from core.consent import INVALID_KEY, ConsentRefusedError, consent
 from core.errors import AuthenticationError, WriteConflictError
+from core.grant_terms import (
+    ACCESS_TTL,
+    CODE_TTL,
+    INVALID_TOKEN,
+    REFRESH_TTL,
+    TOKEN_CACHE_MAX_ENTRIES,
+    TOKEN_CACHE_TTL,
+    UNUSED_CLIENT_TTL,
+    GrantError,
+    Tokens,
+)
 from core.keys import KeyService
 from core.limits import MAX_CLIENT_ID_CHARS
 from core.registration import RegistrationBounds, RegistrationLimitError, check_registration
 from core.repository import Client, Grant, GrantRepository, LiveKey
 from core.tokens import GRANT_ID_HEX_CHARS, TokenKind, grant_of, is_access_token, new_token
-
-# RFC 6749 §4.1.2 asks for at most 10 minutes; a code only has to survive one redirect and one token request.
-CODE_TTL: Final = timedelta(minutes=5)
-ACCESS_TTL: Final = timedelta(hours=1)
-# A grant whose refresh token goes unused this long ends; every refresh starts the window again.
-REFRESH_TTL: Final = timedelta(days=30)
-# A registration never used to obtain tokens expires this soon; one in use, this long after its newest grant ends.
-UNUSED_CLIENT_TTL: Final = timedelta(days=1)
-# How long a verified access token is trusted without reading it again (as API keys are: core.keys.CACHE_TTL).
-TOKEN_CACHE_TTL: Final = timedelta(seconds=30)
-TOKEN_CACHE_MAX_ENTRIES: Final = 1024
-
-INVALID_TOKEN: Final = "the access token is not valid"  # noqa: S105  # a message, not a secret
-
-
-class GrantError(Exception):
-    """A token request the authorization server refuses, with its RFC 6749 §5.2 error code."""
-
-    def __init__(self, error: Literal["invalid_grant", "invalid_target", "invalid_scope"], description: str) -> None:
-        self.error = error
-        self.description = description
-        super().__init__(description)
-
-
-@dataclass(frozen=True)
-class Tokens:
-    """A token response: the plaintexts exist only here."""
-
-    access_token: str
-    refresh_token: str
-    expires_in: int
-    scopes: tuple[Scope, ...]
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,8 @@ from core.clientdocs.service import ClientDocuments
 from core.consent import ConsentRefusedError
 from core.contract import RetrievalQuery
 from core.errors import AuthenticationError
-from core.grants import (
-    ACCESS_TTL,
-    REFRESH_TTL,
-    UNUSED_CLIENT_TTL,
-    GrantError,
-    GrantService,
-    Tokens,
-)
+from core.grant_terms import ACCESS_TTL, REFRESH_TTL, UNUSED_CLIENT_TTL, GrantError, Tokens
+from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.repository import KeyRepository

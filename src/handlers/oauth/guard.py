@@ -32,7 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from core.budget import storage_budget
 from core.clientdocs.document import ClientDocumentError
 from core.errors import InvalidInputError, StorageUnavailableError, WriteConflictError
-from core.grants import GrantError
+from core.grant_terms import GrantError
 from core.registration import RegistrationLimitError
 from handlers.concurrency import RunBlocking
 

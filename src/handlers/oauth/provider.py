@@ -25,7 +25,8 @@ from pydantic import AnyUrl
 
 from core.access import SCOPES
 from core.errors import InvalidInputError
-from core.grants import GrantError, GrantService, Tokens
+from core.grant_terms import GrantError, Tokens
+from core.grants import GrantService
 from core.limits import MAX_STATE_CHARS
 from core.repository import Grant
 from core.tokens import is_access_token, redirect_uri_registered

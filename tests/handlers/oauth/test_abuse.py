@@ -13,7 +13,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from core.grants import UNUSED_CLIENT_TTL, GrantService
+from core.grant_terms import UNUSED_CLIENT_TTL
+from core.grants import GrantService
 from core.keys import KeyService
 from core.limits import REGISTRATIONS_PER_CALLER
 from core.memories import MemoryService

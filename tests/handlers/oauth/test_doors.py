@@ -13,7 +13,8 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from core.grants import ACCESS_TTL, GrantService
+from core.grant_terms import ACCESS_TTL
+from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.repository.dynamodb import DynamoDBKeyRepository

@@ -16,7 +16,8 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from core.contract import RetrievalQuery
-from core.grants import ACCESS_TTL, CODE_TTL, REFRESH_TTL, TOKEN_CACHE_TTL, UNUSED_CLIENT_TTL, GrantService
+from core.grant_terms import ACCESS_TTL, CODE_TTL, REFRESH_TTL, TOKEN_CACHE_TTL, UNUSED_CLIENT_TTL
+from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import NewMemory
