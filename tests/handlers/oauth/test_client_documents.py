@@ -7,7 +7,7 @@ and never logged as the SDK's unexpected error."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -71,25 +71,6 @@ def endpoint(
     fetcher = HttpsDocumentFetcher(test_loopback_ca=documents.ca_file)
     grants = GrantService(grant_store, key_service, clock, documents=ClientDocuments(fetcher, clock))
     return door(memory_service, key_service, grants)
-
-
-@pytest.fixture
-async def http(endpoint: MCPEndpoint) -> AsyncIterator[httpx2.AsyncClient]:
-    transport = httpx2.ASGITransport(app=endpoint)
-    async with endpoint.session_manager.run(), httpx2.AsyncClient(transport=transport, base_url=ORIGIN) as client:
-        yield client
-
-
-@pytest.fixture
-async def browser(endpoint: MCPEndpoint) -> AsyncIterator[httpx2.AsyncClient]:
-    transport = httpx2.ASGITransport(app=endpoint)
-    async with httpx2.AsyncClient(transport=transport, base_url=ORIGIN) as client:
-        yield client
-
-
-@pytest.fixture
-def alice_key(key_service: KeyService) -> str:
-    return key_service.create("alice")[1]
 
 
 async def test_the_sdk_client_connects_by_the_url_of_its_metadata_document_without_registering(

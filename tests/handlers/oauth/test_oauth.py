@@ -5,7 +5,6 @@ calls tools with its token, refreshes and revokes; and every request the RFCs re
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -75,26 +74,6 @@ def endpoint(memory_service: MemoryService, key_service: KeyService, grants: Gra
     keys = key_authenticator(key_service)
     server = create_server(memory_service, keys, version="test")
     return create_endpoint(server, authenticate=keys, oauth=OAuthServer(grants))
-
-
-@pytest.fixture
-async def http(endpoint: MCPEndpoint) -> AsyncIterator[httpx2.AsyncClient]:
-    transport = httpx2.ASGITransport(app=endpoint)
-    async with endpoint.session_manager.run(), httpx2.AsyncClient(transport=transport, base_url=ORIGIN) as client:
-        yield client
-
-
-@pytest.fixture
-async def browser(endpoint: MCPEndpoint) -> AsyncIterator[httpx2.AsyncClient]:
-    """The person's browser: its own cookie jar, following nothing by itself."""
-    transport = httpx2.ASGITransport(app=endpoint)
-    async with httpx2.AsyncClient(transport=transport, base_url=ORIGIN) as client:
-        yield client
-
-
-@pytest.fixture
-def alice_key(key_service: KeyService) -> str:
-    return key_service.create("alice")[1]
 
 
 def alice_contents(service: MemoryService) -> list[str]:

@@ -5,7 +5,6 @@ access token it replaced at once, /token refuses a `resource` of another server 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import httpx2
@@ -53,25 +52,6 @@ def endpoint(memory_service: MemoryService, key_service: KeyService, clock: Fake
     server = create_server(memory_service, keys, version="test")
     grants = GrantService(InMemoryGrantRepository(), key_service, clock)
     return create_endpoint(server, authenticate=keys, oauth=OAuthServer(grants))
-
-
-@pytest.fixture
-async def http(endpoint: MCPEndpoint) -> AsyncIterator[httpx2.AsyncClient]:
-    transport = httpx2.ASGITransport(app=endpoint)
-    async with endpoint.session_manager.run(), httpx2.AsyncClient(transport=transport, base_url=ORIGIN) as client:
-        yield client
-
-
-@pytest.fixture
-async def browser(endpoint: MCPEndpoint) -> AsyncIterator[httpx2.AsyncClient]:
-    transport = httpx2.ASGITransport(app=endpoint)
-    async with httpx2.AsyncClient(transport=transport, base_url=ORIGIN) as client:
-        yield client
-
-
-@pytest.fixture
-def alice_key(key_service: KeyService) -> str:
-    return key_service.create("alice")[1]
 
 
 # --- RFC 8252 §7.3: a loopback redirect URI on any port ---
