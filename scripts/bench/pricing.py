@@ -16,6 +16,19 @@ WRU_PER_M = 0.625
 TITAN_V2_PER_M_TOKENS = 0.02
 AGENTCORE_RETRIEVALS_PER_M = 500.0
 FUNCTIONS = {"http": "HttpFunction", "mcp": "McpFunction"}
+# The reads that stamp what they return: every write unit they consume is a stamp's (issue #30 asks for them apart).
+STAMPING = (
+    "get",
+    "list",
+    "list_offset",
+    "search_q",
+    "search_tag",
+    "prime",
+    "list_100",
+    "list_invalid",
+    "list_deep",
+    "recall",
+)
 
 
 def memory_mb(function: str) -> int:
@@ -30,7 +43,8 @@ def costs(result: dict[str, Any]) -> dict[str, Any]:
     """USD per 1M requests of each kind, per door: Lambda arm64 (requests + GB-s for the measured p50 plus the
     door's warm in-process overhead, billed per started ms), API Gateway HTTP API for the HTTP door (the MCP door is
     a function URL: no fee), DynamoDB on-demand read and write request units, and Titan V2's input tokens for each
-    embedding call the operation made (a recall's question, a written memory's content and tags; estimated tokens)."""
+    embedding call the operation made (a recall's question, a written memory's content and tags; estimated tokens).
+    `stamps` is the part of DynamoDB's that pays for access stamps (the write units of a read that stamps)."""
     ops = result.get("ops")
     if not ops:
         return {}
@@ -43,6 +57,7 @@ def costs(result: dict[str, Any]) -> dict[str, Any]:
             if op == "naive":
                 continue
             ddb = m["rcu"] * RRU_PER_M + m["wcu"] * WRU_PER_M
+            stamps = m["wcu"] * WRU_PER_M if op.removesuffix("@today") in STAMPING else 0.0
             tokens = ops.get("question_tokens" if op == "recall" else "passage_tokens", 0.0)
             bedrock = m.get("embed_calls", 0) * tokens * TITAN_V2_PER_M_TOKENS
             for door in FUNCTIONS:
@@ -54,6 +69,7 @@ def costs(result: dict[str, Any]) -> dict[str, Any]:
                     "billed_ms": billed_ms,
                     "lambda": compute + LAMBDA_PER_M,
                     "dynamodb": ddb,
+                    "stamps": stamps,
                     "bedrock": bedrock,
                     "total": total,
                 }

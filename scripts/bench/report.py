@@ -157,11 +157,14 @@ def _cost(cost: dict[str, Any]) -> str:
     )
     sizes = [size for size in cost if size not in ("assumptions", "memory_mb")]
     ops_names = list(cost[sizes[0]]) if sizes else []
-    rows = [
-        [op, *(f"{cost[size][op]['http']['total']:.2f} / {cost[size][op]['mcp']['total']:.2f}" for size in sizes)]
-        for op in ops_names
-    ]
-    return title + "\n" + table(["op", *(f"N={int(size):,}" for size in sizes)], rows)
+    rows = [[op, *(_priced(cost[size][op]) for size in sizes)] for op in ops_names]
+    note = "   (stamps $x: the part of the price that pays for the access stamps, the same at both doors)"
+    return title + "\n" + note + "\n" + table(["op", *(f"N={int(size):,}" for size in sizes)], rows)
+
+
+def _priced(doors: dict[str, dict[str, float]]) -> str:
+    stamps = doors["http"].get("stamps", 0.0)
+    return f"{doors['http']['total']:.2f} / {doors['mcp']['total']:.2f}" + (f" (stamps {stamps:.2f})" if stamps else "")
 
 
 def _recall(result: dict[str, Any]) -> str:
