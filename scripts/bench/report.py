@@ -158,8 +158,9 @@ def _cost(cost: dict[str, Any]) -> str:
     sizes = [size for size in cost if size not in ("assumptions", "memory_mb")]
     ops_names = list(cost[sizes[0]]) if sizes else []
     rows = [[op, *(_priced(cost[size][op]) for size in sizes)] for op in ops_names]
-    note = "   (stamps $x: the part of the price that pays for the access stamps, the same at both doors)"
-    return title + "\n" + note + "\n" + table(["op", *(f"N={int(size):,}" for size in sizes)], rows)
+    if any("stamps" in doors["http"] for size in sizes for doors in cost[size].values()):
+        title += "\n   (stamps $x: the part of the price that pays for the access stamps, the same at both doors)"
+    return title + "\n" + table(["op", *(f"N={int(size):,}" for size in sizes)], rows)
 
 
 def _priced(doors: dict[str, dict[str, float]]) -> str:
