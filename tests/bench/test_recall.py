@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from bench.page import markdown
-from bench.pricing import TITAN_V2_PER_M_TOKENS, costs
+from bench.pricing import TITAN_V2_PER_M_TOKENS, WRU_PER_M, costs
 from bench.recall import GROWTH_COST_PER_M, GROWTH_P50_MS, CountingEmbedder, growth
 from bench.targets import RECALL_P50_MS, targets
 from core.digest import Vector
@@ -134,3 +134,14 @@ def test_the_page_says_how_far_a_namespace_can_grow_from_the_runs_figures() -> N
 def test_a_run_with_recall_at_one_size_says_its_growth_is_not_computed() -> None:
     assert growth(run({1000: (70.0, 100.0)})) is None
     assert "growth is not computed" in markdown(run({1000: (70.0, 100.0)}))
+
+
+def test_the_stamps_of_a_read_are_priced_apart_and_a_write_has_none() -> None:
+    priced = run({1000: (70.0, 100.0), 10000: (700.0, 500.0)})["cost"]
+    for size, doors in priced.items():
+        if size in ("assumptions", "memory_mb"):
+            continue
+        for door in ("http", "mcp"):
+            assert doors["create"][door]["stamps"] == 0.0
+            assert doors["recall"][door]["stamps"] == pytest.approx(10.0 * WRU_PER_M)  # figures(): 10 WCU of stamps
+            assert 0 < doors["list"][door]["stamps"] <= doors["list"][door]["dynamodb"]
