@@ -118,6 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"accept every request without a key, as namespace {DEFAULT_NAMESPACE!r} with every scope; "
         "for quick experiments on a loopback host only",
     )
+    serve.add_argument(
+        "--no-embed",
+        action="store_true",
+        help="do not embed in the background the memories waiting for their recall vector (imported, migrated): "
+        "they wait, ranked by their terms only, until `agent-memory embed` runs; for a serve that only moves data",
+    )
 
     keys = commands.add_parser("keys", help="create, list and revoke API keys")
     keys_commands = keys.add_subparsers(dest="keys_command", required=True)

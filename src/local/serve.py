@@ -173,7 +173,7 @@ def _serve_on(args: argparse.Namespace, endpoint_url: str | None, engine: Dynamo
     # Unguarded: a purge or an embedding finding the table missing waits for its next run; recreating it is the
     # requests' job.
     stop_purging = start_purging(services.memories, retention, PURGE_EVERY)
-    stop_embedding = _start_embedding(services.backfill)
+    stop_embedding = embed_in_background(services.backfill, every=None if args.no_embed else EMBED_EVERY)
     # The command line finds this serve's store by itself while it serves (local.running).
     running = RunningServe(base, settings.endpoint_url, settings.table_name, settings.region, process_id())
     try:
@@ -184,14 +184,20 @@ def _serve_on(args: argparse.Namespace, endpoint_url: str | None, engine: Dynamo
         stop_purging()
 
 
-def _start_embedding(backfill: Backfill | None) -> Callable[[], None]:
-    """Embed in the background what waits for a vector, with the model recall ranks by (its name printed)."""
+def embed_in_background(backfill: Backfill | None, every: timedelta | None) -> Callable[[], None]:
+    """Embed in the background what waits for a vector, with the model recall ranks by (its name printed), `every`
+    so often; never when `every` is None (--no-embed: what waits keeps waiting for `agent-memory embed`)."""
     if backfill is None:
+        return lambda: None
+    if every is None:
+        print(
+            f"recall model           {backfill.model} (--no-embed: a memory waiting for its vector waits)", flush=True
+        )
         return lambda: None
     print(
         f"recall model           {backfill.model} (a memory waiting for its vector gets it within seconds)", flush=True
     )
-    return start_embedding(backfill, EMBED_EVERY)
+    return start_embedding(backfill, every)
 
 
 def _print_where(settings: bootstrap.Settings, base: str, engine: DynamoDBLocal | None, created: bool) -> None:

@@ -191,7 +191,10 @@ def test_a_round_trip_of_10000_memories_from_serve_to_dynamodb_local_keeps_every
     source.write_text(synthetic_export("default", BIG))
     ddb_port = free_port()
     serve_store = ["--ddb-port", str(ddb_port), "--table", "agent-memory"]
-    with serving(tmp_path, "--ddb-port", str(ddb_port)) as (base, key):
+    # A serve that only moves data: --no-embed, so it spends no CPU (nor its engine's) embedding 10,000 imported
+    # memories beside the import, which is all it is here for.
+    with serving(tmp_path, "--ddb-port", str(ddb_port), "--no-embed") as (base, key):
+        assert "(--no-embed: a memory waiting for its vector waits)" in (tmp_path / "serve.log").read_text()
         request = urllib.request.Request(
             f"{base}/memories",
             data=json.dumps({"content": "made over HTTP", "tags": ["bulk"]}).encode(),

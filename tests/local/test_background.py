@@ -1,5 +1,6 @@
 """`serve`'s background embedding (local.purging.start_embedding): what waits for a recall vector gets it within a
-run, and a run the model cannot serve is reported and tried again, until the thread is stopped."""
+run, and a run the model cannot serve is reported and tried again, until the thread is stopped; `serve --no-embed`
+starts none (local.serve.embed_in_background)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from core.recall.embedding import EmbedderUnavailableError, Kind
 from core.recall.indexing import RecallIndexer
 from core.recall.standin import StandInEmbedder
 from core.repository.memory import InMemoryMemoryRepository
+from local.cli import build_parser
 from local.purging import start_embedding
+from local.serve import embed_in_background
 from tests.conftest import FakeClock
 
 EVERY = timedelta(milliseconds=10)
@@ -81,3 +84,36 @@ def test_a_background_run_the_model_cannot_serve_is_reported_and_tried_again(
     captured = capsys.readouterr()
     assert "embedding of waiting memories failed" in captured.err
     assert "the model is unreachable" in captured.err
+
+
+def test_serve_with_no_embed_leaves_what_waits_waiting_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    store = waiting_store(3)
+
+    stop = embed_in_background(Backfill(store, StandInEmbedder()), every=None)
+    time.sleep(0.1)  # ten of the periods the other tests embed at
+    stop()
+
+    assert len(store.unembedded(10)) == 3
+    out = capsys.readouterr().out
+    assert f"recall model           {StandInEmbedder.model} (--no-embed: a memory waiting for its vector waits)" in out
+    assert "embedded" not in out
+
+
+def test_serve_without_no_embed_embeds_what_waits_and_names_its_model(capsys: pytest.CaptureFixture[str]) -> None:
+    store = waiting_store(3)
+
+    stop = embed_in_background(Backfill(store, StandInEmbedder()), every=EVERY)
+    try:
+        wait_for(lambda: not store.unembedded(10))
+    finally:
+        stop()
+
+    assert store.unembedded(10) == []
+    assert "(a memory waiting for its vector gets it within seconds)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("arguments", "embeds"), [([], True), (["--no-embed"], False)])
+def test_serve_embeds_in_the_background_unless_told_no_embed(arguments: list[str], embeds: bool) -> None:
+    args = build_parser().parse_args(["serve", *arguments])
+
+    assert args.no_embed is not embeds
