@@ -104,7 +104,10 @@ class RecallService:
         question = asked.result()
         ranked = self._rank(query.query, question, candidates, as_of)
         wanted = query.offset + query.limit
-        reached = self._store.records(namespace, [entry.signals.memory_id for entry in _within_reach(ranked, wanted)])
+        # A page past the last match is empty whatever the records say: reading them all would cost a whole
+        # namespace's records for nothing.
+        reach = _within_reach(ranked, wanted) if query.offset < len(ranked) else []
+        reached = self._store.records(namespace, [entry.signals.memory_id for entry in reach])
         # Only what the filters still let through: one deleted (or restored) since its digest was read is left out.
         records = [memory for memory in reached if _shown(memory, query)]
         items = self._page(records, ranked, as_of, query)

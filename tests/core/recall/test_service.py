@@ -4,6 +4,7 @@ say how its scores were summed. tests/integration/test_recall_contract.py runs t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from core.clock import parse_timestamp
 from core.limits import RECALL_MAX_LIMIT
 from core.memories import MemoryService
-from core.model import MEMORY_TYPES, MemoryChanges, NewMemory
+from core.model import MEMORY_TYPES, Memory, MemoryChanges, NewMemory
 from core.recall.indexing import RecallIndexer
 from core.recall.query import RecallQuery
 from core.recall.ranking import PARTS, Part, RankingSettings
@@ -112,3 +113,30 @@ def test_the_answer_shows_the_weights_that_ranked_it_and_each_score_is_their_sum
     first = page.items[0]
     days = (parse_timestamp(page.as_of) - parse_timestamp(first.memory.updated_at)).total_seconds() / 86400
     assert first.parts["recency"] == round(0.5 ** (days / 7), 6)
+
+
+class CountingRecords(InMemoryMemoryRepository):
+    """The in-memory store, noting every id whose record recall reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records_read: list[int] = []
+
+    def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
+        self.records_read += memory_ids
+        return super().records(namespace, memory_ids)
+
+
+def test_a_page_past_the_last_match_reads_no_record() -> None:
+    clock = FakeClock()
+    store = CountingRecords()
+    memories = MemoryService(store, clock, indexer=RecallIndexer(STAND_IN))
+    for n in range(40):
+        memories.create(NS, NewMemory.parse({"content": " ".join(WORDS[j] for j in range(12) if n >> j & 1) or "x"}))
+    recall = RecallService(store, STAND_IN, clock=clock)
+
+    for offset in (40, 41, 2**63 - 1):
+        page = recall.recall(NS, RecallQuery.parse({"query": "what does the user eat", "offset": offset}))
+
+        assert (page.items, page.total, page.offset, page.has_more) == ([], 40, offset, False)
+    assert store.records_read == []
