@@ -4,12 +4,13 @@ and the options still override it; serve's key hint names its store however serv
 
 from __future__ import annotations
 
+import fcntl
 import json
 import socket
 import urllib.request
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -88,6 +89,64 @@ def test_a_serve_that_cannot_write_its_state_file_still_serves(tmp_path: Path) -
 
     with announced(tmp_path / "file" / "state", 8787, a_serve(None, "t")):
         pass  # served; only not findable
+
+
+def held_state_file(directory: Path, port: int, content: str) -> IO[str]:
+    """A state file as a live serve holds it (locked), with `content`."""
+    held = state_file(directory, port).open("a+", encoding="utf-8")
+    fcntl.flock(held, fcntl.LOCK_EX)
+    held.write(content)
+    held.flush()
+    return held
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [{"endpoint_url": 8788}, {"table": None}, {"region": ["us-east-1"]}, {"pid": "1"}, {"base_url": None}],
+)
+def test_a_held_state_file_of_the_wrong_shape_is_passed_over(tmp_path: Path, changed: dict[str, Any]) -> None:
+    content = json.dumps({**asdict(a_serve("http://127.0.0.1:9", "t")), **changed})
+
+    with held_state_file(tmp_path, 8787, content), held_state_file(tmp_path, 8788, "[1, 2]"):
+        assert running_serves(tmp_path) == []
+
+
+def test_a_state_directory_others_may_write_in_is_not_trusted(tmp_path: Path, capsys: Any) -> None:
+    # Anyone who may write there could plant a state file pointing this user's commands at a store of their choosing.
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o700)
+    with announced(shared, 8787, a_serve("http://127.0.0.1:9", "t")):
+        shared.chmod(0o777)
+        assert running_serves(shared) == []
+        shared.chmod(0o720)
+        assert running_serves(shared) == []
+
+    assert list(shared.iterdir()) == []
+
+
+def test_serve_writes_no_state_file_in_a_directory_others_may_write_in(tmp_path: Path, capsys: Any) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+
+    with announced(shared, 8787, a_serve(None, "t")):
+        assert list(shared.iterdir()) == []
+
+    assert f"{shared} may be written by other users" in capsys.readouterr().err
+
+
+def test_serve_writes_its_state_file_through_no_link(tmp_path: Path) -> None:
+    # A link planted where the state file goes would have serve truncate and overwrite the file it points at.
+    precious = tmp_path / "precious"
+    precious.write_text("keep me")
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    state_file(state, 8787).symlink_to(precious)
+
+    with announced(state, 8787, a_serve(None, "t")):
+        assert running_serves(state) == []
+
+    assert precious.read_text() == "keep me"
 
 
 # --- the commands on a store ---
