@@ -194,6 +194,18 @@ def test_the_same_as_of_reproduces_an_answer_at_the_http_door(doors: Doors) -> N
     assert again == first
 
 
+def test_a_read_that_stamps_changes_the_use_an_answer_at_the_same_as_of_shows(doors: Doors) -> None:
+    # What the descriptions of as_of say: an answer is reproduced while its memories stay as they were, and a read
+    # that stamps changes them (the use of what it returned), so reproducing means reading with Prefer: no-stamp.
+    question: dict[str, str | int] = {"query": "the user", "limit": 3}
+    first = doors.http.get("/recall", params=question).json()
+
+    again = doors.http.get("/recall", params={**question, "as_of": first["as_of"]}, headers=NO_STAMP).json()
+
+    assert [item["parts"]["use"] for item in again["items"]] == [1.0] * 3
+    assert [item["parts"]["use"] for item in first["items"]] != [1.0] * 3
+
+
 def test_the_openapi_document_publishes_recall_with_a_required_query_and_the_prefer_header(doors: Doors) -> None:
     operation = doors.http.get("/openapi.json").json()["paths"]["/recall"]["get"]
 

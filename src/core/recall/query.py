@@ -103,7 +103,7 @@ class RecallQuery(RetrievalQuery.__base__):  # type: ignore[name-defined,misc]  
     as_of: Moment = Field(
         default=None,
         description="The moment recency and use are computed at (default: now); give the as_of of an earlier answer "
-        "to reproduce its ranking.",
+        "to rank at that moment again (a read that stamped since changed the use of what it returned).",
     )
 
     @field_validator("query", mode="before")

@@ -31,8 +31,9 @@ router = APIRouter()
     "`last_accessed_at`) and type (a prior per memory type). Ordered by score, then id, both descending; at most "
     f"{RECALL_MAX_LIMIT} per page. `ranking` says which model and weights ranked the answer; scores compare only "
     "within one answer. Every time-based part is computed at `as_of` (default: when the request arrived), so the "
-    "same `as_of` reproduces an answer. Stamps `last_accessed_at` of each returned record, unless the request says "
-    f"`Prefer: {NO_STAMP}`.",
+    "same `as_of` reproduces an answer while its memories stay as they were. Stamps `last_accessed_at` of each "
+    f"returned record, unless the request says `Prefer: {NO_STAMP}`: a stamp changes the `use` of what it returned, "
+    "so an answer to reproduce is read with it.",
 )
 async def recall_memories(
     request: Request, response: Response, door: ThisDoor, caller: Reader, prefer: Prefer = None

@@ -51,8 +51,9 @@ async def recall_memories(
 
     Filters as search_memories: status=active leaves out invalid (wrong or outdated) memories, which are otherwise
     ranked too; deleted ones only with status=deleted. Page with offset while has_more is true (limit up to 50).
-    Pass the as_of of an earlier answer to reproduce its ranking. Reading marks the returned memories as accessed
-    (last_accessed_at) and changes nothing else, so it is read-only from your side.
+    Pass the as_of of an earlier answer to rank at that moment again. Reading marks the returned memories as
+    accessed (last_accessed_at) and changes nothing else, so it is read-only from your side; but their use part is
+    then higher than the earlier answer showed.
     """
     principal, door = caller(ctx, "read")
     arguments = sent_arguments(
