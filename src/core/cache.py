@@ -44,6 +44,11 @@ class TtlCache(Generic[K, V]):
                 self._entries.clear()
             self._entries[key] = (value, stamp)
 
+    def clear(self) -> None:
+        """Forget everything (a process restored from a snapshot trusts nothing it verified before)."""
+        with self._lock:
+            self._entries.clear()
+
     def discard(self, key: K) -> None:
         with self._lock:
             self._entries.pop(key, None)

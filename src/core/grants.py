@@ -81,6 +81,13 @@ class GrantService:
             raise RegistrationLimitError(refused, self._bounds, window.ends_at - now)
         return client
 
+    def forget_verified(self) -> None:
+        """Trust no token and no client document verified so far (a process restored from a snapshot); the secret
+        stays: it is the table's, not this process's."""
+        self._cache.clear()
+        if self._documents is not None:
+            self._documents.forget()
+
     @property
     def reads_client_documents(self) -> bool:
         """Whether a client may name itself by the URL of its Client ID Metadata Document instead of registering."""

@@ -132,6 +132,12 @@ class KeyService:
         self._by_id.discard(key_id)
         return revoked
 
+    def forget_verified(self) -> None:
+        """Trust no key verified so far: the next use of each is read from the store again (a process restored from
+        a snapshot, whose cached verifications are as old as the snapshot, not as their stamps say)."""
+        self._cache.clear()
+        self._by_id.clear()
+
     def now(self) -> datetime:
         """Now by this service's clock (what a key's state is told at)."""
         return self._clock()

@@ -400,6 +400,23 @@ def test_a_key_revoked_elsewhere_is_refused_once_the_cache_window_has_passed(
     assert timedelta(seconds=60) >= CACHE_TTL, "the issue: a revoked key stops working within 60 seconds"
 
 
+def test_after_forget_verified_a_key_revoked_elsewhere_is_refused_at_once(
+    keys: KeyService, elsewhere: KeyService, store: CountingRepository
+) -> None:
+    # What a process restored from a SnapStart snapshot does: its cache is as old as the snapshot.
+    key, token = keys.create("alice")
+    keys.authenticate(token)
+    keys.principal_of(key.key_id)
+    elsewhere.revoke(key.key_id)
+
+    keys.forget_verified()
+
+    with pytest.raises(AuthenticationError, match="revoked"):
+        keys.authenticate(token)
+    with pytest.raises(AuthenticationError):
+        keys.principal_of(key.key_id)
+
+
 def test_a_key_revoked_before_its_first_use_is_refused(keys: KeyService, elsewhere: KeyService) -> None:
     key, token = keys.create("alice")
     elsewhere.revoke(key.key_id)

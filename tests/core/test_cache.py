@@ -77,3 +77,13 @@ def test_discard_forgets_one_key_and_discard_where_every_value_it_names() -> Non
     values.discard_where(lambda value: value % 2 == 1)
 
     assert {key: values.get(key) for key in "abcd"} == {"a": None, "b": None, "c": 2, "d": None}
+
+
+def test_clear_forgets_every_value_however_fresh() -> None:
+    values = cache(FakeClock())
+    values.put("a", 1)
+    values.put("b", 2)
+
+    values.clear()
+
+    assert (values.get("a"), values.get("b"), list(values)) == (None, None, [])

@@ -371,7 +371,8 @@ def test_a_public_mcp_url_is_granted_both_public_invoke_permissions_only_when_au
     granted = {
         (permission["Properties"]["Action"], permission.get("Condition"))
         for permission in permissions.values()
-        if permission["Properties"]["FunctionName"] == "McpFunction" and permission["Properties"]["Principal"] == "*"
+        if permission["Properties"]["FunctionName"] == "McpFunction.Alias"
+        and permission["Properties"]["Principal"] == "*"
     }
     assert granted == {("lambda:InvokeFunctionUrl", "McpUrlIsPublic"), ("lambda:InvokeFunction", "McpUrlIsPublic")}
     assert template["Conditions"]["McpUrlIsPublic"] == ["McpAuthType", "NONE"]
@@ -379,8 +380,30 @@ def test_a_public_mcp_url_is_granted_both_public_invoke_permissions_only_when_au
         properties = permission["Properties"]
         if properties["Action"] == "lambda:InvokeFunctionUrl":
             assert properties["FunctionUrlAuthType"] == "NONE"
-        elif properties["FunctionName"] == "McpFunction":
+        elif properties["FunctionName"] == "McpFunction.Alias":
             assert properties["InvokedViaFunctionUrl"] is True
+
+
+def test_the_doors_serve_through_an_alias_of_a_published_version_and_snapstart_is_a_parameter(
+    template: dict[str, Any],
+):
+    # The API's integration and the function URL (SAM wires both to the alias) call a published version, with
+    # SnapStart on or off; the purge, a scheduled job with nobody waiting on its cold start, has neither.
+    functions = _functions(template)
+    for name in ("HttpFunction", "McpFunction"):
+        assert functions[name]["AutoPublishAlias"] == "live", name
+        assert functions[name]["SnapStart"] == {"ApplyOn": "SnapStart"}, name
+    assert "SnapStart" not in functions["PurgeFunction"]
+    assert "AutoPublishAlias" not in functions["PurgeFunction"]
+    parameter = template["Parameters"]["SnapStart"]
+    assert parameter["AllowedValues"] == ["PublishedVersions", "None"]
+    # The default docs/operations.md derives from the price: a snapshot costs more than the cold starts it saves.
+    assert parameter["Default"] == "None"
+
+
+def test_no_grant_names_the_mcp_function_unqualified_when_its_url_is_the_aliases(template: dict[str, Any]):
+    permissions = _resources_of_type(template, "AWS::Lambda::Permission")
+    assert {permission["Properties"]["FunctionName"] for permission in permissions.values()} == {"McpFunction.Alias"}
 
 
 def test_only_the_mcp_function_has_a_function_url(template: dict[str, Any]):

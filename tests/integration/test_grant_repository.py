@@ -112,6 +112,21 @@ def test_a_code_redeems_once_into_tokens_for_its_namespace(
         GrantService(engine.grants(table), keys).verify(tokens.access_token, RESOURCE)  # a process without a cache
 
 
+def test_after_forget_verified_a_token_whose_grant_was_revoked_elsewhere_is_refused_at_once(
+    engine: Engine, table: str, grants: GrantService, keys: KeyService, client_id: str
+) -> None:
+    # What a process restored from a SnapStart snapshot does: its cached verifications are as old as the snapshot.
+    tokens = redeemed(grants, keys, client_id)
+    grants.verify(tokens.access_token, RESOURCE)  # verified and cached here
+    GrantService(engine.grants(table), keys).revoke(tokens.access_token, client_id)  # by another process
+
+    grants.verify(tokens.access_token, RESOURCE)  # this cache cannot know
+    grants.forget_verified()
+
+    with pytest.raises(AuthenticationError):
+        grants.verify(tokens.access_token, RESOURCE)
+
+
 def test_two_redemptions_racing_give_one_set_of_tokens(grants: GrantService, keys: KeyService, client_id: str) -> None:
     code = approve(grants, keys, client_id)
     grant = grants.pending_code(code, client_id)

@@ -44,6 +44,10 @@ class ClientDocuments:
         self._clock = clock
         self._cache: TtlCache[str, _Known] = TtlCache(MAX_LIFETIME, max_documents, clock)
 
+    def forget(self) -> None:
+        """Fetch every document again on its next use."""
+        self._cache.clear()
+
     def client(self, url: str) -> Client:
         """The client the document at `url` describes (its `expires_at`: until when it is trusted without a fetch);
         ClientDocumentError when the URL or its document cannot be used, or it cannot be fetched."""

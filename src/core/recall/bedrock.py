@@ -70,6 +70,13 @@ class BedrockEmbedder:
     def _client(self) -> BedrockRuntimeClient:
         return self._make_client()
 
+    def reconnect(self) -> None:
+        """Drop the client and its pooled connections, if one was made: the next embedding makes a new one (a
+        process restored from a snapshot must not share the snapshot's connections with its other copies)."""
+        client = self.__dict__.pop("_client", None)
+        if client is not None:
+            client.close()
+
     @property
     def model(self) -> str:
         return f"bedrock:{self._model_id}:{self._dimensions}"

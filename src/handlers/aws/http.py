@@ -6,6 +6,7 @@ from typing import Any
 from aws_lambda_powertools.logging import correlation_paths
 
 from handlers import bootstrap
+from handlers.aws import snapstart
 from handlers.aws.events import invoke
 from handlers.bootstrap.http import lambda_app
 from handlers.http.app import logger
@@ -16,6 +17,17 @@ from handlers.metrics import http_operation, request_line
 # bootstrap.default_services(): this one while the process lives (tests swap the services for their own).
 app = lambda_app(bootstrap.default_services())
 _metrics = bootstrap.lambda_metrics("http", bootstrap.default_services().settings)
+
+
+def _warm_up() -> list[int]:
+    """Before a SnapStart snapshot: the OpenAPI document (built on its first request otherwise) and one request
+    through Mangum, the app and its middleware; the statuses answered (tests check them, the runtime ignores them)."""
+    app.openapi()
+    healthz = snapstart.request("GET", "/healthz", "snapshot.execute-api.invalid")
+    return snapstart.serve(lambda event, context: invoke(app, event, context), healthz)
+
+
+snapstart.register(bootstrap.default_services(), _warm_up)
 
 
 # log_event=False whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event carries the caller's API key.

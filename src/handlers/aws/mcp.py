@@ -7,11 +7,12 @@ from urllib.parse import urlsplit
 from aws_lambda_powertools.logging import correlation_paths
 
 from handlers import bootstrap
+from handlers.aws import snapstart
 from handlers.bootstrap.mcp import lambda_handler
 from handlers.mcp.endpoint import logger
 from handlers.metrics import OAUTH, OTHER, event_body, is_tool_error, mcp_operation, request_line
+from handlers.oauth.paths import AUTHORIZATION_SERVER_METADATA, RESOURCE_PATH
 from handlers.oauth.paths import PATHS as OAUTH_PATHS
-from handlers.oauth.paths import RESOURCE_PATH
 
 # The settings, the DynamoDB client and services, and the door over them, are built at import, in the init phase,
 # so the first request does not pay for them; the endpoint and its session manager start on the first invocation
@@ -19,6 +20,21 @@ from handlers.oauth.paths import RESOURCE_PATH
 # while the process lives (tests swap the services for their own).
 lambda_handler(bootstrap.default_services())
 _metrics = bootstrap.lambda_metrics("mcp", bootstrap.default_services().settings)
+
+
+def _warm_up() -> list[int]:
+    """Before a SnapStart snapshot: a preflight, which starts the endpoint and its session manager (the first
+    invocation's work otherwise), and the authorization server's metadata, which assembles the OAuth routes; the
+    statuses answered (tests check them, the runtime ignores them)."""
+    host = "snapshot.lambda-url.invalid"
+    events = [
+        snapstart.request("OPTIONS", RESOURCE_PATH, host),
+        snapstart.request("GET", AUTHORIZATION_SERVER_METADATA, host),
+    ]
+    return snapstart.serve(lambda_handler(bootstrap.default_services()), *events)
+
+
+snapstart.register(bootstrap.default_services(), _warm_up)
 
 
 # log_event=False whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event carries the caller's API key.

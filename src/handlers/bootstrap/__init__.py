@@ -202,7 +202,8 @@ def use_placeholder_credentials() -> None:
 class Services:
     """The memory, key and OAuth grant use cases over one table, sharing one DynamoDB client, and the settings they
     were built with (the doors wired over them read theirs there); recall's ranking (None where it is not wired: the
-    purge function) and the backfill that embeds what waits for its vector."""
+    purge function) and the backfill that embeds what waits for its vector; the client and the embedder they share
+    (what a process restored from a snapshot reconnects: handlers.bootstrap.snapshot)."""
 
     memories: MemoryService
     keys: KeyService
@@ -210,6 +211,8 @@ class Services:
     settings: Settings = field(default_factory=Settings)
     recall: RecallService | None = None
     backfill: Backfill | None = None
+    client: DynamoDBClient | None = None
+    embedder: Embedder | None = None
 
 
 def bedrock_embedder(settings: Settings) -> BedrockEmbedder:
@@ -245,6 +248,8 @@ def build_services(
         settings,
         recall,
         Backfill(repository, embedder),
+        client,
+        embedder,
     )
 
 

@@ -100,3 +100,15 @@ def test_the_cache_holds_a_bounded_number_of_documents_and_starts_over_when_full
 
     assert kept == 2
     assert fetcher.fetched == [*urls[:2], urls[2], urls[0]]
+
+
+def test_after_forget_a_document_still_trusted_is_fetched_again(clock: FakeClock) -> None:
+    fetcher = Documents(cache_control="max-age=600")
+    documents = ClientDocuments(fetcher, clock)
+    name_of(documents)
+    fetcher.name = "Second"
+
+    documents.forget()
+
+    assert name_of(documents) == "Second"
+    assert len(fetcher.fetched) == 2

@@ -92,3 +92,34 @@ def test_an_unreachable_endpoint_is_unavailable() -> None:
     )
     with pytest.raises(EmbedderUnavailableError, match="could not embed"):
         BedrockEmbedder(cast("BedrockRuntimeClient", client)).embed(["x"], "query")
+
+
+class Closing:
+    """A client made by the embedder's factory: answers one embedding and records being closed."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def invoke_model(self, **_: object) -> dict[str, object]:
+        return answer([0.5] * 256)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_reconnect_closes_the_client_made_and_the_next_embedding_makes_a_new_one() -> None:
+    made: list[Closing] = []
+
+    def make() -> BedrockRuntimeClient:
+        made.append(Closing())
+        return cast("BedrockRuntimeClient", made[-1])
+
+    embedder = BedrockEmbedder(make)
+    embedder.reconnect()  # no client made yet: nothing to close, nothing made
+    assert made == []
+
+    embedder.embed(["x"], "passage")
+    embedder.reconnect()
+    embedder.embed(["y"], "passage")
+
+    assert [client.closed for client in made] == [True, False]
