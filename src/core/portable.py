@@ -184,12 +184,30 @@ def _json(text: str, line_number: int, field: str, not_json: str | None = None) 
         message = f"is {len(text)} characters long; a line of an import holds at most {IMPORT_MAX_LINE_CHARS}"
         raise BadLineError(line_number, [FieldError(field, message)])
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_object)
+    except _KeyGivenTwiceError as exc:
+        message = f"gives {exc.key!r} more than once in one object, which leaves unclear which value is meant"
+        raise BadLineError(line_number, [FieldError(field, message)]) from None
     except RecursionError:
         message = "is nested too deeply: a line of an export nests objects and lists a few levels deep"
         raise BadLineError(line_number, [FieldError(field, message)]) from None
     except ValueError as exc:
         raise BadLineError(line_number, [FieldError(field, not_json or f"is not JSON: {exc}")]) from None
+
+
+class _KeyGivenTwiceError(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object of a line; _KeyGivenTwiceError naming its first key given twice (JSON parsers keep the last)."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _KeyGivenTwiceError(key)
+        found[key] = value
+    return found
 
 
 def _stored_form(record: object, field: str, line_number: int) -> None:

@@ -56,6 +56,41 @@ def test_a_line_nested_too_deeply_is_a_line_numbered_error(tmp_path: Path, capsy
     assert "line 3: memory: must be a JSON object" in refused(tmp_path, capsys, nested(900))
 
 
+def twice(value: dict[str, Any], key: str) -> dict[str, Any]:
+    """`value` whose `key` is dumped twice (the same value both times): first under a stand-in name, renamed after."""
+    return {"GIVEN TWICE": value[key], **value}
+
+
+TWICE_CASES: dict[str, tuple[str, Callable[[dict[str, Any], Lines], None], int]] = {
+    "in the header": ("history", lambda head, body: head.update(twice(head, "history")), 1),
+    "in a line": ("memory", lambda head, body: body.__setitem__(0, twice(body[0], "memory")), 2),
+    "in a record": ("id", lambda head, body: body[1].update(memory=twice(body[1]["memory"], "id")), 3),
+    "in a revision": (
+        "change",
+        lambda head, body: body[2]["revisions"].__setitem__(0, twice(body[2]["revisions"][0], "change")),
+        4,
+    ),
+}
+
+
+@pytest.mark.parametrize(("key", "edit", "line"), TWICE_CASES.values(), ids=TWICE_CASES.keys())
+def test_a_key_given_twice_in_an_object_is_a_line_numbered_error(
+    key: str,
+    edit: Callable[[dict[str, Any], Lines], None],
+    line: int,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Which value was meant is unclear (the HTTP door refuses such a body too): an import takes neither, even when
+    # the two agree, rather than the last one as JSON parsers do.
+    head, body = header(), lines()
+    edit(head, body)
+    content = text(head, body).replace('"GIVEN TWICE"', f'"{key}"')
+
+    field = "header" if line == 1 else "line"
+    assert f"line {line}: {field}: gives {key!r} more than once" in refused(tmp_path, capsys, content)
+
+
 @pytest.mark.parametrize("revisions", [5, True, "created"])
 def test_revisions_that_are_no_list_are_a_line_numbered_error(
     revisions: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
