@@ -6,6 +6,8 @@ from urllib.parse import urlsplit
 
 from aws_lambda_powertools.logging import correlation_paths
 
+# First of ours: the MCP SDK's server without what this function never runs (handlers.aws.sdk).
+import handlers.aws.sdk  # noqa: F401
 from handlers import bootstrap
 from handlers.aws import snapstart
 from handlers.bootstrap.mcp import lambda_handler
