@@ -126,8 +126,18 @@ def test_no_door_nor_local_tool_may_import_the_in_memory_store(module: str) -> N
     assert _under(module, *_contract("No module imports the in-memory store")["source_modules"])
 
 
-def test_every_module_but_the_composition_root_and_one_file_helper_is_kept_from_os() -> None:
+FILE_HELPERS = {"local.engines", "local.running"}
+
+
+def test_every_module_but_the_composition_root_and_the_file_helpers_is_kept_from_os() -> None:
     # A protected contract covers every module but its allowed importers: a new exception is a deliberate edit here.
     contract = _contract("Only bootstrap reads the environment")
     assert (contract["type"], contract["protected_modules"]) == ("protected", ["os"])
-    assert set(contract["allowed_importers"]) <= {"handlers.bootstrap", "local.engines"}
+    assert set(contract["allowed_importers"]) <= {"handlers.bootstrap", *FILE_HELPERS}
+
+
+@pytest.mark.parametrize("module", sorted(FILE_HELPERS))
+def test_a_file_helper_uses_os_for_files_and_never_reads_the_environment(module: str) -> None:
+    source = (SRC / Path(*module.split("."))).with_suffix(".py").read_text()
+    assert "environ" not in source
+    assert "getenv" not in source
