@@ -173,6 +173,24 @@ def _botocore_session() -> botocore.session.Session:
     return _NEW_BOTOCORE_SESSION()
 
 
+def slow_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The items marked slow, then the others, each in its collected order (so a module's tests stay together)."""
+    return sorted(items, key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "slow: takes 5 s or more on two cores; runs first, so no worker ends the run with it alone"
+    )
+
+
+@pytest.hookimpl(trylast=True)  # after pytest has grouped the items by their fixtures' scopes
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the slow tests first: under `--dist=worksteal` a worker steals from the end of another's queue, so quick
+    tests balance the end of the run, and no worker is left with a 50 s test alone while the other has finished."""
+    items[:] = slow_first(items)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx2
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect, sync_playwright
 
 from tests.browser.chromium import chromium_executable
 from tests.conftest import SERVE_ROOT, serve_env
@@ -108,6 +109,18 @@ def console_scene(shared_serve_engine: tuple[str, str, int]) -> Iterator[Scene]:
             yield Scene(base, namespace, person, keys_create(ddb_port, namespace, "read", "auditor"), browser, api)
         finally:
             browser.close()
+
+
+def tab_to(page: Page, target: Locator, presses: int) -> None:
+    """Press Tab, at most `presses` times, until `target` has the focus, once it is on the page: a view shows its
+    heading first and its parts as their answers come, later on a loaded machine, and a Tab pressed before they are
+    there moves past them."""
+    expect(target).to_be_visible()
+    for _ in range(presses):
+        page.keyboard.press("Tab")
+        if target.evaluate("element => element === document.activeElement"):
+            return
+    pytest.fail(f"{presses} presses of Tab never reached {target}")
 
 
 def summary(page: Page) -> str:

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Page, Route, expect
 
 from tests.browser.chromium import screenshot
-from tests.browser.console_scene import AXE, Scene, axe_violations, search
+from tests.browser.console_scene import AXE, Scene, axe_violations, search, tab_to
 
 pytestmark = pytest.mark.browser
 
@@ -204,36 +204,33 @@ def test_a_busy_store_is_retried_after_its_retry_after_with_a_message(scene: Sce
 def test_keyboard_alone_opens_a_memory_and_edits_it(scene: Scene) -> None:
     page = scene.page()
     page.goto(f"{scene.base}/console/")
-    for _ in range(5):
-        page.keyboard.press("Tab")
-        if page.evaluate("document.activeElement.id") == "key":
-            break
+    tab_to(page, page.locator("#key"), 5)
     page.keyboard.type(scene.key)
     page.keyboard.press("Enter")
     expect(page.locator("#summary")).to_be_visible()
-    for _ in range(60):
-        page.keyboard.press("Tab")
-        if page.evaluate("document.activeElement.textContent") == "#3":
-            break
+    tab_to(page, page.get_by_role("link", name="#3", exact=True), 60)
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="Memory #3")).to_be_visible()
-    for _ in range(20):
-        page.keyboard.press("Tab")
-        if page.evaluate("document.activeElement.textContent") == "Edit":
-            break
+    tab_to(page, page.get_by_role("button", name="Edit", exact=True), 20)
     page.keyboard.press("Enter")
     expect(page.get_by_label("Content")).to_be_visible()
     page.get_by_label("Content").focus()
     page.keyboard.press("End")
     page.keyboard.type(" since 2021")
-    for _ in range(30):
-        page.keyboard.press("Tab")
-        if page.evaluate("document.activeElement.textContent") == "Save":
-            break
+    tab_to(page, page.get_by_role("button", name="Save", exact=True), 30)
     page.keyboard.press("Enter")
 
     expect(page.locator("#notice")).to_have_text("Memory #3 is saved.")
     assert scene.api.get("/memories/3", headers={"Prefer": "no-stamp"}).json()["content"].endswith("since 2021")
+
+
+def test_tabbing_to_what_the_keyboard_never_reaches_fails_saying_so(scene: Scene) -> None:
+    page = scene.page()
+    scene.open_console(page)
+    heading = page.get_by_role("heading", name="Memories")  # shown, never focused by Tab
+
+    with pytest.raises(pytest.fail.Exception, match="3 presses of Tab never reached"):
+        tab_to(page, heading, 3)
 
 
 # A phone, and a 1280 x 800 screen at 200 % zoom.

@@ -84,6 +84,7 @@ public class DynamoDBProxyServer {
 """
 
 
+@pytest.mark.slow
 def test_a_dynamodb_local_the_launcher_cannot_bind_to_loopback_is_never_started(tmp_path: Path) -> None:
     java = shutil.which("java")
     jars = sorted(DYNAMODB_LOCAL_LIB.glob("dynamodb_local_*/DynamoDBLocal.jar"))

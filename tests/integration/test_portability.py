@@ -184,6 +184,7 @@ def test_without_history_or_deleted_memories_an_export_leaves_them_out(
     assert "Exported 4 memories" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_round_trip_of_10000_memories_from_serve_to_dynamodb_local_keeps_every_line(
     dynamodb_local_endpoint: str, ddb_local_table: str, tmp_path: Path
 ) -> None:

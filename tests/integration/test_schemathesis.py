@@ -133,6 +133,7 @@ def test_the_installed_schemathesis_is_the_one_the_hooks_were_checked_against() 
     )
 
 
+@pytest.mark.slow
 def test_schemathesis_finds_nothing_with_every_check_in_every_phase(served: Served, tmp_path: Path) -> None:
     assert SCHEMATHESIS.exists(), f"no {SCHEMATHESIS}: `make install` installs schemathesis (dev group)"
     config = _write_config(tmp_path, served)

@@ -99,6 +99,7 @@ def wait_for_exit(process: subprocess.Popen[bytes], base: str) -> list[int | Non
     return seen
 
 
+@pytest.mark.slow
 def test_serve_whose_dynamodb_local_is_killed_says_its_data_is_gone_and_exits_3(tmp_path: Path) -> None:
     with serve_process(tmp_path) as (process, base, _):
         engine = engine_of(process)
@@ -116,6 +117,7 @@ def test_serve_whose_dynamodb_local_is_killed_says_its_data_is_gone_and_exits_3(
     assert set(seen[stopping:]) <= {503, None}, seen
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_serve_and_its_dynamodb_local_with_no_engine_report(tmp_path: Path) -> None:
     with serve_process(tmp_path) as (process, base, ddb_port):
         # Its engine is in a group of its own: a terminal's Ctrl-C reaches serve only, which stops the engine itself

@@ -109,6 +109,7 @@ REQUESTS: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", list(REQUESTS))
 def test_while_storage_stalls_every_concurrent_request_gets_its_503_after_three_attempts_and_healthz_answers(
     kind: str, storage: StalledStorage
