@@ -156,9 +156,9 @@ class Envelope(BaseModel, Generic[ItemT]):
     has_more: bool
 
     @classmethod
-    def of(cls, items: list[ItemT], total: int, *, limit: int, offset: int) -> Self:
-        """The page of `items` served at `offset` with `limit`, out of `total`."""
-        return cls(items=items, total=total, limit=limit, offset=offset, has_more=offset + len(items) < total)
+    def of(cls, items: list[ItemT], total: int, *, limit: int, offset: int, **fields: object) -> Self:
+        """The page of `items` served at `offset` with `limit`, out of `total`; `fields`, a subclass's own."""
+        return cls(items=items, total=total, limit=limit, offset=offset, has_more=offset + len(items) < total, **fields)
 
 
 class Page(Envelope[Memory]):

@@ -19,6 +19,7 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.clock import Clock, format_timestamp, utc_now
+from core.contract import Envelope
 from core.digest import Vector
 from core.model import Memory
 from core.recall import lexical
@@ -54,13 +55,10 @@ class Ranking(BaseModel):
     semantic: bool = Field(description="Whether the query itself was embedded (false: ranked without meaning).")
 
 
-class RecallPage(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class RecallPage(Envelope[RecallItem]):
+    """The retrieval envelope, ranked: when the scores were computed and how."""
 
-    items: list[RecallItem]
     total: int = Field(description="Every memory the filters match, each ranked.")
-    limit: int = Field(description="The page size served.")
-    offset: int = Field(description="The offset served.")
     has_more: bool = Field(description="Whether matches remain after this page: offset + len(items) < total.")
     as_of: str = Field(description="The moment recency and use were computed at.")
     ranking: Ranking
@@ -121,12 +119,11 @@ class RecallService:
         unembedded = sum(
             1 for candidate in candidates if candidate.vector is None or candidate.model != self._embedder.model
         )
-        return RecallPage(
-            items=items,
-            total=len(candidates),
+        return RecallPage.of(
+            items,
+            len(candidates),
             limit=query.limit,
             offset=query.offset,
-            has_more=query.offset + len(items) < len(candidates),
             as_of=format_timestamp(as_of),
             ranking=Ranking(
                 model=self._embedder.model,
