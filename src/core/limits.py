@@ -48,6 +48,8 @@ MAX_OFFSET: Final = 2**63 - 1
 # Recall (ranked retrieval by meaning).
 RECALL_MAX_LIMIT: Final = 50
 RECALL_QUERY_MAX_CHARS: Final = 1000
+# MCP's prime_context: the memories it returns unless asked for fewer or more (up to MAX_LIMIT).
+PRIME_LIMIT: Final = 20
 # The most digits an integer may be written with in a query string or a body: int() refuses more than 4,300 (a guard
 # against quadratic parsing), and no field takes a number anywhere near that size anyway.
 MAX_INTEGER_DIGITS: Final = 4000
@@ -59,6 +61,9 @@ MAX_REDIRECT_URI_CHARS: Final = 2000
 MAX_STATE_CHARS: Final = 1024
 # The longest client id looked up (ours are 36-character UUIDs; anything longer is no registration of ours).
 MAX_CLIENT_ID_CHARS: Final = 128
+# A client id that is a URL (a Client ID Metadata Document, core.clientdocs), and the document fetched from it.
+MAX_CLIENT_ID_URL_CHARS: Final = 2000
+MAX_DOCUMENT_BYTES: Final = 16 * 1024
 # A PKCE code challenge (RFC 7636 §4.2): the S256 of a verifier, 43 to 128 characters.
 CODE_CHALLENGE_MIN_CHARS: Final = 43
 CODE_CHALLENGE_MAX_CHARS: Final = 128

@@ -14,12 +14,10 @@ from urllib.parse import urlsplit
 from core.access import SCOPES
 from core.errors import InvalidInputError
 from core.hosts import is_host, is_port, split_authority
-from core.limits import MAX_REDIRECT_URIS
+from core.limits import MAX_CLIENT_ID_URL_CHARS, MAX_DOCUMENT_BYTES, MAX_REDIRECT_URIS
 from core.repository import Client
 from core.tokens import check_redirect_uri
 
-MAX_CLIENT_ID_URL_CHARS: Final = 2000
-MAX_DOCUMENT_BYTES: Final = 16 * 1024
 # How long a document is trusted without fetching it again: its Cache-Control max-age within these bounds, else an
 # hour. The floor keeps one authorization (/authorize, the consent page, /token) on one fetch; the ceiling lets a
 # client's change of its document reach this server within a day.

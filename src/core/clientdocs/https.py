@@ -27,8 +27,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Final
 
-from core.clientdocs.document import MAX_DOCUMENT_BYTES, ClientDocumentError, DocumentUrl, Fetched
+from core.clientdocs.document import ClientDocumentError, DocumentUrl, Fetched
 from core.hosts import is_public_address
+from core.limits import MAX_DOCUMENT_BYTES
 
 TIMEOUT_SECONDS: Final = 5.0
 # The status line and headers of an answer; a document's chunked framing fits in the slack beyond it.

@@ -12,7 +12,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 
 from core.access import sees_records
 from core.contract import Page, RetrievalQuery, SortKey
-from core.limits import DEFAULT_LIMIT
+from core.limits import DEFAULT_LIMIT, PRIME_LIMIT
 from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory, Status, parse_expected_version
 from handlers.mcp.arguments import (
     ABSENT,
@@ -54,7 +54,6 @@ __all__ = ["published_tools"]
 
 PRIME_STATUS: Final[Status] = "active"
 PRIME_SORT: Final[SortKey] = "updated_at"
-PRIME_LIMIT: Final = 20
 
 
 async def _search(ctx: Context | None, arguments: dict[str, object]) -> Page:

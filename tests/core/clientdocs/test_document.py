@@ -11,7 +11,6 @@ import pytest
 
 from core.clientdocs.document import (
     DEFAULT_LIFETIME,
-    MAX_DOCUMENT_BYTES,
     MAX_LIFETIME,
     MIN_LIFETIME,
     ClientDocumentError,
@@ -21,6 +20,7 @@ from core.clientdocs.document import (
     document_url,
     is_client_id_url,
 )
+from core.limits import MAX_DOCUMENT_BYTES
 
 URL = "https://client.example.com/oauth/client.json"
 REDIRECT = "http://127.0.0.1/callback"
