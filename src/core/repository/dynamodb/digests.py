@@ -20,7 +20,6 @@ from core.repository.digests import Candidate, CandidateFilter, Unembedded
 from core.repository.dynamodb.client import READERS, ConditionFailedError, call
 from core.repository.dynamodb.codec import (
     COUNTER_SK,
-    DELETED,
     DIGEST_PREFIX,
     DIGESTED,
     NAMESPACE_PREFIX,
@@ -35,7 +34,7 @@ from core.repository.dynamodb.codec import (
     tags_value,
 )
 from core.repository.dynamodb.expressions import Write
-from core.repository.dynamodb.queries import segments
+from core.repository.dynamodb.queries import kind_conditions, segments
 from core.repository.dynamodb.rawitems import raw_items, watch
 from core.repository.dynamodb.stored import Items, Stored
 
@@ -162,19 +161,8 @@ class Digests:
 
     def _filtered(self, namespace: str, filters: CandidateFilter) -> Item:
         """The Query of the namespace's digests with the filters' conditions, as the retrieval's (queries.py)."""
-        values: Item = {":pk": memory_partition(namespace)}
-        if filters.status is None:
-            conditions = ["#status <> :deleted"]
-            values[":deleted"] = DELETED
-        else:
-            conditions = ["#status = :status"]
-            values[":status"] = {"S": filters.status}
-        if filters.memory_type is not None:
-            conditions.append("memory_type = :type")
-            values[":type"] = {"S": filters.memory_type}
-        if filters.tag is not None:
-            conditions.append("contains(tags, :tag)")
-            values[":tag"] = {"S": tags_value([filters.tag])}
+        conditions, values = kind_conditions(filters.status, filters.memory_type, filters.tag)
+        values[":pk"] = memory_partition(namespace)
         return {
             "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
             "FilterExpression": " AND ".join(conditions),

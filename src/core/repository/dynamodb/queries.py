@@ -24,24 +24,33 @@ _TAG_CHARACTERS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.:")
 Item = dict[str, Any]
 
 
+def kind_conditions(status: str | None, memory_type: str | None, tag: str | None) -> tuple[list[str], dict[str, Any]]:
+    """The conditions (and their values) of the filters a record and its digest share: a status (else not deleted), a
+    type, a tag (`tag` None where the partition read holds that tag's copies only). Names #status."""
+    values: dict[str, Any] = {}
+    if status is None:
+        conditions = ["#status <> :deleted"]
+        values[":deleted"] = DELETED
+    else:
+        conditions = ["#status = :status"]
+        values[":status"] = {"S": status}
+    if memory_type is not None:
+        conditions.append("memory_type = :type")
+        values[":type"] = {"S": memory_type}
+    if tag is not None:
+        conditions.append("contains(tags, :tag)")
+        values[":tag"] = {"S": tags_value([tag])}
+    return conditions, values
+
+
 def query_request(
     table: str, partition: Mapping[str, Any], query: RetrievalQuery, *, by_id: bool = False
 ) -> dict[str, Any]:
     """The Query for `query` in `partition` (on the table by id when `by_id`, else on its sort's index), with
     every filter evaluated by DynamoDB, exactly as query.matches does (a tag's partition holds its tag only)."""
-    values: dict[str, Any] = {":pk": partition}
-    if query.status is None:
-        filters = ["#status <> :deleted"]
-        values[":deleted"] = DELETED
-    else:
-        filters = ["#status = :status"]
-        values[":status"] = {"S": query.status}
-    if query.memory_type is not None:
-        filters.append("memory_type = :type")
-        values[":type"] = {"S": query.memory_type}
-    if query.tag is not None and TAG_PARTITION not in partition["S"]:
-        filters.append("contains(tags, :tag)")
-        values[":tag"] = {"S": tags_value([query.tag])}
+    by_tag = query.tag is not None and TAG_PARTITION not in partition["S"]
+    filters, values = kind_conditions(query.status, query.memory_type, query.tag if by_tag else None)
+    values[":pk"] = partition
     if query.q is not None:
         needle = query.q.casefold()
         found_in = ["contains(folded, :q)", "(attribute_not_exists(folded) AND contains(content, :q))"]
