@@ -128,3 +128,26 @@ def test_make_keys_runs_the_cli_with_args() -> None:
         check=True,
     )
     assert dry.stdout.splitlines()[-1] == ".venv/bin/agent-memory keys list --namespace alice"
+
+
+NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+
+
+def test_the_number_of_lambda_artifacts_the_pages_state_is_the_templates() -> None:
+    functions = len(re.findall(r"^\s+Type: AWS::Serverless::Function\s*$", (ROOT / "template.yaml").read_text(), re.M))
+    stated = [
+        (page.name, word)
+        for page in PAGES
+        for word in re.findall(r"\b(\w+) Lambda artifacts\b", page.read_text())
+        if word in NUMBERS
+    ]
+    assert stated, "no page says how many Lambda artifacts there are"
+    assert {(name, NUMBERS[word]) for name, word in stated} == {(name, functions) for name, _ in stated}
+
+
+def test_the_sam_the_pages_run_is_where_make_sam_installs_it() -> None:
+    installed = re.search(r"^SAM_VENV := (\S+)$", (ROOT / "Makefile").read_text(), re.M)
+    assert installed is not None
+    named = {path for page in PAGES for path in re.findall(r"\.tools/[\w/.-]*\w", page.read_text())}
+    # The CLI's folder, and the command in it the pages run.
+    assert named == {installed[1], f"{installed[1]}/bin/sam"}
