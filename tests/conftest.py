@@ -54,6 +54,7 @@ from handlers.auth import open_access
 from handlers.bootstrap.runtime import STATE_DIR_VARIABLE
 from handlers.http.app import create_app
 from local.engines import DYNAMODB_LOCAL_LIB, DynamoDBLocal, DynamoDBLocalUnavailableError
+from local.serve import ENGINE_JVM_OPTIONS
 from local.template import table_definition
 
 REGION = "us-east-1"
@@ -314,7 +315,9 @@ def dynamodb_local_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterato
     log_path = tmp_path_factory.mktemp("dynamodb-local") / "stderr.log"
     with log_path.open("wb") as log:
         try:
-            local = DynamoDBLocal(free_port(), log, DDB_LOCAL_DIR)
+            # serve's JVM options (the serial collector, a small code cache): about a tenth less CPU for the same
+            # work on two cores (a 10,000-memory import: 18.6 s of the engine's CPU against 20.6 s with the defaults)
+            local = DynamoDBLocal(free_port(), log, DDB_LOCAL_DIR, jvm_options=ENGINE_JVM_OPTIONS)
         except DynamoDBLocalUnavailableError as exc:
             _missing_dynamodb_local(str(exc))
         probe = boto3.client(
