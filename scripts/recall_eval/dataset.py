@@ -1,15 +1,27 @@
 """The labelled set (eval/recall/*.json: one namespace a file) loaded into the in-memory store the recall service
-reads, each memory with its digest (embedded once), each question's embedding kept for every variant asked."""
+reads, each memory with its digest (embedded once), each question's embedding kept for every variant asked.
+
+With a model that also gives its float vectors (local.embedding's), the questions can be asked `exact`: the service
+then compares the model's float vectors instead of their int8 codes, everything else the same, which measures what
+storing vectors as int8 costs.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterator, Sequence
+import math
+import operator
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, runtime_checkable
+from unittest import mock
 
 from core.digest import Digest, Vector
 from core.model import Memory
+from core.recall import service as recall_service
 from core.recall.embedding import Embedder, Kind, passage_text
 from core.recall.lexical import memory_terms
 from core.recall.query import RecallQuery
@@ -26,23 +38,64 @@ class Question:
     relevant: dict[str, int]
 
 
+@runtime_checkable
+class Unquantised(Protocol):
+    """A model that gives its float vectors too (the ones its `embed` quantises)."""
+
+    def embed_values(self, texts: Sequence[str], kind: Kind) -> list[list[float]]: ...
+
+
 class _Remembered:
-    """An embedder that embeds each text once (the questions are asked under many settings), with its own floor."""
+    """An embedder that embeds each text once (the questions are asked under many settings), with its own floor, and
+    keeps the float vector behind each int8 one when the model gives it."""
 
     def __init__(self, embedder: Embedder) -> None:
         self._embedder = embedder
         self._seen: dict[tuple[str, Kind], Vector] = {}
+        self._values: dict[Vector, tuple[tuple[float, ...], float]] = {}
         self.floor = embedder.floor
 
     @property
     def model(self) -> str:
         return self._embedder.model
 
+    @property
+    def unquantised(self) -> bool:
+        return isinstance(self._embedder, Unquantised)
+
     def embed(self, texts: Sequence[str], kind: Kind) -> list[Vector]:
         missing = [text for text in dict.fromkeys(texts) if (text, kind) not in self._seen]
         if missing:
-            self._seen.update(zip(((text, kind) for text in missing), self._embedder.embed(missing, kind), strict=True))
+            self._seen.update(zip(((text, kind) for text in missing), self._embed(missing, kind), strict=True))
         return [self._seen[text, kind] for text in texts]
+
+    def _embed(self, texts: Sequence[str], kind: Kind) -> list[Vector]:
+        if not isinstance(self._embedder, Unquantised):
+            return self._embedder.embed(texts, kind)
+        vectors = []
+        for row in self._embedder.embed_values(texts, kind):
+            vector, values = Vector.quantise(row), tuple(row)
+            known = self._values.setdefault(vector, (values, math.sqrt(_dot(values, values))))
+            if known[0] != values:
+                raise ValueError("two different float vectors have the same int8 codes: the float ranking is unknown")
+            vectors.append(vector)
+        return vectors
+
+    def exact_similarities(self, query: Vector, vectors: Sequence[Vector | None]) -> list[float | None]:
+        """core.recall.vectors.similarities over the float vectors the int8 ones were quantised from."""
+        values, norm = self._values[query]
+        result: list[float | None] = []
+        for vector in vectors:
+            if vector is None:
+                result.append(None)
+                continue
+            other, other_norm = self._values[vector]
+            result.append(_dot(values, other) / (norm * other_norm) if norm and other_norm else 0.0)
+        return result
+
+
+def _dot(left: Sequence[float], right: Sequence[float]) -> float:
+    return math.fsum(map(operator.mul, left, right))
 
 
 @dataclass
@@ -56,14 +109,29 @@ class Namespace:
     embedder: _Remembered
     refs: dict[int, str] = field(default_factory=dict)
 
-    def ask(self, settings: RankingSettings, floor: float | None = None) -> Iterator[tuple[Question, list[str]]]:
+    def ask(
+        self, settings: RankingSettings, floor: float | None = None, *, exact: bool = False
+    ) -> list[tuple[Question, list[str]]]:
+        """Each question with the refs of its first 10 memories, ranked by the recall service with `settings` (and the
+        model's `floor`, when given); `exact`: with the float vectors instead of the int8 ones."""
+        if exact and not self.embedder.unquantised:
+            raise ValueError(f"{self.embedder.model} gives no float vectors")
         self.embedder.floor = self.embedder_floor if floor is None else floor
         # Asked without stamping: every question sees the set's own stamps.
         service = RecallService(self.store, self.embedder, settings)
-        for question in self.questions:
-            query = RecallQuery.parse({"query": question.text, "as_of": self.as_of, "limit": 10})
-            page = service.recall(self.name, query, stamp=False)
-            yield question, [self.refs[item.memory.id] for item in page.items]
+        # The service's one comparison of vectors, swapped for the float one while these questions are asked.
+        swapped: AbstractContextManager[object] = (
+            mock.patch.object(recall_service, "similarities", self.embedder.exact_similarities)
+            if exact
+            else contextlib.nullcontext()
+        )
+        answers = []
+        with swapped:
+            for question in self.questions:
+                query = RecallQuery.parse({"query": question.text, "as_of": self.as_of, "limit": 10})
+                page = service.recall(self.name, query, stamp=False)
+                answers.append((question, [self.refs[item.memory.id] for item in page.items]))
+        return answers
 
     @property
     def embedder_floor(self) -> float:

@@ -29,6 +29,11 @@ class E5Embedder:
         self._engine: Any = None
 
     def embed(self, texts: Sequence[str], kind: Kind) -> list[Vector]:
+        return [Vector.quantise(row) for row in self.embed_values(texts, kind)]
+
+    def embed_values(self, texts: Sequence[str], kind: Kind) -> list[list[float]]:
+        """The model's own float vectors, before the int8 quantisation `embed` applies (`make eval` measures what
+        the quantisation costs)."""
         with self._lock:
             try:
                 if self._engine is None:
@@ -42,7 +47,7 @@ class E5Embedder:
                 raise EmbedderUnavailableError(f"the offline model failed: {exc}") from exc
         if len(texts) == 1 and getattr(rows, "ndim", 2) == 1:
             rows = [rows]
-        return [Vector.quantise([float(value) for value in row]) for row in rows]
+        return [[float(value) for value in row] for row in rows]
 
 
 def offline_embedder() -> Embedder:
