@@ -4,10 +4,7 @@
 
 from __future__ import annotations
 
-import functools
-import json
 import re
-from collections import Counter
 from collections.abc import Mapping
 from typing import Annotated, Final, TypeVar
 
@@ -17,8 +14,9 @@ from starlette.responses import Response
 
 from core.contract import RetrievalQuery
 from core.errors import FieldError, InvalidInputError
-from core.limits import MAX_INTEGER_DIGITS, MAX_REQUEST_BYTES, VERSION_DIGITS
-from core.model import InputModel, Memory, field_name
+from core.limits import MAX_REQUEST_BYTES, VERSION_DIGITS
+from core.model import InputModel, Memory
+from handlers.json_body import parse_json
 from handlers.problem import (
     BODY_TOO_LARGE,
     BODY_TOO_LARGE_DETAIL,
@@ -69,19 +67,10 @@ async def read_json_body(request: Request) -> object:
             raise _too_large()
     if content_type is None and body:
         raise _unsupported(None)
-    found: list[_RepeatedKeys] = []
     try:
-        parsed = json.loads(
-            bytes(body),
-            parse_constant=_reject_constant,
-            parse_int=_parse_int,
-            object_pairs_hook=functools.partial(_json_object, found),
-        )
+        return parse_json(bytes(body))
     except (ValueError, RecursionError):
         raise HttpProblemError(400, "Body is not JSON", "the body must be a JSON object") from None
-    if found:
-        raise InvalidInputError(_repeated_keys(parsed))
-    return parsed
 
 
 def _unsupported(content_type: str | None) -> HttpProblemError:
@@ -92,47 +81,6 @@ def _unsupported(content_type: str | None) -> HttpProblemError:
 def _too_large() -> HttpProblemError:
     status, slug, title = BODY_TOO_LARGE
     return HttpProblemError(status, title, BODY_TOO_LARGE_DETAIL, slug)
-
-
-class _RepeatedKeys(dict[str, object]):
-    """A JSON object holding some keys more than once (`repeated`), marked so the error can name each by its path."""
-
-    repeated: tuple[str, ...] = ()
-
-
-def _json_object(found: list[_RepeatedKeys], pairs: list[tuple[str, object]]) -> dict[str, object]:
-    parsed = dict(pairs)
-    if len(parsed) == len(pairs):
-        return parsed
-    marked = _RepeatedKeys(parsed)
-    marked.repeated = tuple(key for key, count in Counter(key for key, _ in pairs).items() if count > 1)
-    found.append(marked)
-    return marked
-
-
-def _repeated_keys(body: object) -> list[FieldError]:
-    """Each key given twice in an object of `body`, named by its path, in document order (a loop, not recursion:
-    the body may nest as deep as the parser allowed)."""
-    errors: list[FieldError] = []
-    pending: list[tuple[tuple[int | str, ...], object]] = [((), body)]
-    while pending:
-        loc, value = pending.pop()
-        if isinstance(value, dict):
-            for key in value.repeated if isinstance(value, _RepeatedKeys) else ():
-                errors.append(FieldError(field_name((*loc, key)), "is given more than once"))
-            pending += [((*loc, key), item) for key, item in reversed(value.items())]
-        elif isinstance(value, list):
-            pending += [((*loc, index), item) for index, item in reversed(list(enumerate(value)))]
-    return errors
-
-
-def _parse_int(text: str) -> object:
-    # A number too long to parse as an integer: let validation name the field it was given for.
-    return int(text) if len(text) <= MAX_INTEGER_DIGITS else float(text)
-
-
-def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
 
 
 def parse_if_match(header: str | None) -> frozenset[int] | None:

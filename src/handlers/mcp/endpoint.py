@@ -3,7 +3,6 @@ factory for a function URL (payload 2.0), JSON-only (handlers.aws.mcp is the fun
 
 import asyncio
 import functools
-import json
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -21,6 +20,7 @@ from starlette.types import Scope as AsgiScope
 from core.access import Principal, Scope
 from core.errors import (
     AuthenticationError,
+    InvalidInputError,
     PermissionDeniedError,
     StorageUnavailableError,
 )
@@ -29,6 +29,7 @@ from core.limits import MAX_REQUEST_BYTES
 from handlers.auth import Authenticator, presented_credentials
 from handlers.aws.events import invocation_loop, invoke
 from handlers.concurrency import RunBlocking, inline
+from handlers.json_body import parse_json_or_none
 from handlers.mcp.http import (
     MCP_PATH,
     as_json,
@@ -168,7 +169,12 @@ class MCPEndpoint:
         if len(content) > MAX_REQUEST_BYTES:
             await too_large()(scope, receive, send)
             return
-        missing = await self._missing_scope(principal, content) if step_up else None
+        try:  # as the HTTP door reads a body: a key given twice is refused, not taken last-wins by the SDK
+            message = parse_json_or_none(content)
+        except InvalidInputError as exc:
+            await domain_problem(exc)(scope, receive, send)
+            return
+        missing = await self._missing_scope(principal, message) if step_up else None
         if missing is not None:
             await domain_problem(PermissionDeniedError(missing))(scope, receive, send)
             return
@@ -176,13 +182,9 @@ class MCPEndpoint:
             {**scope, "headers": as_json(scope), PRINCIPAL_SCOPE_KEY: principal}, body, errors_as_problems(send)
         )
 
-    async def _missing_scope(self, principal: Principal, content: bytes) -> Scope | None:
-        """The scope a tool call in `content` needs that `principal` lacks: `read` for a read-only tool (its
-        annotations say so), `write` for any other; None for anything else."""
-        try:
-            message = json.loads(content)
-        except ValueError:
-            return None  # the SDK answers the parse error
+    async def _missing_scope(self, principal: Principal, message: object) -> Scope | None:
+        """The scope a tool call (`message`, the body parsed) needs that `principal` lacks: `read` for a read-only
+        tool (its annotations say so), `write` for any other; None for anything else."""
         if not isinstance(message, dict) or message.get("method") != "tools/call":
             return None
         params = message.get("params")

@@ -18,6 +18,7 @@ from mcp.server import MCPServer
 from starlette.types import Message
 
 from core.access import SCOPES, Principal
+from core.contract import RetrievalQuery
 from core.errors import AuthenticationError
 from core.limits import MAX_REQUEST_BYTES
 from core.memories import MemoryService
@@ -446,3 +447,28 @@ async def test_a_json_rpc_error_stays_a_json_rpc_error(endpoint: MCPEndpoint, er
     assert response.status_code == 400
     assert response.headers["content-type"] == "application/json"
     assert response.json()["error"]["code"] == -32700
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_key_given_twice_is_a_422_problem_naming_it_and_nothing_is_done(
+    endpoint: MCPEndpoint, memory_service: MemoryService, era: str
+) -> None:
+    # As the HTTP door refuses such a body: JSON leaves a repeated key undefined, and the SDK would take the last.
+    message, headers = ERAS[era]
+    arguments = '{"content": "Tuesday", "tags": ["work"], "content": "Monday"}'
+    params = json.dumps({**message.get("params", {}), "name": "create_memory"})[:-1] + f', "arguments": {arguments}}}'
+    body = f'{{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {params}}}'
+    sent = {**headers, "mcp-method": "tools/call", "mcp-name": "create_memory"} if era == MODERN else headers
+    async with serving(endpoint) as http:
+        response = await http.post("/mcp", content=body, headers={**sent, "authorization": KEY})
+        unique = await http.post(
+            "/mcp",
+            content=body.replace('"content": "Monday"', '"memory_type": "event"'),
+            headers={**sent, "authorization": KEY},
+        )
+
+    problem = assert_problem(response, 422)
+    assert problem["errors"] == [{"field": "params.arguments.content", "message": "is given more than once"}]
+    assert unique.status_code == 200, unique.text  # the same call with each key once is served
+    stored = memory_service.search("default", RetrievalQuery.parse({}), stamp=False)
+    assert [(memory.content, memory.memory_type) for memory in stored.items] == [("Tuesday", "event")]
