@@ -8,7 +8,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import httpx2
@@ -456,7 +456,7 @@ async def test_a_key_given_twice_is_a_422_problem_naming_it_and_nothing_is_done(
     # As the HTTP door refuses such a body: JSON leaves a repeated key undefined, and the SDK would take the last.
     message, headers = ERAS[era]
     arguments = '{"content": "Tuesday", "tags": ["work"], "content": "Monday"}'
-    meta: dict[str, Any] = message.get("params", {})
+    meta = cast("dict[str, Any]", message.get("params", {}))
     params = json.dumps({**meta, "name": "create_memory"})[:-1] + f', "arguments": {arguments}}}'
     body = f'{{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {params}}}'
     sent = {**headers, "mcp-method": "tools/call", "mcp-name": "create_memory"} if era == MODERN else headers
