@@ -302,6 +302,7 @@ def test_axe_finds_no_violation_on_any_view(scene: Scene) -> None:
     page.get_by_label("Content").fill("A draft.")
     page.get_by_role("button", name="Cancel").click()
     views["discard dialog"] = axe_violations(page)
+    both_widths(page, "console-discard")
     page.get_by_role("dialog").get_by_role("button", name="Discard changes").click()
     expect(page.locator("#summary")).to_be_visible()
     new_views(scene, page, views)
@@ -347,6 +348,7 @@ def new_views(scene: Scene, page: Page, views: dict[str, list[dict[str, Any]]]) 
     page.get_by_label("Tag to add or remove").fill("axe")
     page.get_by_role("button", name="Add tag").click()
     views["bulk confirmation"] = axe_violations(page)
+    both_widths(page, "console-bulk-confirmation")
     page.get_by_role("dialog").get_by_role("button", name="Add tag").click()
     expect(page.locator("#bulk-summary")).to_be_visible()
     views["bulk summary"] = axe_violations(page)
@@ -370,6 +372,48 @@ def new_views(scene: Scene, page: Page, views: dict[str, list[dict[str, Any]]]) 
     expect(page.locator("#deleted")).to_be_visible()
     views["deleted while edited"] = axe_violations(page)
     both_widths(page, "console-deleted-meanwhile")
+
+
+def test_axe_finds_no_violation_on_the_dialogs_a_search_preview_and_a_read_only_keys_view(scene: Scene) -> None:
+    if not AXE.exists():
+        pytest.fail("axe-core is missing: run `make install` (npm ci in tests/browser)")
+    views: dict[str, list[dict[str, Any]]] = {}
+    page = scene.page(bypass_csp=True)  # only so axe's own script can be injected
+    scene.open_console(page, fragment="#/?q=uses%20uv")
+    expect(page.locator("tbody mark").first).to_have_text("uses uv")
+    views["list with a search preview"] = axe_violations(page)
+    both_widths(page, "console-preview-list")
+
+    created = scene.api.post("/memories", json={"content": "The user's desk is by the window.", "tags": ["work"]})
+    mid = created.json()["id"]
+    scene.api.patch(f"/memories/{mid}", json={"content": "The user's desk is by the door."})
+    page.goto(f"{scene.base}/console/#/memory/{mid}")
+    page.get_by_role("button", name="Restore version 1").click()
+    expect(page.get_by_role("dialog")).to_contain_text("Restore version 1?")
+    views["restore this version"] = axe_violations(page)
+    both_widths(page, "console-restore-version")
+    page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
+    page.get_by_role("button", name="Delete", exact=True).click()
+    expect(page.get_by_role("dialog")).to_contain_text(f"Delete memory #{mid}?")
+    views["delete confirmation"] = axe_violations(page)
+    both_widths(page, "console-delete-confirmation")
+    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    page.get_by_role("button", name="Purge").click()
+    expect(page.get_by_role("dialog")).to_contain_text("Purging is final")
+    views["purge confirmation"] = axe_violations(page)
+    both_widths(page, "console-purge-confirmation")
+    page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
+
+    reader = scene.page(bypass_csp=True)
+    scene.open_console(reader, key=scene.reader)
+    expect(reader.locator("#summary")).to_be_visible()
+    views["read-only list"] = axe_violations(reader)
+    reader.goto(f"{scene.base}/console/#/memory/2")
+    expect(reader.locator("main")).to_contain_text("This key may only read: it cannot change memories.")
+    views["read-only memory"] = axe_violations(reader)
+    both_widths(reader, "console-read-only")
+
+    assert {view: [v["id"] for v in found] for view, found in views.items()} == {view: [] for view in views}
 
 
 def test_the_page_runs_within_its_content_security_policy(scene: Scene) -> None:

@@ -5,15 +5,18 @@ once, export, Ask (recall), and a late answer never covering the next view."""
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
+import httpx2
 import pytest
-from playwright.sync_api import Request, Route, expect
+from playwright.sync_api import Locator, Page, Request, Route, expect
 
 from tests.browser.chromium import screenshot
-from tests.browser.console_scene import Scene, agent_memory, axe_violations
+from tests.browser.console_scene import Scene, agent_memory, axe_violations, keys_create
 
 pytestmark = pytest.mark.browser
 
@@ -280,3 +283,210 @@ def test_a_view_whose_answer_comes_late_does_not_cover_the_view_the_person_moved
 
     expect(page.locator("#summary")).to_be_visible()
     expect(page.locator("#history")).to_have_count(0)
+
+
+def stored(scene: Scene, mid: int) -> dict[str, Any]:
+    """A memory as the API holds it, read without stamping (a deleted one from the list of deleted memories)."""
+    found = scene.api.get(f"/memories/{mid}", headers={"Prefer": "no-stamp"})
+    if found.status_code == 200:
+        record: dict[str, Any] = found.json()
+        return record
+    deleted = scene.api.get("/memories", params={"status": "deleted", "limit": 100}, headers={"Prefer": "no-stamp"})
+    return next(m for m in deleted.json()["items"] if m["id"] == mid)
+
+
+def act_on_the_page(page: Page, button: str, asked: str, tag: str = "") -> Locator:
+    """Every memory of the page selected (and `tag` typed), `button` clicked: its confirmation, which says `asked`."""
+    page.get_by_label("Select every memory on this page").check()
+    if tag:
+        page.get_by_label("Tag to add or remove").fill(tag)
+    page.get_by_role("button", name=button, exact=True).click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text(asked)
+    return dialog
+
+
+def test_selected_memories_are_untagged_deleted_and_restored_at_once_with_progress_while_it_runs(scene: Scene) -> None:
+    ids = [
+        scene.api.post("/memories", json={"content": f"Sweep {n}.", "tags": ["sweep", "stale"][: 2 - n // 2]}).json()[
+            "id"
+        ]
+        for n in range(3)
+    ]
+    scene.api.patch(f"/memories/{ids[2]}", json={"status": "invalid"})
+    page = scene.page()
+    scene.open_console(page, fragment="#/?tag=sweep")
+    act_on_the_page(page, "Remove tag", "Remove the tag stale from 3 memories?", tag="stale").get_by_role(
+        "button", name="Remove tag"
+    ).click()
+    expect(page.locator("#bulk-summary")).to_have_text("2 untagged, 1 left as they were (nothing to change), 0 failed.")
+    assert [stored(scene, m)["tags"] for m in ids] == [["sweep"]] * 3
+    assert [stored(scene, m)["version"] for m in ids] == [2, 2, 2]  # the one without the tag was not written
+
+    page.get_by_role("link", name="Back to the list").click()
+    deletes_with_progress(page)
+    assert [stored(scene, m)["status"] for m in ids] == ["deleted"] * 3
+
+    page.goto(f"{scene.base}/console/#/?tag=sweep&status=deleted")
+    act_on_the_page(page, "Restore", "Restore 3 memories?").get_by_role("button", name="Restore").click()
+    expect(page.locator("#bulk-summary")).to_have_text("3 restored, 0 left as they were (nothing to change), 0 failed.")
+    # Each comes back with the status it had before the deletion.
+    assert [stored(scene, m)["status"] for m in ids] == ["active", "active", "invalid"]
+
+
+def deletes_with_progress(page: Page) -> None:
+    """The page's three memories deleted through a slow API (each deletion held until the test lets it go): the
+    confirmation fits a phone, and the progress bar counts the deletions that are done."""
+    held: list[Route] = []
+
+    def hold_deletes(route: Route) -> None:
+        if route.request.method == "DELETE":
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/memories/*", hold_deletes)
+    dialog = act_on_the_page(page, "Delete", "Delete 3 memories?")
+    expect(dialog).to_contain_text("each stays restorable for 30 days")
+    page.set_viewport_size({"width": 375, "height": 800})
+    box = dialog.bounding_box()
+    assert box is not None
+    assert box["x"] >= 16  # a margin on a phone, not edge to edge
+    assert box["x"] + box["width"] <= 375 - 16
+    screenshot(page, "console-bulk-delete-confirmation-phone")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    dialog.get_by_role("button", name="Delete").click()
+
+    progress = page.get_by_role("progressbar", name="Progress")
+    expect(progress).to_be_visible()
+    expect(progress).to_have_js_property("max", 3)
+    expect(progress).to_have_js_property("value", 0)
+    expect(page.get_by_role("status")).to_have_text("0 of 3")
+    for _ in range(200):  # the three deletions are on their way (four at a time), each held
+        if len(held) == 3:
+            break
+        page.wait_for_timeout(50)
+    assert len(held) == 3
+    screenshot(page, "console-bulk-progress")
+    held[0].continue_()
+    expect(progress).to_have_js_property("value", 1)  # one answered: 1 of 3, though all three were sent
+    expect(page.get_by_role("status")).to_have_text("1 of 3")
+    for route in held[1:]:
+        route.continue_()
+    expect(page.locator("#bulk-summary")).to_have_text("3 deleted, 0 left as they were (nothing to change), 0 failed.")
+    expect(progress).to_have_count(0)
+    page.unroute("**/memories/*")
+
+
+def conflict_on(scene: Scene, page: Page, mid: int, mine: str, theirs: str) -> None:
+    """The person edits content and type while the agent changes both: two fields to choose for."""
+    page.goto(f"{scene.base}/console/#/memory/{mid}")
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_label("Content").fill(mine)
+    page.get_by_label("Type").select_option("preference")
+    assert scene.api.patch(f"/memories/{mid}", json={"content": theirs, "memory_type": "identity"}).status_code == 200
+    page.get_by_role("button", name="Save").click()
+    agent_id = scene.api.get("/key").json()["key_id"]
+    expect(page.locator('fieldset[data-field="memory_type"]')).to_contain_text(
+        f"Type: you and key {agent_id} both changed it"
+    )
+
+
+def choose(page: Page, field: str, side: str) -> None:
+    page.locator(f'fieldset[data-field="{field}"]').get_by_role("radio", name=re.compile(f"^{side}")).check()
+
+
+def test_each_side_of_a_merge_choice_is_what_gets_saved_and_keeping_theirs_sends_nothing(scene: Scene) -> None:
+    page = scene.page()
+    sent: list[Any] = []
+    page.on("request", lambda request: sent.append(request.post_data_json) if request.method == "PATCH" else None)
+    first = scene.api.post("/memories", json={"content": "Lunch is at noon.", "memory_type": "event"}).json()["id"]
+    scene.open_console(page)
+    expect(page.locator("#summary")).to_be_visible()
+    conflict_on(scene, page, first, "Lunch is at 12:30.", "Lunch is at 13:00.")
+    assert sent == [{"content": "Lunch is at 12:30.", "memory_type": "preference"}]  # the save that met the change
+    sent.clear()
+    content = page.get_by_label("Content to save")
+    expect(content).to_have_value("Lunch is at 13:00.")  # theirs is chosen until the person says otherwise
+    choose(page, "content", "Use mine")
+    expect(content).to_have_value("Lunch is at 12:30.")
+    choose(page, "memory_type", "Keep theirs")
+    page.set_viewport_size({"width": 375, "height": 800})
+    screenshot(page, "console-merge-choices-phone")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.get_by_role("button", name="Save merged changes").click()
+    expect(page.locator("#notice")).to_have_text("Your changes are merged into version 2.")
+    assert sent == [{"content": "Lunch is at 12:30."}]  # theirs kept for the type: the type is not sent
+    record = stored(scene, first)
+    assert (record["content"], record["memory_type"], record["version"]) == ("Lunch is at 12:30.", "identity", 3)
+
+    second = scene.api.post("/memories", json={"content": "Gym on Fridays.", "memory_type": "event"}).json()["id"]
+    conflict_on(scene, page, second, "Gym on Thursdays.", "Gym on Saturdays.")
+    sent.clear()
+    choose(page, "content", "Use mine")
+    choose(page, "content", "Keep theirs")  # changed their mind: the text goes back to theirs
+    expect(page.get_by_label("Content to save")).to_have_value("Gym on Saturdays.")
+    choose(page, "memory_type", "Use mine")
+    page.get_by_role("button", name="Save merged changes").click()
+    expect(page.locator("#notice")).to_have_text("Your changes are merged into version 2.")
+    assert sent == [{"memory_type": "preference"}]
+    record = stored(scene, second)
+    assert (record["content"], record["memory_type"]) == ("Gym on Saturdays.", "preference")
+
+    third = scene.api.post("/memories", json={"content": "Dentist in May.", "memory_type": "event"}).json()["id"]
+    conflict_on(scene, page, third, "Dentist in June.", "Dentist in July.")
+    sent.clear()
+    page.get_by_role("button", name="Save merged changes").click()  # theirs for both, as offered
+    expect(page.locator("#notice")).to_have_text("Nothing of yours differs from the current version.")
+    assert sent == []  # nothing to send: their version stands as it is
+    record = stored(scene, third)
+    assert (record["content"], record["memory_type"], record["version"]) == ("Dentist in July.", "identity", 2)
+
+
+def test_an_export_of_more_than_a_page_reads_every_page_of_100_and_holds_every_match_as_json_and_ndjson(
+    scene: Scene, shared_serve_engine: tuple[str, str, int]
+) -> None:
+    namespace = f"export-{uuid.uuid4().hex[:8]}"  # 120 memories of its own: the module's counts stay as they are
+    key = keys_create(shared_serve_engine[2], namespace, "read,write", "exporter")
+    with httpx2.Client(base_url=scene.base, headers={"Authorization": f"Bearer {key}"}, timeout=30) as api:
+        for n in range(125):
+            tags = ["wide"] if n % 25 else ["narrow"]  # five of them outside the filter
+            assert api.post("/memories", json={"content": f"Wide export {n}.", "tags": tags}).status_code == 201
+        expected: list[dict[str, Any]] = []
+        for offset in (0, 100):
+            listed = api.get(
+                "/memories", params={"tag": "wide", "limit": 100, "offset": offset}, headers={"Prefer": "no-stamp"}
+            )
+            expected.extend(listed.json()["items"])
+    assert len(expected) == 120
+    page = scene.page(accept_downloads=True)
+    scene.open_console(page, key=key, fragment="#/?tag=wide&limit=20")
+    expect(page.locator("#summary")).to_have_text("120 memories · page 1 of 6")
+    reads: list[dict[str, list[str]]] = []
+    page.on(
+        "request",
+        lambda request: (
+            reads.append(parse_qs(urlsplit(request.url).query)) if urlsplit(request.url).path == "/memories" else None
+        ),
+    )
+    page.get_by_text("Export what you see").click()
+    page.get_by_label("Format").select_option("json")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download").click()
+    expect(page.locator("#export-status")).to_have_text("Exported 120 memories.")
+
+    assert json.loads(download.value.path().read_text(encoding="utf-8")) == expected  # every record, as the API has it
+    assert [(r["limit"], r["offset"], r["tag"]) for r in reads] == [
+        (["100"], ["0"], ["wide"]),
+        (["100"], ["100"], ["wide"]),
+    ]
+    assert download.value.suggested_filename == f"agent-memory-{namespace}.json"
+
+    reads.clear()
+    page.get_by_label("Format").select_option("ndjson")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download").click()
+    lines = download.value.path().read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0])["namespace"] == namespace
+    assert [json.loads(line)["memory"] for line in lines[1:]] == sorted(expected, key=lambda m: m["id"])
+    assert [(r["limit"], r["offset"]) for r in reads] == [(["100"], ["0"]), (["100"], ["100"])]

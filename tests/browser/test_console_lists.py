@@ -166,3 +166,34 @@ def test_long_tags_wrap_in_their_cell_the_diff_keeps_words_apart_and_a_page_past
     expect(page.locator("#summary")).to_contain_text("past the last page (")
     page.get_by_role("button", name=re.compile(r"^Go to page \d+$")).click()
     expect(page.locator("#summary")).to_have_text(re.compile(r"· page (\d+) of \1$"))
+
+
+def test_a_fixed_filter_field_loses_its_invalid_mark_and_focus_moves_on_to_the_field_still_wrong(scene: Scene) -> None:
+    page = scene.page()
+    scene.open_console(page, fragment="#/?sort=bogus&limit=0")
+    sort = page.get_by_label("Sort by", exact=True)
+    limit = page.get_by_label("Per page", exact=True)
+    expect(sort).to_be_focused()  # the first field that is wrong
+    expect(limit).to_have_attribute("aria-invalid", "true")
+
+    sort.select_option("created_at")
+    expect(sort).not_to_have_attribute("aria-invalid", "true")
+    expect(sort).not_to_have_attribute("aria-describedby", re.compile("sort-error"))  # nothing reads its error out
+    expect(limit).to_have_attribute("aria-invalid", "true")  # the other field is still wrong, and says so
+    page.get_by_role("button", name="Search").click()
+
+    expect(page.locator(".field-error")).to_have_count(1)
+    expect(limit).to_be_focused()  # focus goes to what is still wrong, not back to the fixed field
+    expect(page.get_by_label("Sort by", exact=True)).not_to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("Sort by", exact=True)).to_have_value("created_at")
+    expect(limit).to_have_attribute("aria-describedby", "limit-error")
+
+    limit.select_option("10")
+    expect(limit).not_to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#limit-error")).to_have_count(0)
+    page.get_by_role("button", name="Search").click()
+
+    expect(page.locator("#summary")).to_be_visible()
+    expect(page.locator("[aria-invalid]")).to_have_count(0)
+    expect(page.locator("#view")).to_be_focused()  # the list shown: focus on the view's content, no field's
+    assert page.url.endswith("#/?sort=created_at&limit=10")

@@ -57,7 +57,8 @@ async function runAll(memories, action, tag, progress) {
             ? "it changed since the list was read; open it and try again" : error.message });
         }
       }
-      progress(memories.length - queue.length, memories.length);
+      // Those finished, not those begun: the first answer of four under way is 1 of N, not 4.
+      progress(outcome.done + outcome.skipped + outcome.failed.length, memories.length);
     }
   };
   await Promise.all(Array.from({ length: AT_ONCE }, worker));
