@@ -13,6 +13,9 @@ from collections.abc import Awaitable, Callable
 from typing import ParamSpec, Protocol, TypeVar
 
 from starlette.concurrency import run_in_threadpool
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from core.budget import storage_budget
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -28,3 +31,19 @@ async def inline(call: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> 
 
 async def in_worker_thread(call: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
     return await run_in_threadpool(call, *args, **kwargs)
+
+
+class WithinRequestBudget:
+    """ASGI middleware: every HTTP request runs inside one budget (core.budget) for every call out it makes, the
+    blocking calls it runs in worker threads included, so it ends before API Gateway's 30 s and the function's
+    timeout however many calls it makes and however slowly each is answered."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        with storage_budget():
+            await self.app(scope, receive, send)

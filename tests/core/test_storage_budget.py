@@ -1,16 +1,22 @@
-"""One storage budget per request (core.budget): the DynamoDB adapter sends no attempt that could outlast it, and the
-budget reaches the worker threads `serve` runs storage calls in."""
+"""One budget per request (core.budget): the DynamoDB and Bedrock adapters send no attempt that could outlast it, a
+budget opened inside another ends no later, the budget reaches the worker threads `serve` runs storage calls in, and
+both doors open one around every request."""
 
 from __future__ import annotations
 
+import io
+import json
 from typing import Any
 
 import anyio
 import pytest
+from botocore.awsrequest import AWSResponse
 
 import core.budget
 from core.budget import REQUEST_STORAGE_SECONDS, seconds_left, storage_budget
 from core.errors import StorageUnavailableError
+from core.recall.bedrock import CONNECT_TIMEOUT_SECONDS, READ_TIMEOUT_SECONDS, BedrockEmbedder, make_bedrock_client
+from core.recall.embedding import EmbedderUnavailableError
 from core.repository.dynamodb import DynamoDBKeyRepository
 from handlers.concurrency import in_worker_thread
 from tests.conftest import Engine
@@ -68,3 +74,53 @@ def test_the_budget_reaches_the_worker_threads_serve_runs_storage_calls_in(now: 
             return await in_worker_thread(seconds_left)
 
     assert anyio.run(left_in_a_worker) == REQUEST_STORAGE_SECONDS - 1
+
+
+def test_a_budget_opened_inside_another_ends_no_later_than_it(now: list[float]) -> None:
+    with storage_budget(10):
+        with storage_budget():
+            assert seconds_left() == 10
+        now[0] += 4
+        with storage_budget(2):
+            assert seconds_left() == 2
+        assert seconds_left() == 6
+    assert seconds_left() is None
+
+
+class Answered:
+    """Answers every InvokeModel with a 256-dimension embedding before it leaves the client, counting the attempts."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, request: Any, **_: Any) -> AWSResponse:
+        self.count += 1
+        raw = io.BytesIO(json.dumps({"embedding": [0.0625] * 256, "inputTextTokenCount": 3}).encode())
+        raw.stream = lambda **_: iter([raw.getvalue()])  # type: ignore[attr-defined]
+        return AWSResponse(request.url, 200, {}, raw)  # type: ignore[arg-type]
+
+
+# A write embeds its memory, then stores it: the embedding takes from the same budget, so the storage calls after it
+# get what is left, and the request still ends within the budget (tests/infra/test_bedrock_bounds.py).
+@pytest.mark.parametrize(
+    ("left", "sent"),
+    [(CONNECT_TIMEOUT_SECONDS + READ_TIMEOUT_SECONDS, 1), (CONNECT_TIMEOUT_SECONDS + READ_TIMEOUT_SECONDS - 0.1, 0)],
+)
+def test_an_embedding_is_asked_only_while_its_worst_case_fits_in_what_is_left_of_the_budget(
+    now: list[float], monkeypatch: pytest.MonkeyPatch, left: float, sent: int
+) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    client = make_bedrock_client("us-east-1")
+    answered = Answered()
+    client.meta.events.register_last("before-send.bedrock-runtime", answered)  # type: ignore[arg-type]
+    embedder = BedrockEmbedder(client)
+
+    with storage_budget(left):
+        if sent:
+            assert len(embedder.embed(["The user is vegetarian."], "passage")) == 1
+        else:
+            with pytest.raises(EmbedderUnavailableError, match="within this request's budget"):
+                embedder.embed(["The user is vegetarian."], "passage")
+
+    assert answered.count == sent

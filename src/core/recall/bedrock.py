@@ -16,6 +16,7 @@ import botocore.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from core.budget import refuse_late_attempts
 from core.digest import Vector
 from core.recall.embedding import EmbedderUnavailableError, Kind
 
@@ -30,9 +31,11 @@ TITAN_DIMENSIONS: Final = (256, 512, 1024)
 # Titan V2's normalised vectors put unrelated texts near 0 (not calibrated here: no Bedrock on the build machine; the
 # template's RecallSemanticFloor overrides it).
 TITAN_FLOOR: Final = 0.0
-# An embedding is on the request path of every write and every recall: fewer, shorter attempts than storage's.
-CONNECT_TIMEOUT_SECONDS: Final = 2.0
-READ_TIMEOUT_SECONDS: Final = 5.0
+# An embedding is on the request path of every write and every recall, and neither needs it to succeed (a write's
+# memory waits for its vector, a recall ranks without meaning): fewer, shorter attempts than storage's (Titan answers
+# in well under a second), and within the request's budget (core.budget), which they share with the storage calls.
+CONNECT_TIMEOUT_SECONDS: Final = 1.0
+READ_TIMEOUT_SECONDS: Final = 3.0
 ATTEMPTS: Final = 2
 
 
@@ -44,7 +47,14 @@ def make_bedrock_client(region: str) -> BedrockRuntimeClient:
         read_timeout=READ_TIMEOUT_SECONDS,
     )
     client = botocore.session.get_session().create_client("bedrock-runtime", config=config)
+    client.meta.events.register(
+        "before-send.bedrock-runtime", refuse_late_attempts(CONNECT_TIMEOUT_SECONDS + READ_TIMEOUT_SECONDS, _too_late)
+    )
     return cast("BedrockRuntimeClient", client)
+
+
+def _too_late() -> EmbedderUnavailableError:
+    return EmbedderUnavailableError("Amazon Bedrock could not answer within this request's budget")
 
 
 class BedrockEmbedder:

@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from core.history import DEFAULT_RETENTION_DAYS
 from core.memories import MemoryService
 from handlers.auth import Authenticator
-from handlers.concurrency import RunBlocking, inline
+from handlers.concurrency import RunBlocking, WithinRequestBudget, inline
 from handlers.console import console_router
 from handlers.door import Door
 from handlers.http.dependencies import install
@@ -63,6 +63,7 @@ def create_app(
         # header the client sent, an open redirect to any host.
         redirect_slashes=False,
     )
+    app.add_middleware(WithinRequestBudget)
     install(app, Door(memories, authenticate, run_blocking, recall))
     app.add_api_route("/healthz", healthz, include_in_schema=False)
     app.include_router(console_router(retention_days))

@@ -18,12 +18,8 @@ from starlette.types import ASGIApp, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from core.access import Principal, Scope
-from core.errors import (
-    AuthenticationError,
-    InvalidInputError,
-    PermissionDeniedError,
-    StorageUnavailableError,
-)
+from core.budget import storage_budget
+from core.errors import AuthenticationError, InvalidInputError, PermissionDeniedError, StorageUnavailableError
 from core.hosts import is_loopback, parse_host
 from core.limits import MAX_REQUEST_BYTES
 from handlers.auth import Authenticator, presented_credentials
@@ -108,10 +104,12 @@ class MCPEndpoint:
     async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
-        elif self._oauth is not None and scope["path"] in OAUTH_PATHS:
-            await self._oauth(scope, receive, send)
-        else:
-            await self._guard(scope, receive, send)
+            return
+        with storage_budget():  # one budget per request for every call out it makes (core.budget)
+            if self._oauth is not None and scope["path"] in OAUTH_PATHS:
+                await self._oauth(scope, receive, send)
+            else:
+                await self._guard(scope, receive, send)
 
     async def _guard(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         """The Origin, then the route and method, then the credentials: each refused before the next is read."""

@@ -11,7 +11,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, ConnectionError, HTTPClientError
 from botocore.loaders import Loader, create_loader
 
-from core.budget import seconds_left
+from core.budget import refuse_late_attempts
 from core.errors import StorageUnavailableError, TableMissingError
 
 if TYPE_CHECKING:
@@ -73,21 +73,14 @@ def make_client(
         aws_access_key_id=placeholder,
         aws_secret_access_key=placeholder,
     )
-    client.meta.events.register("before-send.dynamodb", _WithinBudget(connect_timeout + read_timeout).check)
+    client.meta.events.register(
+        "before-send.dynamodb", refuse_late_attempts(connect_timeout + read_timeout, _too_slow_for_the_request)
+    )
     return cast("DynamoDBClient", client)
 
 
-class _WithinBudget:
-    """Refuses an attempt (botocore's retries included) that could end after the request's storage budget: one
-    that would take its whole connect and read timeouts. Raised here, botocore neither sends nor retries it."""
-
-    def __init__(self, attempt_seconds: float) -> None:
-        self._attempt_seconds = attempt_seconds
-
-    def check(self, **_: Any) -> None:
-        left = seconds_left()
-        if left is not None and left < self._attempt_seconds:
-            raise StorageUnavailableError("storage is answering too slowly for this request; retry shortly")
+def _too_slow_for_the_request() -> StorageUnavailableError:
+    return StorageUnavailableError("storage is answering too slowly for this request; retry shortly")
 
 
 class _DynamoDBModels(Loader):
