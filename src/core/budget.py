@@ -16,13 +16,15 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 # One call's worst case under the DynamoDB client's bounds (3 attempts x (2 s connect + 5 s read) plus backoff stays
 # under 25 s), so a request with one call keeps every attempt it had; the MCP function's timeout is 28 s.
 REQUEST_STORAGE_SECONDS: Final = 25.0
 
 _deadline: ContextVar[float | None] = ContextVar("storage_deadline", default=None)
+
+T = TypeVar("T")
 
 
 def clock() -> float:
@@ -59,3 +61,18 @@ def refuse_late_attempts(attempt_seconds: float, refusal: Callable[[], Exception
             raise refusal()
 
     return check
+
+
+def carried(call: Callable[..., T]) -> Callable[..., T]:
+    """`call` holding the caller's budget, for a thread pool to run: a pool's threads keep their own context variables,
+    so without it the reads, stamps and embedding a request hands to one would run without its budget."""
+    deadline = _deadline.get()
+
+    def run(*args: Any, **kwargs: Any) -> T:
+        token = _deadline.set(deadline)
+        try:
+            return call(*args, **kwargs)
+        finally:
+            _deadline.reset(token)
+
+    return run

@@ -14,10 +14,17 @@ from botocore.awsrequest import AWSResponse
 
 import core.budget
 from core.budget import REQUEST_STORAGE_SECONDS, seconds_left, storage_budget
+from core.contract import RetrievalQuery
 from core.errors import StorageUnavailableError
+from core.memories import MemoryService
+from core.model import NewMemory
 from core.recall.bedrock import CONNECT_TIMEOUT_SECONDS, READ_TIMEOUT_SECONDS, BedrockEmbedder, make_bedrock_client
 from core.recall.embedding import EmbedderUnavailableError
-from core.repository.dynamodb import DynamoDBKeyRepository
+from core.recall.indexing import RecallIndexer
+from core.recall.query import RecallQuery
+from core.recall.service import RecallService
+from core.recall.standin import StandInEmbedder
+from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository
 from handlers.concurrency import in_worker_thread
 from tests.conftest import Engine
 
@@ -124,3 +131,48 @@ def test_an_embedding_is_asked_only_while_its_worst_case_fits_in_what_is_left_of
                 embedder.embed(["The user is vegetarian."], "passage")
 
     assert answered.count == sent
+
+
+class SeeingEmbedder(StandInEmbedder):
+    """The stand-in model, noting what each embedding saw left of the budget."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[float | None] = []
+
+    def embed(self, texts: Any, kind: Any) -> Any:
+        self.seen.append(seconds_left())
+        return super().embed(texts, kind)
+
+
+def test_the_reads_stamps_and_embedding_a_request_hands_to_thread_pools_keep_its_budget(
+    ddb_local_engine: Engine,
+) -> None:
+    # A search reads its totals and segments in the read pool and stamps in the stamp pool; a recall embeds its
+    # question in a pool of its own while it reads the digests in the read pool: none may escape the budget.
+    store = DynamoDBMemoryRepository(ddb_local_engine.client, ddb_local_engine.new_table())
+    embedder = SeeingEmbedder()
+    memories = MemoryService(store, indexer=RecallIndexer(embedder))
+    for n in range(27):  # a page of 27 stamps in two batches, in the stamp pool
+        memories.create("alice", NewMemory.parse({"content": f"the user drinks tea, note {n}", "tags": ["tea"]}))
+    seen: list[float | None] = []
+    client: Any = ddb_local_engine.client
+
+    def note(**_: Any) -> None:
+        seen.append(seconds_left())
+
+    client.meta.events.register_last("before-send.dynamodb", note)
+    embedder.seen.clear()
+
+    with storage_budget():
+        found = memories.search("alice", RetrievalQuery.parse({"q": "tea", "limit": 27}))
+        recalled = RecallService(store, embedder).recall(
+            "alice", RecallQuery.parse({"query": "what does the user drink?"})
+        )
+
+    client.meta.events.unregister("before-send.dynamodb", note)
+    assert (len(found.items), recalled.total) == (27, 27)
+    assert len(seen) >= 4
+    assert None not in seen, seen
+    assert embedder.seen
+    assert None not in embedder.seen

@@ -18,6 +18,7 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.budget import carried
 from core.clock import Clock, format_timestamp, utc_now
 from core.contract import Envelope
 from core.digest import Vector
@@ -97,7 +98,7 @@ class RecallService:
         `stamp` is False), their `use` part computed from the stamp stored before."""
         arrived = self._clock()
         as_of = datetime.fromisoformat(query.as_of) if query.as_of else arrived
-        asked = _QUESTIONS.submit(self._question, query.query)
+        asked = _QUESTIONS.submit(carried(self._question), query.query)
         candidates = [] if query.matches_nothing else self._store.recall_candidates(namespace, query)
         question = asked.result()
         ranked = self._rank(query.query, question, candidates, as_of)

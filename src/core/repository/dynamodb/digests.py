@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final
 
+from core.budget import carried
 from core.digest import Digest, Vector
 from core.model import Memory
 from core.repository.digests import Candidate, CandidateFilter, Unembedded
@@ -156,7 +157,7 @@ class Digests:
         # Eventually consistent: the last segment is open-ended, so a stale counter misses no memory.
         bounds = segments(int((counter or {}).get("next_id", {}).get("N", "0")), DIGEST_SEGMENT_IDS)
         request = self._filtered(namespace, filters)
-        found = READERS.map(lambda bound: self._segment(request, *bound), bounds)
+        found = READERS.map(carried(lambda bound: self._segment(request, *bound)), bounds)
         return [to_candidate(item) for part in found for item in part]
 
     def _filtered(self, namespace: str, filters: CandidateFilter) -> Item:

@@ -21,6 +21,7 @@ from concurrent.futures import Future
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
+from core.budget import carried
 from core.contract import RetrievalQuery
 from core.repository import Matches
 from core.repository.dynamodb.client import READERS, call
@@ -100,7 +101,7 @@ class Listing:
         if query.offset == 0:
             # A first page reads the totals while its first Query runs; a later one reads them first, so a page past
             # the end reads no row and the Queries know how many rows to read.
-            counts = READERS.submit(totals)
+            counts = READERS.submit(carried(totals))
         else:
             counts = totals().checked()
             if query.offset >= counts.matching(query):
@@ -239,7 +240,7 @@ class Listing:
         # Each segment keeps only the matches that can reach the page, so a search holds a few pages of rows, not
         # every match of the namespace.
         leading = leading_rows(query.sort, query.offset + query.limit)
-        parts = list(READERS.map(lambda bound: self._segment(request, leading, *bound), bounds))
+        parts = list(READERS.map(carried(lambda bound: self._segment(request, leading, *bound)), bounds))
         rows = leading([row for _, part in parts for row in part])
         window = rows[query.offset : query.offset + query.limit]
         return Matches(items=[from_item(row) for row in window], total=sum(count for count, _ in parts))

@@ -9,6 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
+from core.budget import carried
 from core.errors import MemoryNotFoundError, StorageUnavailableError, TableMissingError
 from core.model import Memory
 from core.repository.dynamodb.client import STAMPERS, ConditionFailedError, call
@@ -67,7 +68,7 @@ class Stamps:
             self._stamp_batch(namespace, batches[0], accessed_at)
             return
         # list() waits for every batch and re-raises the first failure.
-        list(STAMPERS.map(lambda batch: self._stamp_batch(namespace, batch, accessed_at), batches))
+        list(STAMPERS.map(carried(lambda batch: self._stamp_batch(namespace, batch, accessed_at)), batches))
 
     def _stamp_batch(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
         statement = _STAMP.format(table=self._table)
