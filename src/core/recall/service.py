@@ -120,9 +120,11 @@ class RecallService:
         unembedded = sum(
             1 for candidate in candidates if candidate.vector is None or candidate.model != self._embedder.model
         )
+        # A match whose record is gone or no longer shown (deleted since its digest was read) is no match any more.
+        total = len(candidates) - (len(reach) - len(records))
         return RecallPage.of(
             items,
-            len(candidates),
+            total,
             limit=query.limit,
             offset=query.offset,
             as_of=format_timestamp(as_of),

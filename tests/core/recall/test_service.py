@@ -140,3 +140,31 @@ def test_a_page_past_the_last_match_reads_no_record() -> None:
 
         assert (page.items, page.total, page.offset, page.has_more) == ([], 40, offset, False)
     assert store.records_read == []
+
+
+class DeletedMeanwhile(InMemoryMemoryRepository):
+    """A store where memory 2 is deleted after recall read the digests and before it reads the records."""
+
+    def __init__(self, memories: list[MemoryService]) -> None:
+        super().__init__()
+        self.memories = memories
+
+    def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
+        if 2 in memory_ids:
+            self.memories[0].delete(namespace, 2)
+        return super().records(namespace, memory_ids)
+
+
+def test_a_memory_deleted_between_the_digests_and_the_records_is_not_counted_in_the_total() -> None:
+    clock = FakeClock()
+    services: list[MemoryService] = []
+    store = DeletedMeanwhile(services)
+    services.append(MemoryService(store, clock, indexer=RecallIndexer(STAND_IN)))
+    for text in ("the user eats rice", "the user eats bread", "the user eats fish"):
+        services[0].create(NS, NewMemory.parse({"content": text}))
+    recall = RecallService(store, STAND_IN, clock=clock)
+
+    page = recall.recall(NS, RecallQuery.parse({"query": "what does the user eat"}), stamp=False)
+
+    assert sorted(item.memory.id for item in page.items) == [1, 3]
+    assert (page.total, page.has_more) == (2, False)
