@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -108,12 +109,19 @@ def test_calls_submitted_together_count_as_one_round_trip_however_late_their_thr
     requested_at_submit(pool)
     key = {"pk": {"S": "NS#a"}, "sk": {"S": "MEM#1"}}
 
+    submitted = threading.Event()
+
     def late_get(delay: float) -> None:
+        # Both were submitted before either calls (on a loaded machine the first could otherwise return before the
+        # second is even submitted, which would rightly count as a second round trip).
+        submitted.wait(timeout=10)
         time.sleep(delay)  # a thread that reaches botocore only after the other call returned
         client.get_item(TableName=table, Key=key)
 
     with recorder.recording() as together:
-        list(pool.map(late_get, [0.0, 0.3]))
+        gets = pool.map(late_get, [0.0, 0.3])
+        submitted.set()
+        list(gets)
     with recorder.recording() as chained:
         client.get_item(TableName=table, Key=key)
         pool.submit(late_get, 0.0).result()
