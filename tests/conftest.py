@@ -315,8 +315,7 @@ def dynamodb_local_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterato
     log_path = tmp_path_factory.mktemp("dynamodb-local") / "stderr.log"
     with log_path.open("wb") as log:
         try:
-            # serve's JVM options (the serial collector, a small code cache): about a tenth less CPU for the same
-            # work on two cores (a 10,000-memory import: 18.6 s of the engine's CPU against 20.6 s with the defaults)
+            # serve's JVM options (local.serve says why): the suite took as long with the server compiler here
             local = DynamoDBLocal(free_port(), log, DDB_LOCAL_DIR, jvm_options=ENGINE_JVM_OPTIONS)
         except DynamoDBLocalUnavailableError as exc:
             _missing_dynamodb_local(str(exc))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import types
 from collections.abc import Iterator
 from typing import Any
 
+import botocore.endpoint
 import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError, EndpointConnectionError
@@ -26,6 +28,8 @@ from core.repository.dynamodb import (
     DynamoDBMemoryRepository,
     migrate,
 )
+from core.repository.dynamodb import stamps as stamps_module
+from core.repository.dynamodb import stored as stored_module
 from core.repository.dynamodb.migration import COPY_ATTEMPTS
 from core.repository.dynamodb.stamps import BATCH_ATTEMPTS, Stamps
 from core.repository.dynamodb.stored import BATCH_GET_ATTEMPTS, BATCH_WRITE_ATTEMPTS
@@ -76,6 +80,17 @@ def memory(memory_id: int) -> Memory:
     )  # fmt: skip
 
 
+@pytest.fixture(autouse=True)
+def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The backoffs asked for between attempts (botocore's, and ours between batches and transactions), recorded
+    instead of slept: these tests hold how often a call is tried and what it answers, not its seconds (about 12 s
+    of sleeping in all; tests/core/test_storage_budget.py holds the seconds a request may take)."""
+    asked: list[float] = []
+    for module in (botocore.endpoint, stored_module, stamps_module):
+        monkeypatch.setattr(module, "time", types.SimpleNamespace(sleep=asked.append))
+    return asked
+
+
 @pytest.fixture
 def repository(moto_engine: Engine, moto_table: str) -> DynamoDBMemoryRepository:
     return DynamoDBMemoryRepository(moto_engine.client, moto_table)
@@ -83,7 +98,7 @@ def repository(moto_engine: Engine, moto_table: str) -> DynamoDBMemoryRepository
 
 @pytest.mark.parametrize("code", ["ProvisionedThroughputExceededException", "ThrottlingException"])
 def test_throttling_is_retried_up_to_three_attempts_then_reported_unavailable(
-    moto_engine: Engine, repository: DynamoDBMemoryRepository, code: str
+    moto_engine: Engine, repository: DynamoDBMemoryRepository, code: str, waits: list[float]
 ) -> None:
     faults = Faults(moto_engine.client, "GetItem", code, times=10)
 
@@ -91,6 +106,7 @@ def test_throttling_is_retried_up_to_three_attempts_then_reported_unavailable(
         repository.get(NAMESPACE, 1)
 
     assert faults.attempts == 3
+    assert len(waits) == 2  # a backoff before each retry
     assert raised.value.retry_after_seconds >= 1
 
 
