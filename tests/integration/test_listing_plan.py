@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from core.memories import MemoryService
 from core.model import MEMORY_TYPES, MemoryChanges, NewMemory
 from core.repository.dynamodb import DynamoDBMemoryRepository, listing, migrate
 from core.repository.dynamodb import queries as queries_module
+from core.repository.dynamodb.client import make_client
 from core.repository.dynamodb.codec import (
     COUNTER_SK,
     INDEXES,
@@ -29,7 +31,7 @@ from core.repository.dynamodb.codec import (
     tag_partition,
 )
 from core.repository.memory import InMemoryMemoryRepository
-from tests.conftest import Engine, FakeClock
+from tests.conftest import REGION, Engine, FakeClock
 from tests.copies import assert_copies_mirror, scan
 
 NS = "alice"
@@ -47,6 +49,31 @@ class Queries:
 
     def _record(self, params: dict[str, Any], **_: Any) -> None:
         self.sent.append(dict(params))
+
+
+@pytest.fixture(scope="module")
+def stocked(dynamodb_local_endpoint: str) -> tuple[tuple[MemoryService, MemoryService], Engine]:
+    """Twins (as `twins`) holding stock(150), made once for the module's tests that only list and search them (about
+    4 s each on DynamoDB Local); their searches stamp both twins alike, so the twins stay the same. The engine's
+    client is the DynamoDB twin's, for a Queries recorder."""
+    engine = Engine("dynamodb-local", make_client(dynamodb_local_endpoint, REGION))
+    assert engine.client is not None
+    clock = FakeClock()
+    twins = (
+        MemoryService(DynamoDBMemoryRepository(engine.client, engine.new_table()), clock),
+        MemoryService(InMemoryMemoryRepository(), clock),
+    )
+    stock(twins, 150)
+    return twins, engine
+
+
+@pytest.fixture
+def stocked_queries(stocked: tuple[tuple[MemoryService, MemoryService], Engine]) -> Iterator[Queries]:
+    """A recorder of the stocked twins' Queries for one test."""
+    queries = Queries(stocked[1])
+    yield queries
+    assert stocked[1].client is not None
+    stocked[1].client.meta.events.unregister("before-parameter-build.dynamodb.Query", queries._record)
 
 
 @pytest.fixture
@@ -151,10 +178,9 @@ def test_a_search_in_a_namespace_whose_counter_went_near_a_billion_sends_a_bound
 
 @pytest.mark.parametrize("sort", ["id", "created_at", "updated_at"])
 def test_a_tag_listing_reads_only_the_tags_copies(
-    twins: tuple[MemoryService, MemoryService], ddb_local_engine: Engine, sort: str
+    stocked: tuple[tuple[MemoryService, MemoryService], Engine], stocked_queries: Queries, sort: str
 ) -> None:
-    stock(twins, 150)
-    queries = Queries(ddb_local_engine)
+    twins, queries = stocked[0], stocked_queries
     for tag, fields, (offset, limit) in itertools.product(
         TAGS,
         [{}, {"status": "invalid"}, {"memory_type": "event"}, {"status": "deleted"}],
@@ -249,10 +275,9 @@ def test_a_search_finds_a_memory_whose_id_is_beyond_the_counter_read(
 
 @pytest.mark.parametrize("fields", [{"status": "invalid"}, {"memory_type": "event"}, {"status": "active"}, {}])
 def test_a_filtered_listing_sizes_its_queries_from_the_stored_totals(
-    twins: tuple[MemoryService, MemoryService], ddb_local_engine: Engine, fields: dict[str, str]
+    stocked: tuple[tuple[MemoryService, MemoryService], Engine], stocked_queries: Queries, fields: dict[str, str]
 ) -> None:
-    stock(twins, 150)
-    queries = Queries(ddb_local_engine)
+    twins, queries = stocked[0], stocked_queries
     for sort, limit in itertools.product(SORTS, [5, 20]):
         queries.sent.clear()
         same_page(twins, RetrievalQuery.parse({**fields, "sort": sort, "limit": limit}))

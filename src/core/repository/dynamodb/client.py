@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -64,7 +65,7 @@ def make_client(
     )
     # botocore's own session: boto3 would add only its resource layer and s3transfer, ~90 ms of cold import.
     session = botocore.session.get_session()
-    session.register_component("data_loader", _DynamoDBModels.for_session(session))
+    session.register_component("data_loader", _DynamoDBModels.for_path(session.get_config_variable("data_path")))
     placeholder = "local" if endpoint_url is not None and session.get_credentials() is None else None
     client = session.create_client(
         "dynamodb",
@@ -89,9 +90,12 @@ class _DynamoDBModels(Loader):
     25 ms of a cold start)."""
 
     @classmethod
-    def for_session(cls, session: botocore.session.Session) -> _DynamoDBModels:
+    @functools.cache
+    def for_path(cls, data_path: str | None) -> _DynamoDBModels:
+        """One loader per search path in the process: it keeps the models it parsed, so a second client (the CLI's,
+        a test's) does not parse them again (about 25 ms a client)."""
         # The search path botocore's own loader would have (AWS_DATA_PATH first, then its own models).
-        default = create_loader(session.get_config_variable("data_path"))
+        default = create_loader(data_path)
         return cls(extra_search_paths=default.search_paths, include_default_search_paths=False)
 
     def list_available_services(self, type_name: str) -> list[str]:

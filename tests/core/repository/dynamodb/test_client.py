@@ -1,11 +1,14 @@
-"""The process's DynamoDB client: built without listing every AWS service's models, still honouring AWS_DATA_PATH."""
+"""The process's DynamoDB client: built without listing every AWS service's models, still honouring AWS_DATA_PATH,
+and a second client of the process built from the models the first parsed."""
 
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
+from typing import Any
 
+import botocore.loaders
 import botocore.session
 import pytest
 
@@ -32,7 +35,8 @@ def test_the_client_loads_dynamodb_models_from_aws_data_path_too(
     assert client.meta.service_model.service_name == "dynamodb"
 
 
-def test_the_client_never_lists_every_services_models(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_client_never_lists_every_services_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_DATA_PATH", str(tmp_path))  # a search path no client of this process loaded from yet
     listed: list[str] = []
     real_listdir = os.listdir
 
@@ -46,3 +50,23 @@ def test_the_client_never_lists_every_services_models(monkeypatch: pytest.Monkey
 
     data = Path(botocore.__file__).parent / "data"
     assert str(data) not in listed  # the directory of every service's models
+
+
+def test_a_second_client_of_the_process_parses_no_model_file_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_DATA_PATH", str(tmp_path))  # a search path no client of this process loaded from yet
+    make_client("http://127.0.0.1:9", "us-east-1")
+    parsed: list[str] = []
+    real_load_file = botocore.loaders.JSONFileLoader.load_file
+
+    def load_file(self: botocore.loaders.JSONFileLoader, file_path: str) -> Any:
+        parsed.append(file_path)
+        return real_load_file(self, file_path)
+
+    monkeypatch.setattr(botocore.loaders.JSONFileLoader, "load_file", load_file)
+
+    second = make_client("http://127.0.0.1:9", "eu-west-1")
+
+    assert parsed == []
+    assert (second.meta.service_model.service_name, second.meta.region_name) == ("dynamodb", "eu-west-1")
