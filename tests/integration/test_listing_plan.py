@@ -50,6 +50,10 @@ class Queries:
     def _record(self, params: dict[str, Any], **_: Any) -> None:
         self.sent.append(dict(params))
 
+    def stop(self, engine: Engine) -> None:
+        assert engine.client is not None
+        engine.client.meta.events.unregister("before-parameter-build.dynamodb.Query", self._record)
+
 
 @pytest.fixture(scope="module")
 def stocked(dynamodb_local_endpoint: str) -> tuple[tuple[MemoryService, MemoryService], Engine]:
@@ -72,8 +76,7 @@ def stocked_queries(stocked: tuple[tuple[MemoryService, MemoryService], Engine])
     """A recorder of the stocked twins' Queries for one test."""
     queries = Queries(stocked[1])
     yield queries
-    assert stocked[1].client is not None
-    stocked[1].client.meta.events.unregister("before-parameter-build.dynamodb.Query", queries._record)
+    queries.stop(stocked[1])
 
 
 @pytest.fixture
