@@ -10,6 +10,7 @@ import itertools
 import math
 import random
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -42,24 +43,31 @@ TAGS = ["travel", "food", "work"]
 class Queries:
     """The parameters of every Query the engine's client sends."""
 
+    EVENT = "before-parameter-build.dynamodb.Query"
+
     def __init__(self, engine: Engine) -> None:
         self.sent: list[dict[str, Any]] = []
         assert engine.client is not None
-        engine.client.meta.events.register("before-parameter-build.dynamodb.Query", self._record)
+        self._events = engine.client.meta.events
+        self._events.register(self.EVENT, self._record)
 
     def _record(self, params: dict[str, Any], **_: Any) -> None:
         self.sent.append(dict(params))
 
-    def stop(self, engine: Engine) -> None:
-        assert engine.client is not None
-        engine.client.meta.events.unregister("before-parameter-build.dynamodb.Query", self._record)
+    def stop(self) -> None:
+        self._events.unregister(self.EVENT, self._record)
+
+
+@dataclass(frozen=True)
+class Stocked:
+    twins: tuple[MemoryService, MemoryService]
+    engine: Engine  # the DynamoDB twin's, for a Queries recorder
 
 
 @pytest.fixture(scope="module")
-def stocked(dynamodb_local_endpoint: str) -> tuple[tuple[MemoryService, MemoryService], Engine]:
+def stocked(dynamodb_local_endpoint: str) -> Stocked:
     """Twins (as `twins`) holding stock(150), made once for the module's tests that only list and search them (about
-    4 s each on DynamoDB Local); their searches stamp both twins alike, so the twins stay the same. The engine's
-    client is the DynamoDB twin's, for a Queries recorder."""
+    4 s each on DynamoDB Local); their searches stamp both twins alike, so the twins stay the same."""
     engine = Engine("dynamodb-local", make_client(dynamodb_local_endpoint, REGION))
     assert engine.client is not None
     clock = FakeClock()
@@ -68,15 +76,15 @@ def stocked(dynamodb_local_endpoint: str) -> tuple[tuple[MemoryService, MemorySe
         MemoryService(InMemoryMemoryRepository(), clock),
     )
     stock(twins, 150)
-    return twins, engine
+    return Stocked(twins, engine)
 
 
 @pytest.fixture
-def stocked_queries(stocked: tuple[tuple[MemoryService, MemoryService], Engine]) -> Iterator[Queries]:
+def stocked_queries(stocked: Stocked) -> Iterator[Queries]:
     """A recorder of the stocked twins' Queries for one test."""
-    queries = Queries(stocked[1])
+    queries = Queries(stocked.engine)
     yield queries
-    queries.stop(stocked[1])
+    queries.stop()
 
 
 @pytest.fixture
@@ -180,10 +188,8 @@ def test_a_search_in_a_namespace_whose_counter_went_near_a_billion_sends_a_bound
 
 
 @pytest.mark.parametrize("sort", ["id", "created_at", "updated_at"])
-def test_a_tag_listing_reads_only_the_tags_copies(
-    stocked: tuple[tuple[MemoryService, MemoryService], Engine], stocked_queries: Queries, sort: str
-) -> None:
-    twins, queries = stocked[0], stocked_queries
+def test_a_tag_listing_reads_only_the_tags_copies(stocked: Stocked, stocked_queries: Queries, sort: str) -> None:
+    twins, queries = stocked.twins, stocked_queries
     for tag, fields, (offset, limit) in itertools.product(
         TAGS,
         [{}, {"status": "invalid"}, {"memory_type": "event"}, {"status": "deleted"}],
@@ -278,9 +284,9 @@ def test_a_search_finds_a_memory_whose_id_is_beyond_the_counter_read(
 
 @pytest.mark.parametrize("fields", [{"status": "invalid"}, {"memory_type": "event"}, {"status": "active"}, {}])
 def test_a_filtered_listing_sizes_its_queries_from_the_stored_totals(
-    stocked: tuple[tuple[MemoryService, MemoryService], Engine], stocked_queries: Queries, fields: dict[str, str]
+    stocked: Stocked, stocked_queries: Queries, fields: dict[str, str]
 ) -> None:
-    twins, queries = stocked[0], stocked_queries
+    twins, queries = stocked.twins, stocked_queries
     for sort, limit in itertools.product(SORTS, [5, 20]):
         queries.sent.clear()
         same_page(twins, RetrievalQuery.parse({**fields, "sort": sort, "limit": limit}))
