@@ -1,11 +1,20 @@
-"""What a DynamoDB table must hold for a namespace's tag copies (see codec.py): checked by scanning it."""
+"""What a DynamoDB table must hold for a namespace's tag and search copies (see codec.py): checked by scanning it."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from core.repository.dynamodb import LISTED_ATTRIBUTES
-from core.repository.dynamodb.codec import STATS_SK, TAG_COPIES, from_item, tag_partition, totals_attribute
+from core.repository.dynamodb.codec import (
+    SEARCH_COPIES,
+    SEARCH_PREFIX,
+    STATS_SK,
+    TAG_COPIES,
+    from_item,
+    tag_partition,
+    totals_attribute,
+)
+from core.repository.dynamodb.searchcopies import from_search_copy
 from tests.conftest import Engine
 
 COMPARED = [name for name in (*LISTED_ATTRIBUTES, "folded") if name != "pk"]
@@ -50,3 +59,23 @@ def assert_copies_mirror(engine: Engine, table: str, namespace: str) -> None:
     for tag in stats.keys() | counts.keys():
         stored = {name: int(value["N"]) for name, value in stats.get(tag, {}).items() if name.startswith("n_")}
         assert {name: n for name, n in stored.items() if n} == counts.get(tag, {}), tag
+
+
+def assert_search_copies_mirror(engine: Engine, table: str, namespace: str) -> None:
+    """Every memory of `namespace` is marked as having its search copy, and has exactly one, holding it as a listing
+    returns it (no access stamp); no copy outlives its memory."""
+    items = scan(engine, table)
+    home = f"NS#{namespace}"
+    memories = {
+        int(i["sk"]["S"][len("MEM#") :]): i for i in items if i["pk"]["S"] == home and i["sk"]["S"].startswith("MEM#")
+    }
+    copies = {
+        int(i["sk"]["S"][len(SEARCH_PREFIX) :]): i
+        for i in items
+        if i["pk"]["S"] == home and i["sk"]["S"].startswith(SEARCH_PREFIX)
+    }
+    assert copies.keys() == memories.keys()
+    for memory_id, item in memories.items():
+        assert SEARCH_COPIES in item, memory_id
+        stored = from_item(item).model_copy(update={"last_accessed_at": None})
+        assert from_search_copy(copies[memory_id]) == stored

@@ -47,7 +47,7 @@ LIFECYCLE = ("history", "restore", "purge")
 # recall: a question (bench.recall.QUESTIONS), the default filters and page (limit 10).
 OPERATIONS = ("create", "get", "patch", "delete", *LIFECYCLE, *LISTINGS, "recall")
 # Measured again with today's repository (bench/baseline.py) in the same run, for the targets that compare with it.
-TODAY = ("list_100", "list_deep")
+TODAY = ("list_100", "list_deep", "search_q")
 
 
 # Untimed runs of each listing and recall before it is timed (both ways of it): see OperationBench._measure.

@@ -132,11 +132,15 @@ class RetrievalQuery(InputModel):
 
     def matches(self, memory: Memory) -> bool:
         """The `tag` and `q` filters; `status` and `memory_type` are applied by the store."""
-        if self.tag is not None and self.tag not in memory.tags:
+        return self.matches_text(memory.content, memory.tags)
+
+    def matches_text(self, content: str, tags: list[str]) -> bool:
+        """`matches` for a memory of this content and these tags (a store that reads them before the rest)."""
+        if self.tag is not None and self.tag not in tags:
             return False
         if self.q is not None:
             needle = self.q.casefold()
-            return needle in memory.content.casefold() or any(needle in tag.casefold() for tag in memory.tags)
+            return needle in content.casefold() or any(needle in tag.casefold() for tag in tags)
         return True
 
 

@@ -110,10 +110,15 @@ def migrate_store(args: argparse.Namespace) -> int:
                 "stored before this version; `agent-memory embed` embeds them now (or the hourly purge function, "
                 "or serve, later)."
             )
-        if done.skipped:
+        if done.searchable:
             print(
-                f"{done.skipped} memories kept changing meanwhile; their namespaces search tags the slow way until "
-                "`agent-memory migrate` runs again.",
+                f"Wrote the search copies of {done.searchable} {'memory' if done.searchable == 1 else 'memories'} "
+                "stored before this version; `q` searches read them once a namespace's memories all have one."
+            )
+        if done.skipped or done.unsearchable:
+            print(
+                f"{max(done.skipped, done.unsearchable)} memories kept changing meanwhile; their namespaces search "
+                "the slow way until `agent-memory migrate` runs again.",
                 file=sys.stderr,
             )
         if done.undigested:

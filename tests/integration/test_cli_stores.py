@@ -83,8 +83,11 @@ def test_migrate_copies_older_memories_and_says_how_many(
         ddb_local_service.create("alice", NewMemory.parse({"content": f"note {n}", "tags": ["travel"]}))
     key = {"pk": {"S": "NS#alice"}, "sk": {"S": "MEM#0000000002"}}
     for stored_before in (key, {"pk": {"S": "NS#alice"}, "sk": {"S": "STATS"}}):  # as a previous version left them
-        client.update_item(TableName=ddb_local_table, Key=stored_before, UpdateExpression="REMOVE tag_copies")
+        client.update_item(
+            TableName=ddb_local_table, Key=stored_before, UpdateExpression="REMOVE tag_copies, search_copies"
+        )
     client.delete_item(TableName=ddb_local_table, Key={**key, "pk": {"S": "NS#alice#TAG#travel"}})
+    client.delete_item(TableName=ddb_local_table, Key={**key, "sk": {"S": "Q#0000000002"}})
     client.update_item(
         TableName=ddb_local_table,
         Key={"pk": {"S": "NS#alice#TAG#travel"}, "sk": {"S": "STATS"}},
@@ -100,10 +103,14 @@ def test_migrate_copies_older_memories_and_says_how_many(
         "Copied the tags of 1 memory; 1 namespace searches tags by their copies.\n"
         "Wrote the recall digests of 3 memories stored before this version; `agent-memory embed` embeds them now (or "
         "the hourly purge function, or serve, later).\n"
+        "Wrote the search copies of 1 memory stored before this version; `q` searches read them once a namespace's "
+        "memories all have one.\n"
     )
-    assert "tag_copies" in client.get_item(TableName=ddb_local_table, Key=key)["Item"]
+    assert {"tag_copies", "search_copies"} <= client.get_item(TableName=ddb_local_table, Key=key)["Item"].keys()
     found = ddb_local_service.search("alice", RetrievalQuery.parse({"tag": "travel"}))
     assert (found.total, [m.id for m in found.items]) == (3, [1, 2, 3])
+    searched = ddb_local_service.search("alice", RetrievalQuery.parse({"q": "NOTE"}))
+    assert (searched.total, [m.content for m in searched.items]) == (3, ["note 0", "note 1", "note 2"])
 
 
 def test_migrate_names_a_missing_table_and_fails(

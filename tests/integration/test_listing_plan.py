@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import itertools
 import math
-import random
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import pytest
 
 from core.contract import RetrievalQuery
 from core.limits import MAX_MEMORY_ID
 from core.memories import MemoryService
-from core.model import MEMORY_TYPES, MemoryChanges, NewMemory
-from core.repository.dynamodb import DynamoDBMemoryRepository, listing, migrate
+from core.model import MemoryChanges, NewMemory
+from core.repository.dynamodb import DynamoDBMemoryRepository, listing, migrate, searchcopies
 from core.repository.dynamodb import queries as queries_module
 from core.repository.dynamodb.client import make_client
 from core.repository.dynamodb.codec import (
@@ -34,28 +32,9 @@ from core.repository.dynamodb.codec import (
 from core.repository.memory import InMemoryMemoryRepository
 from tests.conftest import REGION, Engine, FakeClock
 from tests.copies import assert_copies_mirror, scan
+from tests.listings import NS, TAGS, Queries, same_page, stock
 
-NS = "alice"
 SORTS = ["id", "created_at", "updated_at", "last_accessed_at"]
-TAGS = ["travel", "food", "work"]
-
-
-class Queries:
-    """The parameters of every Query the engine's client sends."""
-
-    EVENT = "before-parameter-build.dynamodb.Query"
-
-    def __init__(self, engine: Engine) -> None:
-        self.sent: list[dict[str, Any]] = []
-        assert engine.client is not None
-        self._events = engine.client.meta.events
-        self._events.register(self.EVENT, self._record)
-
-    def _record(self, params: dict[str, Any], **_: Any) -> None:
-        self.sent.append(dict(params))
-
-    def stop(self) -> None:
-        self._events.unregister(self.EVENT, self._record)
 
 
 @dataclass(frozen=True)
@@ -87,70 +66,26 @@ def stocked_queries(stocked: Stocked) -> Iterator[Queries]:
     queries.stop()
 
 
-@pytest.fixture
-def twins(ddb_local_repository: DynamoDBMemoryRepository, clock: FakeClock) -> tuple[MemoryService, MemoryService]:
-    """The same memories stored twice, on DynamoDB Local (ddb_local_repository, in ddb_local_table) and in memory,
-    written through the same calls."""
-    return MemoryService(ddb_local_repository, clock), MemoryService(InMemoryMemoryRepository(), clock)
-
-
-def stock(services: tuple[MemoryService, ...], count: int, seed: int = 7) -> None:
-    """`count` memories: tags and a word on some, every type, some invalid, some deleted, some read, some patched
-    (content, tags, type or status)."""
-    rng = random.Random(seed)
-    bodies = []
-    for n in range(count):
-        tags = [tag for tag in TAGS if rng.random() < 0.3]
-        content = f"memory {n}" + (" about Espresso" if rng.random() < 0.25 else "")
-        status = "invalid" if rng.random() < 0.1 else "active"
-        bodies.append({"content": content, "tags": tags, "memory_type": rng.choice(MEMORY_TYPES), "status": status})
-    deleted = set(rng.sample(range(1, count + 1), count // 10))
-    read = rng.sample(range(1, count + 1), count // 5)
-    patches = [
-        (
-            memory_id,
-            rng.choice(
-                [
-                    {"content": f"patched {memory_id}"},
-                    {"tags": [tag for tag in TAGS if rng.random() < 0.5]},
-                    {"memory_type": rng.choice(MEMORY_TYPES), "content": f"retyped {memory_id}"},
-                    {"status": rng.choice(["active", "invalid"])},
-                ]
-            ),
-        )
-        for memory_id in rng.sample(range(1, count + 1), count // 3)
-    ]
-    for service in services:
-        for body in bodies:
-            service.create(NS, NewMemory.parse(body))
-        for memory_id, patch in patches:
-            service.update(NS, memory_id, MemoryChanges.parse(patch))
-        for memory_id in read:
-            if memory_id not in deleted:
-                service.get(NS, memory_id)
-        for memory_id in deleted:
-            service.delete(NS, memory_id)
-
-
-def same_page(twins: tuple[MemoryService, MemoryService], query: RetrievalQuery) -> int:
-    """Both stores return the same page and total (each stamps its page: search each once); the total."""
-    stored, oracle = (service.search(NS, query) for service in twins)
-    assert ([m.id for m in stored.items], stored.total) == ([m.id for m in oracle.items], oracle.total), query
-    return oracle.total
-
-
 def test_a_search_reads_every_segment_at_once_and_returns_what_the_core_defines(
     twins: tuple[MemoryService, MemoryService], ddb_local_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(listing, "SEGMENT_IDS", 7)
+    monkeypatch.setattr(searchcopies, "SEARCH_SEGMENT_IDS", 7)
     stock(twins, 60)
     queries = Queries(ddb_local_engine)
-    searches = [{"q": "espresso"}, {"q": "memory"}, {"q": "memory", "tag": "travel"}]
+    searches = [
+        {"q": "espresso"},
+        {"q": "memory"},
+        {"q": "memory", "tag": "travel"},
+        {"q": "ESPRESSO", "status": "invalid"},
+    ]
     cases = [*itertools.product(SORTS, searches), ("last_accessed_at", {"tag": "travel"})]
     for sort, fields in cases:
-        # A tag search reads the tag's copies (but by last_accessed_at, which copies do not carry).
+        # A tag search reads the tag's copies, any other search the memories' search copies (but by last_accessed_at,
+        # which neither kind of copy carries: then the records).
         by_copies = "tag" in fields and sort != "last_accessed_at"
         partition = tag_partition(NS, "travel") if by_copies else memory_partition(NS)
+        prefix = "Q#" if "tag" not in fields and sort != "last_accessed_at" else "MEM#"
         for offset, limit in [(0, 5), (3, 10), (40, 100), (1000, 1)]:
             queries.sent.clear()
             same_page(twins, RetrievalQuery.parse({**fields, "sort": sort, "offset": offset, "limit": limit}))
@@ -160,8 +95,10 @@ def test_a_search_reads_every_segment_at_once_and_returns_what_the_core_defines(
             )
             # ceil(60 / 7) segments of 7 ids, each one Query (each is far under 1 MB), the last open-ended.
             assert len(ranges) == math.ceil(60 / 7), (sort, fields)
-            assert ranges[0][0] == memory_sort_key(1)["S"]
-            assert ranges[-1] == (memory_sort_key(57)["S"], memory_sort_key(MAX_MEMORY_ID)["S"])
+            assert ranges[0][0] == memory_sort_key(1)["S"].replace("MEM#", prefix)
+            assert ranges[-1] == tuple(
+                key["S"].replace("MEM#", prefix) for key in (memory_sort_key(57), memory_sort_key(MAX_MEMORY_ID))
+            )
             assert all(q["KeyConditionExpression"] == "pk = :pk AND sk BETWEEN :first AND :last" for q in queries.sent)
             assert all(q["ExpressionAttributeValues"][":pk"] == partition for q in queries.sent)
 

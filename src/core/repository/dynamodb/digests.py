@@ -9,7 +9,6 @@ dimension). Measured on the bench's memories, a recall over 1,000 of them reads 
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final
@@ -26,9 +25,11 @@ from core.repository.dynamodb.codec import (
     NAMESPACE_PREFIX,
     PURGE_SHARDS,
     UNEMBEDDED_INDEX,
+    deflated,
     digest_key,
     digest_sort_key,
     from_item,
+    inflated,
     memory_key,
     memory_partition,
     purge_shard,
@@ -49,8 +50,6 @@ Item = dict[str, Any]
 DIGEST_SEGMENT_IDS: Final = 1024
 # What recall reads of a digest (filters are evaluated by DynamoDB on the rest).
 _CANDIDATE_ATTRIBUTES: Final = "sk, terms, vec, vec_scale, vec_model, updated_at, memory_type"
-# Raw deflate (no zlib header or checksum: DynamoDB keeps the bytes as written) at its best compression.
-_DEFLATE: Final = (9, zlib.DEFLATED, -zlib.MAX_WBITS)
 
 
 class Keep(Enum):
@@ -71,7 +70,7 @@ def to_digest(namespace: str, memory: Memory, digest: Digest) -> Item:
         "version": {"N": str(memory.version)},
     }
     if digest.terms:
-        item["terms"] = {"B": _deflated(" ".join(digest.terms))}
+        item["terms"] = {"B": deflated(" ".join(digest.terms))}
     if memory.tags:
         item["tags"] = {"S": tags_value(memory.tags)}
     if digest.vector is None or digest.model is None:
@@ -85,11 +84,6 @@ def _vector(vector: Vector, model: str) -> Item:
     return {"vec": {"B": vector.codes}, "vec_scale": {"N": repr(vector.scale)}, "vec_model": {"S": model}}
 
 
-def _deflated(text: str) -> bytes:
-    deflate = zlib.compressobj(*_DEFLATE)
-    return deflate.compress(text.encode()) + deflate.flush()
-
-
 def _terms(stored: Mapping[str, Any] | None) -> str:
     """A digest's space-joined terms: deflated (B), or as a string (S) in a digest written before they were deflated,
     which is read as it is until its memory's next change of content or tags rewrites it."""
@@ -97,7 +91,7 @@ def _terms(stored: Mapping[str, Any] | None) -> str:
         return ""
     if "S" in stored:
         return str(stored["S"])
-    return zlib.decompress(stored["B"], -zlib.MAX_WBITS).decode()
+    return inflated(stored["B"])
 
 
 def to_candidate(item: Mapping[str, Any]) -> Candidate:

@@ -19,6 +19,7 @@ from core.repository.dynamodb.codec import (
     MEMORY_PREFIX,
     NAMESPACE_PREFIX,
     PURGE_SHARDS,
+    SEARCH_COPIES,
     STATS_SK,
     TAG_COPIES,
     TOTALS_ATTRIBUTES,
@@ -27,6 +28,7 @@ from core.repository.dynamodb.codec import (
     memory_key,
     memory_partition,
     revision_prefix,
+    search_copy_key,
     tag_partition,
     to_revision,
     totals_attribute,
@@ -34,6 +36,7 @@ from core.repository.dynamodb.codec import (
 from core.repository.dynamodb.digests import KEEP, Keep, digest_actions
 from core.repository.dynamodb.expressions import Write, tag_copy_actions, totals_update
 from core.repository.dynamodb.fence import transact_fenced
+from core.repository.dynamodb.searchcopies import to_search_copy
 from core.repository.dynamodb.stored import TRANSACTION_ATTEMPTS, Items, Stored
 
 if TYPE_CHECKING:
@@ -61,14 +64,14 @@ class Lifecycle:
         digest: Digest | Keep | None = KEEP,
     ) -> bool:
         """Write `write` to the memory `stored` holds and its next revision (`after`, as `change`), moving its
-        totals and tag copies and writing its digest (digests.digest_actions), all in one transaction that holds
-        only while the memory is still as read (and `live_key` is live: AuthenticationError otherwise); False when it
-        no longer is (nothing written)."""
+        totals and tag copies, rewriting its search copy and writing its digest (digests.digest_actions), all in one
+        transaction that holds only while the memory is still as read (and `live_key` is live: AuthenticationError
+        otherwise); False when it no longer is (nothing written)."""
         digested = digest_actions(self._table, namespace, stored, after, write, digest)
         number = stored.revisions + 1
         condition, values = stored.unchanged()
         write.set("revisions = :revisions", revisions={"N": str(number)})
-        write.set(f"{TAG_COPIES} = :copies", copies={"BOOL": True})
+        write.set(f"{TAG_COPIES} = :copies, {SEARCH_COPIES} = :copies", copies={"BOOL": True})
         request = write.request()
         request["ExpressionAttributeValues"] = {**request["ExpressionAttributeValues"], **values}
         update = {
@@ -91,6 +94,7 @@ class Lifecycle:
         if moved := {attribute: delta for attribute, delta in moved.items() if delta}:
             actions.append(totals_update(self._table, memory_partition(namespace), moved))
         actions += tag_copy_actions(self._table, namespace, before if stored.copied else None, after)
+        actions.append({"Put": {"TableName": self._table, "Item": to_search_copy(namespace, after)}})
         actions += digested
         try:
             transact_fenced(self._items, self._table, actions, live_key)
@@ -211,6 +215,7 @@ class Lifecycle:
             ),
             # Whether or not it has one: a digest `agent-memory migrate` wrote after the read goes too.
             {"Delete": {"TableName": self._table, "Key": digest_key(namespace, memory.id)}},
+            {"Delete": {"TableName": self._table, "Key": search_copy_key(namespace, memory.id)}},
         ]
         if stored.copied:
             actions += tag_copy_actions(self._table, namespace, memory, memory.model_copy(update={"tags": []}))

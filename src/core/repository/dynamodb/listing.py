@@ -11,6 +11,8 @@ whenever the filters allow it, and a bounded number of sequential round trips wh
   most 1 MB), so it takes two sequential round trips (the id counter, then every segment) instead of one per
   megabyte. So does a tag search by `last_accessed_at`, which the copies do not carry (an access stamp writes one
   item), and any tag search in a namespace whose older memories have no copies yet (until `agent-memory migrate`).
+  In the namespace, a search in any order but last use reads the memories' search copies (searchcopies.py) instead
+  of the records, once every memory has one.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from core.repository.dynamodb.client import READERS, call
 from core.repository.dynamodb.codec import (
     COUNTER_SK,
     INDEXES,
+    SEARCH_COPIES,
     STATS_SK,
     TAG_COPIES,
     from_item,
@@ -36,6 +39,7 @@ from core.repository.dynamodb.codec import (
     tag_partition,
 )
 from core.repository.dynamodb.queries import leading_rows, query_request, segments
+from core.repository.dynamodb.searchcopies import SearchCopies, searchable
 from core.repository.dynamodb.stored import Items
 from core.repository.dynamodb.totals import QUERY_LIMIT_MAX, CopiesIncompleteError, Totals, numbers, sized
 
@@ -70,8 +74,10 @@ class Listing:
         self._table = table_name
         self._reads = Items(client, table_name)
         # Namespaces whose every memory has its tag copies: a namespace once marked stays so, so after one read of
-        # its STATS a tag search reads only the tag's.
+        # its STATS a tag search reads only the tag's. So for search copies and a `q` search.
         self._copied: set[str] = set()
+        self._searchable: set[str] = set()
+        self._copies = SearchCopies(client, self._reads)
 
     def find(self, namespace: str, query: RetrievalQuery) -> Matches:
         matches = self._found(namespace, query)
@@ -212,7 +218,10 @@ class Listing:
         return Totals(numbers(counts), complete=self._mark(namespace, namespace_stats))
 
     def _mark(self, namespace: str, stats: Item | None) -> bool:
-        """Whether the namespace's STATS item says every memory has its tag copies (remembered when it does)."""
+        """Whether the namespace's STATS item says every memory has its tag copies (remembered when it does, as
+        whether every memory has its search copy)."""
+        if SEARCH_COPIES in (stats or {}):
+            self._searchable.add(namespace)
         if TAG_COPIES in (stats or {}):
             self._copied.add(namespace)
             return True
@@ -225,18 +234,23 @@ class Listing:
     # Searches: the whole namespace (or tag partition), in segments read at once.
 
     def _searched(self, namespace: str, query: RetrievalQuery, partition: Mapping[str, Any]) -> Matches:
-        """A search through `partition`: the namespace's, or a tag's (CopiesIncompleteError while its copies are
-        incomplete)."""
+        """A search through `partition`: the namespace's (its search copies when they are complete and can answer),
+        or a tag's (CopiesIncompleteError while its copies are incomplete)."""
+        home = partition == memory_partition(namespace)
         counter = {"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}
-        if partition == memory_partition(namespace) or namespace in self._copied:
+        # The namespace's STATS, read with the counter until they said so, tell whether its copies are complete.
+        if namespace in (self._searchable if home else self._copied) or (home and not searchable(query)):
             highest = self._items([counter])[0]
         else:
             highest, stats = self._items([counter, _stats_key(memory_partition(namespace))])
-            if not self._mark(namespace, stats):
+            if not self._mark(namespace, stats) and not home:
                 raise CopiesIncompleteError
+        highest_id = int((highest or {}).get("next_id", {}).get("N", "0"))
+        if home and searchable(query) and namespace in self._searchable:
+            return self._copies.find(namespace, query, highest_id)
         # Eventually consistent: the last segment is open-ended, so a stale counter misses no memory.
         request = query_request(self._table, partition, query, by_id=True)
-        bounds = segments(int((highest or {}).get("next_id", {}).get("N", "0")), SEGMENT_IDS)
+        bounds = segments(highest_id, SEGMENT_IDS)
         # Each segment keeps only the matches that can reach the page, so a search holds a few pages of rows, not
         # every match of the namespace.
         leading = leading_rows(query.sort, query.offset + query.limit)

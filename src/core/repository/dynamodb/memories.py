@@ -18,6 +18,7 @@ from core.repository.dynamodb.codec import (
     DELETED,
     DIGESTED,
     IDEMPOTENCY_PREFIX,
+    SEARCH_COPIES,
     TAG_COPIES,
     memory_partition,
     purge_shard,
@@ -31,6 +32,7 @@ from core.repository.dynamodb.expressions import ABSENT, Write, idempotency_put,
 from core.repository.dynamodb.fence import transact_fenced
 from core.repository.dynamodb.lifecycle import Lifecycle
 from core.repository.dynamodb.listing import Listing
+from core.repository.dynamodb.searchcopies import to_search_copy
 from core.repository.dynamodb.stamps import Stamps
 from core.repository.dynamodb.stored import TRANSACTION_ATTEMPTS, Items
 
@@ -122,7 +124,8 @@ class DynamoDBMemoryRepository:
         cancellation reasons."""
         counted = {totals_attribute(memory.status, memory.memory_type): 1}
         if memory.id == 1:
-            counted[TAG_COPIES] = 1  # a new namespace: every memory it will hold has its tag copies
+            # A new namespace: every memory it will hold has its tag copies and its search copy.
+            counted |= {TAG_COPIES: 1, SEARCH_COPIES: 1}
         item = {**to_item(namespace, memory), "revisions": {"N": "1"}}
         if idempotency is not None:
             item["idempotency"] = {"S": idempotency.key_hash}
@@ -137,6 +140,7 @@ class DynamoDBMemoryRepository:
             actions.append({"Put": idempotency_put(self._table, namespace, memory, idempotency)})
         actions.append({"Put": {"TableName": self._table, "Item": to_revision(namespace, created)}})
         actions += tag_copy_actions(self._table, namespace, None, memory)
+        actions.append({"Put": {"TableName": self._table, "Item": to_search_copy(namespace, memory)}})
         if digest is not None:
             actions.append({"Put": {"TableName": self._table, "Item": to_digest(namespace, memory, digest)}})
         return actions

@@ -7,7 +7,9 @@ namespace copied, its STATS item says so and tag searches there read the tag's c
 And a deletion time for every memory deleted before deletes recorded one: the run's own time (the earliest this
 version can vouch for, so the retention window is never cut short), which puts it in the purge's index. And, given an
 indexer, recall's digest (digests.py) for every memory stored before digests existed, written as the copies are, its
-terms only: the backfill (`agent-memory embed`, the hourly purge function, `serve`) embeds it.
+terms only: the backfill (`agent-memory embed`, the hourly purge function, `serve`) embeds it. And a search copy
+(codec.py) for every memory stored before they existed, written as the tag copies are; once a pass finds every memory
+of a namespace with one, its STATS item says so and `q` searches there read the copies instead of the records.
 Run it once after deploying this version (writers of the previous version store memories without these).
 """
 
@@ -27,6 +29,7 @@ from core.repository.dynamodb.codec import (
     DIGESTED,
     MEMORY_PREFIX,
     NAMESPACE_PREFIX,
+    SEARCH_COPIES,
     STATS_SK,
     TAG_COPIES,
     TAG_PARTITION,
@@ -36,6 +39,7 @@ from core.repository.dynamodb.codec import (
 )
 from core.repository.dynamodb.digests import to_digest, waiting
 from core.repository.dynamodb.expressions import tag_copy_actions
+from core.repository.dynamodb.searchcopies import to_search_copy
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -52,15 +56,19 @@ class Migrated:
     dated: int = 0  # deleted memories given a deletion time (their retention window starts now)
     digested: int = 0  # memories given their recall digest, waiting for the backfill to embed it
     undigested: int = 0  # changed by another writer meanwhile: still without a digest; run again
+    searchable: int = 0  # memories given their search copy
+    unsearchable: int = 0  # changed by another writer meanwhile: their namespace stays unmarked; run again
 
 
 def migrate(client: DynamoDBClient, table: str, now: str | None = None, *, indexer: Indexer | None = None) -> Migrated:
     """Copy every memory without tag copies, then mark each namespace whose memories all have them; give every
     deleted memory without a deletion time `now` (by default the current time) as one; with `indexer`, give every
-    memory without a digest its digest, without a vector."""
+    memory without a digest its digest, without a vector; give every memory without a search copy its copy, then mark
+    each namespace whose memories all have one."""
     now = now or format_timestamp(utc_now())
     result = Migrated()
-    unfinished: set[str] = set()
+    # Per namespace-wide mark, the namespaces where a memory kept changing under its copy: they stay unmarked.
+    unfinished: dict[str, set[str]] = {TAG_COPIES: set(), SEARCH_COPIES: set()}
     namespaces: set[str] = set()
     for item in _memories_and_stats(client, table):
         namespace = item["pk"]["S"][len(NAMESPACE_PREFIX) :]
@@ -74,30 +82,47 @@ def migrate(client: DynamoDBClient, table: str, now: str | None = None, *, index
                 result.digested += 1
             else:
                 result.undigested += 1
-        if TAG_COPIES in item:
-            continue
+        for mark in _copy_marks(client, table, namespace, item, result):
+            unfinished[mark].add(namespace)
+    for namespace in sorted(namespaces):
+        if marks := [mark for mark, left in unfinished.items() if namespace not in left]:
+            call(
+                client.update_item,
+                TableName=table,
+                Key={"pk": memory_partition(namespace), "sk": {"S": STATS_SK}},
+                UpdateExpression="SET " + ", ".join(f"{mark} = :one" for mark in marks),
+                ExpressionAttributeValues={":one": {"N": "1"}},
+            )
+    result.namespaces = len(namespaces - unfinished[TAG_COPIES])
+    return result
+
+
+def _copy_marks(
+    client: DynamoDBClient, table: str, namespace: str, item: dict[str, Any], result: Migrated
+) -> list[str]:
+    """Give the memory `item` its search copy and its tag copies where it lacks them, counted in `result`; the marks
+    of those it could not write (it kept changing under them)."""
+    left = []
+    if SEARCH_COPIES not in item:
+        if _search_copy(client, table, namespace, item["sk"]):
+            result.searchable += 1
+        else:
+            result.unsearchable += 1
+            left.append(SEARCH_COPIES)
+    if TAG_COPIES not in item:
         if _copy(client, table, namespace, item["sk"]):
             result.copied += 1
         else:
             result.skipped += 1
-            unfinished.add(namespace)
-    for namespace in sorted(namespaces - unfinished):
-        call(
-            client.update_item,
-            TableName=table,
-            Key={"pk": memory_partition(namespace), "sk": {"S": STATS_SK}},
-            UpdateExpression=f"SET {TAG_COPIES} = :one",
-            ExpressionAttributeValues={":one": {"N": "1"}},
-        )
-    result.namespaces = len(namespaces - unfinished)
-    return result
+            left.append(TAG_COPIES)
+    return left
 
 
 def _memories_and_stats(client: DynamoDBClient, table: str) -> Iterator[dict[str, Any]]:
     """The key (and copies mark) of every memory and namespace STATS item in the table, tag partitions left out."""
     request: dict[str, Any] = {
         "TableName": table,
-        "ProjectionExpression": f"pk, sk, {TAG_COPIES}, {DIGESTED}, #status, deleted_at",
+        "ProjectionExpression": f"pk, sk, {TAG_COPIES}, {SEARCH_COPIES}, {DIGESTED}, #status, deleted_at",
         "ExpressionAttributeNames": {"#status": "status"},
         "FilterExpression": (
             "begins_with(pk, :ns) AND NOT contains(pk, :tag) AND (begins_with(sk, :mem) OR sk = :stats)"
@@ -145,6 +170,15 @@ def _copy(client: DynamoDBClient, table: str, namespace: str, sort_key: dict[str
     return _marked(
         client, table, namespace, sort_key, TAG_COPIES, lambda memory: tag_copy_actions(table, namespace, None, memory)
     )
+
+
+def _search_copy(client: DynamoDBClient, table: str, namespace: str, sort_key: dict[str, Any]) -> bool:
+    """Write one memory's search copy; False when it kept changing under the attempts."""
+
+    def put(memory: Memory) -> list[dict[str, Any]]:
+        return [{"Put": {"TableName": table, "Item": to_search_copy(namespace, memory)}}]
+
+    return _marked(client, table, namespace, sort_key, SEARCH_COPIES, put)
 
 
 def _digest(client: DynamoDBClient, table: str, namespace: str, sort_key: dict[str, Any], indexer: Indexer) -> bool:

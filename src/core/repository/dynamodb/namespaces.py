@@ -21,6 +21,8 @@ from core.repository.dynamodb.codec import (
     IDEMPOTENCY_PREFIX,
     MEMORY_PREFIX,
     REVISION_PREFIX,
+    SEARCH_COPIES,
+    SEARCH_PREFIX,
     STATS_SK,
     TAG_COPIES,
     from_revision,
@@ -36,6 +38,7 @@ from core.repository.dynamodb.codec import (
 from core.repository.dynamodb.digests import to_digest
 from core.repository.dynamodb.erasure import Erasure
 from core.repository.dynamodb.expressions import ABSENT
+from core.repository.dynamodb.searchcopies import to_search_copy
 from core.repository.dynamodb.stored import BATCH_WRITE_ITEMS, Items, Stored
 
 if TYPE_CHECKING:
@@ -52,6 +55,7 @@ _KINDS: Final = (
     (MEMORY_PREFIX, "memories"),
     (REVISION_PREFIX, "revisions"),
     (DIGEST_PREFIX, "recall digests"),
+    (SEARCH_PREFIX, "search copies"),
     (IDEMPOTENCY_PREFIX, "idempotency records"),
     (COUNTER_SK, "id counters"),
     (STATS_SK, "totals"),
@@ -145,10 +149,10 @@ class Namespaces:
     def load(
         self, namespace: str, memories: list[ExportedMemory], progress: Progress, indexer: Indexer | None = None
     ) -> None:
-        """Write every memory with its revisions and tag copies, and with `indexer` its recall digest (an export
-        carries no vectors: the backfill embeds the digests), IMPORT_WRITERS batches at a time. Each write is a plain
-        put of what the file says, so a run that stopped half-way is finished by writing it all again; the counts
-        are set once, from the whole file, by `finish_import`."""
+        """Write every memory with its revisions, search and tag copies, and with `indexer` its recall digest (an
+        export carries no vectors: the backfill embeds the digests), IMPORT_WRITERS batches at a time. Each write is
+        a plain put of what the file says, so a run that stopped half-way is finished by writing it all again; the
+        counts are set once, from the whole file, by `finish_import`."""
         items = [item for memory in memories for item in _items(namespace, memory, indexer)]
         batches = [items[start : start + BATCH_WRITE_ITEMS] for start in range(0, len(items), BATCH_WRITE_ITEMS)]
         written = Counter[str]()
@@ -165,7 +169,7 @@ class Namespaces:
 
     def finish_import(self, namespace: str, memories: list[ExportedMemory]) -> None:
         """Set the namespace's and each tag's counts from the memories imported, the id counter to the highest
-        id, mark the namespace's tag copies complete, and release the namespace."""
+        id, mark the namespace's search and tag copies complete, and release the namespace."""
         partition = memory_partition(namespace)
         counts: dict[str, Counter[str]] = {"": Counter()}
         for exported in memories:
@@ -173,7 +177,7 @@ class Namespaces:
             counted = totals_attribute(memory.status, memory.memory_type)
             for tag in ["", *memory.tags]:
                 counts.setdefault(tag, Counter())[counted] += 1
-        counts[""][TAG_COPIES] = 1
+        counts[""] |= {TAG_COPIES: 1, SEARCH_COPIES: 1}
         for tag, tally in counts.items():
             call(
                 self._client.put_item,
@@ -207,7 +211,7 @@ def _kind(item: Item) -> str:
 
 def _items(namespace: str, exported: ExportedMemory, indexer: Indexer | None) -> list[Item]:
     """What one memory of an import stores: its item (with what a restore and the purge need when it is deleted),
-    its revisions, its tag copies and, with `indexer`, its digest."""
+    its revisions, its search and tag copies and, with `indexer`, its digest."""
     memory = exported.memory
     item = {**to_item(namespace, memory), "revisions": {"N": str(len(exported.revisions or []))}}
     digests = []
@@ -221,4 +225,5 @@ def _items(namespace: str, exported: ExportedMemory, indexer: Indexer | None) ->
             "purge_shard": purge_shard(namespace, memory.id),
         }
     revisions = [to_revision(namespace, revision) for revision in exported.revisions or []]
-    return [item, *revisions, *digests, *(to_copy(namespace, tag, memory) for tag in memory.tags)]
+    copies = [to_search_copy(namespace, memory), *(to_copy(namespace, tag, memory) for tag in memory.tags)]
+    return [item, *revisions, *digests, *copies]

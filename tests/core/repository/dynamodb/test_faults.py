@@ -543,6 +543,31 @@ def test_migrate_leaves_a_namespace_unmarked_while_a_memory_keeps_changing_under
     assert migrate(conflicts, table).copied == 1  # type: ignore[arg-type]  # once it holds still, it is copied
 
 
+def test_migrate_leaves_a_namespace_without_its_search_mark_while_a_memory_keeps_changing_under_its_copy(
+    moto_engine: Engine, moto_table: str, repository: DynamoDBMemoryRepository
+) -> None:
+    client, table = moto_engine.client, moto_table
+    repository.add(NAMESPACE, tagged(1))
+    home = {"pk": {"S": f"NS#{NAMESPACE}"}}
+    for sort_key in ("MEM#0000000001", "STATS"):  # as stored before search copies existed
+        client.update_item(
+            TableName=table, Key={**home, "sk": {"S": sort_key}}, UpdateExpression="REMOVE search_copies"
+        )
+    client.delete_item(TableName=table, Key={**home, "sk": {"S": "Q#0000000001"}})
+    conflicts = CancelledTransactions(client, times=COPY_ATTEMPTS, reasons=failed_at(0))
+
+    done = migrate(conflicts, table)  # type: ignore[arg-type]
+
+    assert (done.searchable, done.unsearchable, conflicts.attempts) == (0, 1, COPY_ATTEMPTS)
+    stats = client.get_item(TableName=table, Key={**home, "sk": {"S": "STATS"}})["Item"]
+    assert "search_copies" not in stats
+    assert "tag_copies" in stats  # the tag copies were complete: that mark is set all the same
+    assert "Item" not in client.get_item(TableName=table, Key={**home, "sk": {"S": "Q#0000000001"}})
+    again = migrate(conflicts, table)  # type: ignore[arg-type]  # once it holds still, it is copied and marked
+    assert (again.searchable, again.unsearchable) == (1, 0)
+    assert "search_copies" in client.get_item(TableName=table, Key={**home, "sk": {"S": "STATS"}})["Item"]
+
+
 def test_migrate_reports_storage_unavailable_when_a_copy_is_refused_for_another_reason(
     moto_engine: Engine, moto_table: str, repository: DynamoDBMemoryRepository
 ) -> None:

@@ -1,0 +1,17 @@
+"""Fixtures of the integration tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.memories import MemoryService
+from core.repository.dynamodb import DynamoDBMemoryRepository
+from core.repository.memory import InMemoryMemoryRepository
+from tests.conftest import FakeClock
+
+
+@pytest.fixture
+def twins(ddb_local_repository: DynamoDBMemoryRepository, clock: FakeClock) -> tuple[MemoryService, MemoryService]:
+    """The same memories stored twice, on DynamoDB Local (ddb_local_repository, in ddb_local_table) and in memory,
+    written through the same calls."""
+    return MemoryService(ddb_local_repository, clock), MemoryService(InMemoryMemoryRepository(), clock)
