@@ -115,10 +115,16 @@ def migrate_store(args: argparse.Namespace) -> int:
                 f"Wrote the search copies of {done.searchable} {'memory' if done.searchable == 1 else 'memories'} "
                 "stored before this version; `q` searches read them once a namespace's memories all have one."
             )
-        if done.skipped or done.unsearchable:
+        if done.accessed:
             print(
-                f"{max(done.skipped, done.unsearchable)} memories kept changing meanwhile; their namespaces search "
-                "the slow way until `agent-memory migrate` runs again.",
+                f"Moved the access stamps of {done.accessed} {'memory' if done.accessed == 1 else 'memories'} "
+                "stored before this version into their access items; a stamp writes only those once a namespace's "
+                "memories all have one."
+            )
+        if done.skipped or done.unsearchable or done.unaccessed:
+            print(
+                f"{max(done.skipped, done.unsearchable, done.unaccessed)} memories kept changing meanwhile; their "
+                "namespaces search and stamp the slow way until `agent-memory migrate` runs again.",
                 file=sys.stderr,
             )
         if done.undigested:

@@ -210,9 +210,9 @@ def test_the_purge_and_backfill_indexes_hold_only_keys(index: str):
     assert sparse["Projection"] == {"ProjectionType": "KEYS_ONLY"}
 
 
-def test_indexes_project_what_listings_read_and_filter_on_but_never_the_access_stamp():
-    # A listing stamps every row it returns, so it never needs the stored stamp; leaving it out of the indexes
-    # means a stamp rewrites the table item and the last-accessed index entry only.
+def test_indexes_project_what_listings_read_and_filter_on_and_none_holds_the_access_stamp():
+    # A stamp writes the memory's access item alone: no index is keyed on the stamp or holds it, so it moves no
+    # index entry (an order by last use reads the access items instead).
     wanted = {*LISTED_ATTRIBUTES, "folded"} - {"pk", "sk"}
     for gsi in table_definition()["GlobalSecondaryIndexes"]:
         if gsi["IndexName"] in (DELETED_INDEX, UNEMBEDDED_INDEX):
@@ -221,6 +221,8 @@ def test_indexes_project_what_listings_read_and_filter_on_but_never_the_access_s
         assert gsi["Projection"]["ProjectionType"] == "INCLUDE"
         assert set(gsi["Projection"]["NonKeyAttributes"]) == wanted - {own_key}, gsi["IndexName"]
         assert "accessed_key" not in gsi["Projection"]["NonKeyAttributes"]
+    keys = {key["AttributeName"] for gsi in table_definition()["GlobalSecondaryIndexes"] for key in gsi["KeySchema"]}
+    assert "accessed_key" not in keys
 
 
 def test_idempotency_records_expire_by_ttl(template: dict[str, Any]):

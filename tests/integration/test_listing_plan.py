@@ -17,7 +17,14 @@ from core.contract import RetrievalQuery
 from core.limits import MAX_MEMORY_ID
 from core.memories import MemoryService
 from core.model import MemoryChanges, NewMemory
-from core.repository.dynamodb import DynamoDBMemoryRepository, listing, migrate, searchcopies
+from core.repository.dynamodb import (
+    DynamoDBMemoryRepository,
+    accessitems,
+    listing,
+    migrate,
+    searchcopies,
+    searches,
+)
 from core.repository.dynamodb import queries as queries_module
 from core.repository.dynamodb.client import make_client
 from core.repository.dynamodb.codec import (
@@ -35,6 +42,7 @@ from tests.copies import assert_copies_mirror, scan
 from tests.listings import NS, TAGS, Queries, same_page, stock
 
 SORTS = ["id", "created_at", "updated_at", "last_accessed_at"]
+INDEXED_SORTS = SORTS[:-1]  # by last use, a listing reads the access items (accessitems.py): no offset to skip to
 
 
 @dataclass(frozen=True)
@@ -69,23 +77,29 @@ def stocked_queries(stocked: Stocked) -> Iterator[Queries]:
 def test_a_search_reads_every_segment_at_once_and_returns_what_the_core_defines(
     twins: tuple[MemoryService, MemoryService], ddb_local_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(listing, "SEGMENT_IDS", 7)
+    monkeypatch.setattr(searches, "SEGMENT_IDS", 7)
     monkeypatch.setattr(searchcopies, "SEARCH_SEGMENT_IDS", 7)
+    monkeypatch.setattr(accessitems, "ACCESS_SEGMENT_IDS", 7)
     stock(twins, 60)
     queries = Queries(ddb_local_engine)
-    searches = [
+    texts = [
         {"q": "espresso"},
         {"q": "memory"},
         {"q": "memory", "tag": "travel"},
         {"q": "ESPRESSO", "status": "invalid"},
     ]
-    cases = [*itertools.product(SORTS, searches), ("last_accessed_at", {"tag": "travel"})]
+    by_use = [{"tag": "travel"}, {}, {"status": "invalid", "memory_type": "fact"}, {"status": "deleted"}]
+    cases = [*itertools.product(SORTS, texts), *(("last_accessed_at", fields) for fields in by_use)]
     for sort, fields in cases:
-        # A tag search reads the tag's copies, any other search the memories' search copies (but by last_accessed_at,
-        # which neither kind of copy carries: then the records).
+        # A tag search reads the tag's copies, any other `q` search the memories' search copies. By last use (which
+        # neither kind of copy carries), a listing reads the access items alone, a search the records, each segment
+        # joined with its access items.
         by_copies = "tag" in fields and sort != "last_accessed_at"
         partition = tag_partition(NS, "travel") if by_copies else memory_partition(NS)
-        prefix = "Q#" if "tag" not in fields and sort != "last_accessed_at" else "MEM#"
+        if sort != "last_accessed_at":
+            prefixes = ["Q#"] if "tag" not in fields else ["MEM#"]
+        else:
+            prefixes = ["A#"] if not {"q", "tag"} & fields.keys() else ["A#", "MEM#"]
         for offset, limit in [(0, 5), (3, 10), (40, 100), (1000, 1)]:
             queries.sent.clear()
             same_page(twins, RetrievalQuery.parse({**fields, "sort": sort, "offset": offset, "limit": limit}))
@@ -93,12 +107,16 @@ def test_a_search_reads_every_segment_at_once_and_returns_what_the_core_defines(
                 (q["ExpressionAttributeValues"][":first"]["S"], q["ExpressionAttributeValues"][":last"]["S"])
                 for q in queries.sent
             )
-            # ceil(60 / 7) segments of 7 ids, each one Query (each is far under 1 MB), the last open-ended.
-            assert len(ranges) == math.ceil(60 / 7), (sort, fields)
-            assert ranges[0][0] == memory_sort_key(1)["S"].replace("MEM#", prefix)
-            assert ranges[-1] == tuple(
-                key["S"].replace("MEM#", prefix) for key in (memory_sort_key(57), memory_sort_key(MAX_MEMORY_ID))
-            )
+            # ceil(60 / 7) segments of 7 ids, each one Query per kind of item (each is far under 1 MB), the last
+            # open-ended.
+            for prefix in prefixes:
+                read = [bounds for bounds in ranges if bounds[0].startswith(prefix)]
+                assert len(read) == math.ceil(60 / 7), (sort, fields)
+                assert read[0][0] == memory_sort_key(1)["S"].replace("MEM#", prefix)
+                assert read[-1] == tuple(
+                    key["S"].replace("MEM#", prefix) for key in (memory_sort_key(57), memory_sort_key(MAX_MEMORY_ID))
+                )
+            assert len(ranges) == len(prefixes) * math.ceil(60 / 7), (sort, fields)
             assert all(q["KeyConditionExpression"] == "pk = :pk AND sk BETWEEN :first AND :last" for q in queries.sent)
             assert all(q["ExpressionAttributeValues"][":pk"] == partition for q in queries.sent)
 
@@ -124,7 +142,7 @@ def test_a_search_in_a_namespace_whose_counter_went_near_a_billion_sends_a_bound
     assert len(queries.sent) == queries_module.MAX_SEGMENTS
 
 
-@pytest.mark.parametrize("sort", ["id", "created_at", "updated_at"])
+@pytest.mark.parametrize("sort", INDEXED_SORTS)
 def test_a_tag_listing_reads_only_the_tags_copies(stocked: Stocked, stocked_queries: Queries, sort: str) -> None:
     twins, queries = stocked.twins, stocked_queries
     for tag, fields, (offset, limit) in itertools.product(
@@ -231,7 +249,7 @@ def test_a_filtered_listing_sizes_its_queries_from_the_stored_totals(
         assert len(queries.sent) <= 3, (sort, limit, [q["Limit"] for q in queries.sent])
 
 
-@pytest.mark.parametrize("sort", SORTS)
+@pytest.mark.parametrize("sort", INDEXED_SORTS)
 @pytest.mark.parametrize("sigmas", [3.0, -5.0], ids=["counts-short", "counts-past"])
 def test_a_deep_offset_counts_then_skips_rows_by_their_keys_only(
     twins: tuple[MemoryService, MemoryService],

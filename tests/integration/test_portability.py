@@ -326,6 +326,7 @@ def test_erase_removes_every_item_of_the_namespace_and_nothing_of_another(
         "memories": 6,
         "revisions": 2 + 2 + 2 + 3 + 1 + 1,  # memories 1, 2, 3, 4, 6 and 7; memory 5's went with its purge
         "search copies": 6,  # one a memory, as the revisions: memory 5's went with its purge
+        "access items": 6,  # so
         "tag copies": 1 + 1 + 2 + 2,  # x; t; t, n0 (deleted, still copied); t, n1
         "tag totals": 4,  # x, t, n0, n1
         "totals": 1,

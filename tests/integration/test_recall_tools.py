@@ -172,5 +172,13 @@ def test_an_erase_counts_the_recall_digests_it_removed(
     removed = Namespaces(ddb_local_engine.client, ddb_local_table).erase(NS, lambda counts: None)
 
     assert removed == Counter(
-        {"memories": 2, "recall digests": 2, "search copies": 2, "revisions": 2, "id counters": 1, "totals": 1}
+        {
+            "memories": 2,
+            "recall digests": 2,
+            "search copies": 2,
+            "access items": 2,
+            "revisions": 2,
+            "id counters": 1,
+            "totals": 1,
+        }
     )

@@ -7,10 +7,16 @@ One table holds every namespace. Keys: `pk = "NS#<namespace>"`; in that partitio
 
 A memory item holds `content`, `tags` (one string, each tag framed by newlines, so `contains` finds a whole tag or a
 substring of one), `folded` (the casefolded content, only when it differs), `memory_type`, `status`, `version`
-and three sort values, `created_key`, `updated_key`, `accessed_key`: the fixed-width timestamp joined to the
-zero-padded id, so DynamoDB's own order is total and ties fall by id. The timestamps and the id are read back from
-those keys. Each timestamp sort has a GSI on `pk` and its sort value; the GSIs project what a listing returns but
-not `accessed_key`, so an access stamp rewrites only the table item and the last-accessed index entry.
+and two sort values, `created_key` and `updated_key`: the fixed-width timestamp joined to the zero-padded id, so
+DynamoDB's own order is total and ties fall by id. The timestamps and the id are read back from those keys. Each of
+those two sorts has a GSI on `pk` and its sort value, projecting what a listing returns.
+
+Access items (accessitems.py): a memory's `last_accessed_at` lives beside it, in the namespace's partition, in an
+item of its own, `sk = "A#<id:010d>"`, holding `accessed_key` (the stamp as a sort value, as above) and the memory's
+`status` and `memory_type`, so an access stamp rewrites about 100 bytes (1 WCU) and no index entry; ordered by last
+use, a listing reads a namespace's access items. A memory that has one carries `access_items`, and so does the
+STATS item of a namespace whose every memory does. A memory stored before access items keeps its stamp in its own
+`accessed_key` until `agent-memory migrate` moves it.
 
 Tag copies: for each of its tags, a memory has a copy in the partition `pk = "NS#<namespace>#TAG#<tag>"` (no
 namespace or tag holds `#`), same `sk`, holding what a listing returns and filters on (no `accessed_key`), so the
@@ -53,12 +59,13 @@ from core.history import Revision
 from core.limits import ID_DIGITS
 from core.model import MEMORY_TYPES, Memory, Status
 
-# Index name and sort attribute per timestamp sort; `id` sorts on the table's own key.
+# Index name and sort attribute per indexed timestamp sort; `id` sorts on the table's own key, `last_accessed_at` on
+# the access items (accessitems.py).
 INDEXES: Final[Mapping[str, tuple[str, str]]] = {
     "created_at": ("by_created_at", "created_key"),
     "updated_at": ("by_updated_at", "updated_key"),
-    "last_accessed_at": ("by_last_accessed_at", "accessed_key"),
 }
+ACCESSED_KEY: Final = "accessed_key"
 # Below every real timestamp, so never-accessed memories sort after accessed ones (descending) and stay indexed.
 NEVER_ACCESSED: Final = "0000-00-00T00:00:00.000000Z"
 TIMESTAMP_CHARS: Final = len(NEVER_ACCESSED)
@@ -68,6 +75,7 @@ IDEMPOTENCY_PREFIX: Final = "IDEM#"
 REVISION_PREFIX: Final = "REV#"
 DIGEST_PREFIX: Final = "RCL#"
 SEARCH_PREFIX: Final = "Q#"
+ACCESS_PREFIX: Final = "A#"
 COUNTER_SK: Final = "COUNTER"
 STATS_SK: Final = "STATS"
 DELETED: Final = {"S": "deleted"}
@@ -76,14 +84,15 @@ TAG_COPIES: Final = "tag_copies"
 TAG_PARTITION: Final = "#TAG#"
 # On a memory item: its search copy exists; on a namespace's STATS item: every memory's does.
 SEARCH_COPIES: Final = "search_copies"
+# On a memory item: its access item exists (and holds its stamp); on a namespace's STATS item: every memory's does.
+ACCESS_ITEMS: Final = "access_items"
 # The sparse index of deleted memories by deletion time; its partitions spread the deletes' writes.
 DELETED_INDEX: Final = "by_deleted_at"
 PURGE_SHARDS: Final = 16
 # On a memory item: its digest exists. The sparse index of digests waiting for a vector, spread as the purge's.
 DIGESTED: Final = "digested"
 UNEMBEDDED_INDEX: Final = "by_unembedded"
-# A listing returns every row stamped, so it never reads `last_accessed_at`: the indexes leave it out and a stamp
-# rewrites only the table item and the last_accessed_at index entry (template.yaml projects exactly these).
+# What a listing reads of a memory (template.yaml's indexes project exactly these): its stamp is in its access item.
 LISTED_ATTRIBUTES: Final = (
     "pk",
     "sk",
@@ -185,6 +194,7 @@ TOTALS_ATTRIBUTES: Final = tuple(
 
 
 def to_item(namespace: str, memory: Memory) -> dict[str, Any]:
+    """The memory item of `memory`, its stamp left to its access item (accessitems.to_access_item)."""
     item: dict[str, Any] = {
         **memory_key(namespace, memory.id),
         "content": {"S": memory.content},
@@ -193,9 +203,9 @@ def to_item(namespace: str, memory: Memory) -> dict[str, Any]:
         "version": {"N": str(memory.version)},
         "created_key": sort_value(memory.created_at, memory.id),
         "updated_key": sort_value(memory.updated_at, memory.id),
-        "accessed_key": sort_value(memory.last_accessed_at, memory.id),
         TAG_COPIES: {"BOOL": True},
         SEARCH_COPIES: {"BOOL": True},
+        ACCESS_ITEMS: {"BOOL": True},
     }
     if memory.tags:
         item["tags"] = {"S": tags_value(memory.tags)}
@@ -205,9 +215,9 @@ def to_item(namespace: str, memory: Memory) -> dict[str, Any]:
 
 
 def to_copy(namespace: str, tag: str, memory: Memory) -> dict[str, Any]:
-    """The copy of `memory` in its tag `tag`'s partition: the stored item but its access stamp and mark."""
+    """The copy of `memory` in its tag `tag`'s partition: the stored item but its marks."""
     item = to_item(namespace, memory)
-    del item["accessed_key"], item[TAG_COPIES], item[SEARCH_COPIES]
+    del item[TAG_COPIES], item[SEARCH_COPIES], item[ACCESS_ITEMS]
     return {**item, "pk": tag_partition(namespace, tag)}
 
 
@@ -250,8 +260,8 @@ def from_revision(item: Mapping[str, Any]) -> Revision:
 
 
 def from_item(item: Mapping[str, Any]) -> Memory:
-    """A stored memory, or a listed one (whose `last_accessed_at` may be left out: see LISTED_ATTRIBUTES)."""
-    accessed = item.get("accessed_key", {}).get("S", NEVER_ACCESSED)
+    """A stored memory, with the stamp `accessed_key` holds (None without it: see accessitems.joined)."""
+    accessed = item.get(ACCESSED_KEY, {}).get("S", NEVER_ACCESSED)
     tags = item.get("tags")
     return Memory.model_construct(
         id=int(item["sk"]["S"][len(MEMORY_PREFIX) :]),

@@ -17,6 +17,7 @@ from core.budget import carried
 from core.digest import Digest, Vector
 from core.model import Memory
 from core.repository.digests import Candidate, CandidateFilter, Unembedded
+from core.repository.dynamodb.accessitems import access_key, joined
 from core.repository.dynamodb.client import READERS, ConditionFailedError, call
 from core.repository.dynamodb.codec import (
     COUNTER_SK,
@@ -177,8 +178,13 @@ class Digests:
             return [item for page in self._items.pages(paged) for item in page]
 
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
-        keys = [memory_key(namespace, memory_id) for memory_id in dict.fromkeys(memory_ids)]
-        return [from_item(item) for item in self._items.get_many(keys) if item is not None] if keys else []
+        """The records (with their stamps) of those of `memory_ids` still stored, eventually consistent."""
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return []
+        found = self._items.get_many([key(namespace, i) for key in (memory_key, access_key) for i in ids])
+        records, accesses = found[: len(ids)], found[len(ids) :]
+        return [from_item(joined(item, access)) for item, access in zip(records, accesses, strict=True) if item]
 
     def unembedded(self, limit: int) -> list[Unembedded]:
         found: list[Unembedded] = []

@@ -12,6 +12,7 @@ from core.history import Change, Revision
 from core.limits import ID_DIGITS
 from core.model import Memory
 from core.repository import LiveKey, Revisions
+from core.repository.dynamodb.accessitems import access_key
 from core.repository.dynamodb.client import ConditionFailedError, TransactionCancelledError, call, storage_refused
 from core.repository.dynamodb.codec import (
     DELETED_INDEX,
@@ -64,9 +65,9 @@ class Lifecycle:
         digest: Digest | Keep | None = KEEP,
     ) -> bool:
         """Write `write` to the memory `stored` holds and its next revision (`after`, as `change`), moving its
-        totals and tag copies, rewriting its search copy and writing its digest (digests.digest_actions), all in one
-        transaction that holds only while the memory is still as read (and `live_key` is live: AuthenticationError
-        otherwise); False when it no longer is (nothing written)."""
+        totals, tag copies and access item's status and type, rewriting its search copy and writing its digest
+        (digests.digest_actions), all in one transaction that holds only while the memory is still as read (and
+        `live_key` is live: AuthenticationError otherwise); False when it no longer is (nothing written)."""
         digested = digest_actions(self._table, namespace, stored, after, write, digest)
         number = stored.revisions + 1
         condition, values = stored.unchanged()
@@ -95,6 +96,8 @@ class Lifecycle:
             actions.append(totals_update(self._table, memory_partition(namespace), moved))
         actions += tag_copy_actions(self._table, namespace, before if stored.copied else None, after)
         actions.append({"Put": {"TableName": self._table, "Item": to_search_copy(namespace, after)}})
+        if stored.accessed and (before.status, before.memory_type) != (after.status, after.memory_type):
+            actions.append({"Update": self._access_kind(namespace, after)})
         actions += digested
         try:
             transact_fenced(self._items, self._table, actions, live_key)
@@ -103,6 +106,16 @@ class Lifecycle:
                 return False  # changed since the read
             raise storage_refused(cancelled) from None
         return True
+
+    def _access_kind(self, namespace: str, after: Memory) -> dict[str, Any]:
+        """The update of the memory's access item to its new status and type (its stamp left as it is)."""
+        return {
+            "TableName": self._table,
+            "Key": access_key(namespace, after.id),
+            "UpdateExpression": "SET #status = :status, memory_type = :type",
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": {":status": {"S": after.status}, ":type": {"S": after.memory_type}},
+        }
 
     def restore(
         self, namespace: str, memory_id: int, now: str, key_id: str | None, live_key: LiveKey | None = None
@@ -216,6 +229,7 @@ class Lifecycle:
             # Whether or not it has one: a digest `agent-memory migrate` wrote after the read goes too.
             {"Delete": {"TableName": self._table, "Key": digest_key(namespace, memory.id)}},
             {"Delete": {"TableName": self._table, "Key": search_copy_key(namespace, memory.id)}},
+            {"Delete": {"TableName": self._table, "Key": access_key(namespace, memory.id)}},
         ]
         if stored.copied:
             actions += tag_copy_actions(self._table, namespace, memory, memory.model_copy(update={"tags": []}))

@@ -6,13 +6,10 @@ whenever the filters allow it, and a bounded number of sequential round trips wh
   totals say it), so a selective filter does not creep through the index a few rows at a time. With `tag`, the
   index is the tag's partition of copies (see codec.py): it holds that tag's memories only, so the page costs what
   it returns.
-- With `q` (matched in content no index orders), a search reads the whole namespace, or the whole tag partition
-  when a tag is given, split by id into segments read at once, each small enough to be one page (a Query reads at
-  most 1 MB), so it takes two sequential round trips (the id counter, then every segment) instead of one per
-  megabyte. So does a tag search by `last_accessed_at`, which the copies do not carry (an access stamp writes one
-  item), and any tag search in a namespace whose older memories have no copies yet (until `agent-memory migrate`).
-  In the namespace, a search in any order but last use reads the memories' search copies (searchcopies.py) instead
-  of the records, once every memory has one.
+- With `q` (matched in content no index orders), or by last use (ordered by no index: see accessitems.py), a
+  search reads the whole namespace, or the whole tag partition when a tag is given, in id segments read at once
+  (searches.py). So does a tag search in a namespace whose older memories have no copies yet (until
+  `agent-memory migrate`).
 """
 
 from __future__ import annotations
@@ -27,28 +24,16 @@ from core.budget import carried
 from core.contract import RetrievalQuery
 from core.repository import Matches
 from core.repository.dynamodb.client import READERS, call
-from core.repository.dynamodb.codec import (
-    COUNTER_SK,
-    INDEXES,
-    SEARCH_COPIES,
-    STATS_SK,
-    TAG_COPIES,
-    from_item,
-    memory_partition,
-    memory_sort_key,
-    tag_partition,
-)
-from core.repository.dynamodb.queries import leading_rows, query_request, segments
-from core.repository.dynamodb.searchcopies import SearchCopies, searchable
+from core.repository.dynamodb.codec import INDEXES, STATS_SK, TAG_COPIES, from_item, memory_partition, tag_partition
+from core.repository.dynamodb.marks import Marks
+from core.repository.dynamodb.queries import query_request
+from core.repository.dynamodb.searches import Searches
 from core.repository.dynamodb.stored import Items
 from core.repository.dynamodb.totals import QUERY_LIMIT_MAX, CopiesIncompleteError, Totals, numbers, sized
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-# Ids per search segment: 512 items of up to 2 KB (a memory of a few hundred characters takes about 1 KB) are one
-# 1 MB page. Larger items only make a segment take more than one page; the result is the same.
-SEGMENT_IDS: Final = 512
 # A sized Limit reads the rows the matching share predicts plus this many standard deviations of that number
 # (matches spread evenly): for a page, enough that a second round trip is rare; while skipping, none, since the page
 # re-reads from the last skipped match and a row read past it is read twice.
@@ -69,15 +54,13 @@ Item = dict[str, Any]
 class Listing:
     """The `find` of DynamoDBMemoryRepository: one namespace's page of matches and their number."""
 
-    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+    def __init__(self, client: DynamoDBClient, table_name: str, marks: Marks) -> None:
         self._client = client
         self._table = table_name
         self._reads = Items(client, table_name)
-        # Namespaces whose every memory has its tag copies: a namespace once marked stays so, so after one read of
-        # its STATS a tag search reads only the tag's. So for search copies and a `q` search.
-        self._copied: set[str] = set()
-        self._searchable: set[str] = set()
-        self._copies = SearchCopies(client, self._reads)
+        # Whether a namespace's every memory has its tag copies, search copy, access item (see marks.py).
+        self._marks = marks
+        self._searches = Searches(client, table_name, self._reads, marks)
 
     def find(self, namespace: str, query: RetrievalQuery) -> Matches:
         matches = self._found(namespace, query)
@@ -85,17 +68,19 @@ class Listing:
         return replace(matches, stored_stamps=query.sort == "last_accessed_at")
 
     def _found(self, namespace: str, query: RetrievalQuery) -> Matches:
-        if query.tag is not None and query.sort != "last_accessed_at":
+        if query.sort == "last_accessed_at":
+            return self._searches.find(namespace, query, memory_partition(namespace))
+        if query.tag is not None:
             copies = tag_partition(namespace, query.tag)
             try:
                 if query.q is None:
                     return self._in_order(copies, query, lambda: self._totals(namespace, query.tag))
-                return self._searched(namespace, query, copies)
+                return self._searches.find(namespace, query, copies)
             except CopiesIncompleteError:
                 pass  # older memories have no copies yet: search the namespace itself
         if query.q is None and query.tag is None:
             return self._in_order(memory_partition(namespace), query, lambda: self._totals(namespace))
-        return self._searched(namespace, query, memory_partition(namespace))
+        return self._searches.find(namespace, query, memory_partition(namespace))
 
     # Listings in an index's order.
 
@@ -212,76 +197,19 @@ class Listing:
         if tag is None:
             return Totals(numbers(self._items([stats])[0]))
         tag_stats = _stats_key(tag_partition(namespace, tag))
-        if namespace in self._copied:
+        if self._marks.has(namespace, TAG_COPIES):
             return Totals(numbers(self._items([tag_stats])[0]))
         namespace_stats, counts = self._items([stats, tag_stats])
         return Totals(numbers(counts), complete=self._mark(namespace, namespace_stats))
 
     def _mark(self, namespace: str, stats: Item | None) -> bool:
-        """Whether the namespace's STATS item says every memory has its tag copies (remembered when it does, as
-        whether every memory has its search copy)."""
-        if SEARCH_COPIES in (stats or {}):
-            self._searchable.add(namespace)
-        if TAG_COPIES in (stats or {}):
-            self._copied.add(namespace)
-            return True
-        return False
+        """Whether the namespace's STATS item says every memory has its tag copies (its marks remembered)."""
+        self._marks.learn(namespace, stats)
+        return self._marks.has(namespace, TAG_COPIES)
 
     def _items(self, keys: list[Item]) -> list[Item | None]:
         """The items at `keys`, eventually consistent (as the index pages they are read with), in one round trip."""
         return self._reads.get_many(keys)
-
-    # Searches: the whole namespace (or tag partition), in segments read at once.
-
-    def _searched(self, namespace: str, query: RetrievalQuery, partition: Mapping[str, Any]) -> Matches:
-        """A search through `partition`: the namespace's (its search copies when they are complete and can answer),
-        or a tag's (CopiesIncompleteError while its copies are incomplete)."""
-        home = partition == memory_partition(namespace)
-        counter = {"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}
-        # The namespace's STATS, read with the counter until they said so, tell whether its copies are complete.
-        if namespace in (self._searchable if home else self._copied) or (home and not searchable(query)):
-            highest = self._items([counter])[0]
-        else:
-            highest, stats = self._items([counter, _stats_key(memory_partition(namespace))])
-            if not self._mark(namespace, stats) and not home:
-                raise CopiesIncompleteError
-        highest_id = int((highest or {}).get("next_id", {}).get("N", "0"))
-        if home and searchable(query) and namespace in self._searchable:
-            return self._copies.find(namespace, query, highest_id)
-        # Eventually consistent: the last segment is open-ended, so a stale counter misses no memory.
-        request = query_request(self._table, partition, query, by_id=True)
-        bounds = segments(highest_id, SEGMENT_IDS)
-        # Each segment keeps only the matches that can reach the page, so a search holds a few pages of rows, not
-        # every match of the namespace.
-        leading = leading_rows(query.sort, query.offset + query.limit)
-        parts = list(READERS.map(carried(lambda bound: self._segment(request, leading, *bound)), bounds))
-        rows = leading([row for _, part in parts for row in part])
-        window = rows[query.offset : query.offset + query.limit]
-        return Matches(items=[from_item(row) for row in window], total=sum(count for count, _ in parts))
-
-    def _segment(
-        self, request: Mapping[str, Any], leading: Callable[[list[Item]], list[Item]], first: int, last: int
-    ) -> tuple[int, list[Item]]:
-        """The number of matches in ids first..last, and the leading ones of them."""
-        segment = {
-            **request,
-            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
-            "ExpressionAttributeValues": {
-                **request["ExpressionAttributeValues"],
-                ":first": memory_sort_key(first),
-                ":last": memory_sort_key(last),
-            },
-        }
-        rows: list[Item] = []
-        count = 0
-        while True:
-            response = call(self._client.query, **segment)
-            found = response.get("Items", [])
-            count += len(found)
-            rows = leading(rows + found)
-            if "LastEvaluatedKey" not in response:
-                return count, rows
-            segment["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
 
 def _stats_key(partition: Mapping[str, Any]) -> Item:

@@ -12,8 +12,10 @@ from core.history import Revision
 from core.model import IdempotentCreate, Memory, MemoryChanges
 from core.repository import IdempotencyKeyTakenError, LiveKey, Matches, PriorCreate, Revisions
 from core.repository.digests import Candidate, CandidateFilter, Unembedded
+from core.repository.dynamodb.accessitems import to_access_item
 from core.repository.dynamodb.client import ConditionFailedError, TransactionCancelledError, call, storage_refused
 from core.repository.dynamodb.codec import (
+    ACCESS_ITEMS,
     COUNTER_SK,
     DELETED,
     DIGESTED,
@@ -32,6 +34,7 @@ from core.repository.dynamodb.expressions import ABSENT, Write, idempotency_put,
 from core.repository.dynamodb.fence import transact_fenced
 from core.repository.dynamodb.lifecycle import Lifecycle
 from core.repository.dynamodb.listing import Listing
+from core.repository.dynamodb.marks import Marks
 from core.repository.dynamodb.searchcopies import to_search_copy
 from core.repository.dynamodb.stamps import Stamps
 from core.repository.dynamodb.stored import TRANSACTION_ATTEMPTS, Items
@@ -49,9 +52,10 @@ class DynamoDBMemoryRepository:
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self._client = client
         self._table = table_name
-        self._listing = Listing(client, table_name)
-        self._stamps = Stamps(client, table_name)
         self._items = Items(client, table_name)
+        marks = Marks(self._items)
+        self._listing = Listing(client, table_name, marks)
+        self._stamps = Stamps(client, table_name, self._items, marks)
         self._lifecycle = Lifecycle(client, table_name, self._items)
         self._digests = Digests(client, table_name, self._items)
 
@@ -124,8 +128,8 @@ class DynamoDBMemoryRepository:
         cancellation reasons."""
         counted = {totals_attribute(memory.status, memory.memory_type): 1}
         if memory.id == 1:
-            # A new namespace: every memory it will hold has its tag copies and its search copy.
-            counted |= {TAG_COPIES: 1, SEARCH_COPIES: 1}
+            # A new namespace: every memory it will hold has its tag copies, its search copy and its access item.
+            counted |= {TAG_COPIES: 1, SEARCH_COPIES: 1, ACCESS_ITEMS: 1}
         item = {**to_item(namespace, memory), "revisions": {"N": "1"}}
         if idempotency is not None:
             item["idempotency"] = {"S": idempotency.key_hash}
@@ -141,6 +145,7 @@ class DynamoDBMemoryRepository:
         actions.append({"Put": {"TableName": self._table, "Item": to_revision(namespace, created)}})
         actions += tag_copy_actions(self._table, namespace, None, memory)
         actions.append({"Put": {"TableName": self._table, "Item": to_search_copy(namespace, memory)}})
+        actions.append({"Put": {"TableName": self._table, "Item": to_access_item(namespace, memory)}})
         if digest is not None:
             actions.append({"Put": {"TableName": self._table, "Item": to_digest(namespace, memory, digest)}})
         return actions

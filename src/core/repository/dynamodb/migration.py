@@ -9,7 +9,10 @@ version can vouch for, so the retention window is never cut short), which puts i
 indexer, recall's digest (digests.py) for every memory stored before digests existed, written as the copies are, its
 terms only: the backfill (`agent-memory embed`, the hourly purge function, `serve`) embeds it. And a search copy
 (codec.py) for every memory stored before they existed, written as the tag copies are; once a pass finds every memory
-of a namespace with one, its STATS item says so and `q` searches there read the copies instead of the records.
+of a namespace with one, its STATS item says so and `q` searches there read the copies instead of the records. And
+an access item (accessitems.py) for every memory stored before they existed, its stamp moved from the record in a
+transaction conditioned on the stamp as read too (a concurrent stamp makes it read again); once a pass finds every
+memory of a namespace with one, its STATS item says so and its stamps go to the access items alone.
 Run it once after deploying this version (writers of the previous version store memories without these).
 """
 
@@ -22,8 +25,11 @@ from typing import TYPE_CHECKING, Any, Final
 from core.clock import format_timestamp, utc_now
 from core.digest import Indexer
 from core.model import Memory
+from core.repository.dynamodb.accessitems import to_access_item
 from core.repository.dynamodb.client import ConditionFailedError, TransactionCancelledError, call, storage_refused
 from core.repository.dynamodb.codec import (
+    ACCESS_ITEMS,
+    ACCESSED_KEY,
     DELETED,
     DIGEST_PREFIX,
     DIGESTED,
@@ -58,17 +64,19 @@ class Migrated:
     undigested: int = 0  # changed by another writer meanwhile: still without a digest; run again
     searchable: int = 0  # memories given their search copy
     unsearchable: int = 0  # changed by another writer meanwhile: their namespace stays unmarked; run again
+    accessed: int = 0  # memories given their access item (their stamp moved into it)
+    unaccessed: int = 0  # changed or stamped by another writer meanwhile: their namespace stays unmarked; run again
 
 
 def migrate(client: DynamoDBClient, table: str, now: str | None = None, *, indexer: Indexer | None = None) -> Migrated:
     """Copy every memory without tag copies, then mark each namespace whose memories all have them; give every
     deleted memory without a deletion time `now` (by default the current time) as one; with `indexer`, give every
-    memory without a digest its digest, without a vector; give every memory without a search copy its copy, then mark
-    each namespace whose memories all have one."""
+    memory without a digest its digest, without a vector; give every memory without a search copy or an access item
+    its copy and its item, then mark each namespace whose memories all have each."""
     now = now or format_timestamp(utc_now())
     result = Migrated()
     # Per namespace-wide mark, the namespaces where a memory kept changing under its copy: they stay unmarked.
-    unfinished: dict[str, set[str]] = {TAG_COPIES: set(), SEARCH_COPIES: set()}
+    unfinished: dict[str, set[str]] = {TAG_COPIES: set(), SEARCH_COPIES: set(), ACCESS_ITEMS: set()}
     namespaces: set[str] = set()
     for item in _memories_and_stats(client, table):
         namespace = item["pk"]["S"][len(NAMESPACE_PREFIX) :]
@@ -100,21 +108,20 @@ def migrate(client: DynamoDBClient, table: str, now: str | None = None, *, index
 def _copy_marks(
     client: DynamoDBClient, table: str, namespace: str, item: dict[str, Any], result: Migrated
 ) -> list[str]:
-    """Give the memory `item` its search copy and its tag copies where it lacks them, counted in `result`; the marks
-    of those it could not write (it kept changing under them)."""
+    """Give the memory `item` its search copy, tag copies and access item where it lacks them, counted in `result`;
+    the marks of those it could not write (it kept changing under them)."""
     left = []
-    if SEARCH_COPIES not in item:
-        if _search_copy(client, table, namespace, item["sk"]):
-            result.searchable += 1
-        else:
-            result.unsearchable += 1
-            left.append(SEARCH_COPIES)
-    if TAG_COPIES not in item:
-        if _copy(client, table, namespace, item["sk"]):
-            result.copied += 1
-        else:
-            result.skipped += 1
-            left.append(TAG_COPIES)
+    for mark, write, done, undone in (
+        (SEARCH_COPIES, _search_copy, "searchable", "unsearchable"),
+        (TAG_COPIES, _copy, "copied", "skipped"),
+        (ACCESS_ITEMS, _access_item, "accessed", "unaccessed"),
+    ):
+        if mark in item:
+            continue
+        counted = done if write(client, table, namespace, item["sk"]) else undone
+        setattr(result, counted, getattr(result, counted) + 1)
+        if counted == undone:
+            left.append(mark)
     return left
 
 
@@ -122,7 +129,9 @@ def _memories_and_stats(client: DynamoDBClient, table: str) -> Iterator[dict[str
     """The key (and copies mark) of every memory and namespace STATS item in the table, tag partitions left out."""
     request: dict[str, Any] = {
         "TableName": table,
-        "ProjectionExpression": f"pk, sk, {TAG_COPIES}, {SEARCH_COPIES}, {DIGESTED}, #status, deleted_at",
+        "ProjectionExpression": (
+            f"pk, sk, {TAG_COPIES}, {SEARCH_COPIES}, {ACCESS_ITEMS}, {DIGESTED}, #status, deleted_at"
+        ),
         "ExpressionAttributeNames": {"#status": "status"},
         "FilterExpression": (
             "begins_with(pk, :ns) AND NOT contains(pk, :tag) AND (begins_with(sk, :mem) OR sk = :stats)"
@@ -181,6 +190,16 @@ def _search_copy(client: DynamoDBClient, table: str, namespace: str, sort_key: d
     return _marked(client, table, namespace, sort_key, SEARCH_COPIES, put)
 
 
+def _access_item(client: DynamoDBClient, table: str, namespace: str, sort_key: dict[str, Any]) -> bool:
+    """Move one memory's stamp into its access item; False when it kept changing (or being stamped) under the
+    attempts."""
+
+    def put(memory: Memory) -> list[dict[str, Any]]:
+        return [{"Put": {"TableName": table, "Item": to_access_item(namespace, memory)}}]
+
+    return _marked(client, table, namespace, sort_key, ACCESS_ITEMS, put, moves_stamp=True)
+
+
 def _digest(client: DynamoDBClient, table: str, namespace: str, sort_key: dict[str, Any], indexer: Indexer) -> bool:
     """Write one memory's digest (terms only); False when it kept changing under the attempts."""
 
@@ -198,30 +217,39 @@ def _marked(
     sort_key: dict[str, Any],
     mark: str,
     actions: Callable[[Memory], list[dict[str, Any]]],
+    *,
+    moves_stamp: bool = False,
 ) -> bool:
     """Set `mark` on one memory in one transaction with `actions(memory)`, conditioned on the memory as read (same
     version and status, no `mark` yet, no purge begun), so a concurrent PATCH, delete or purge (which write what
-    `mark` stands for themselves) is never done twice; False when it kept changing under the attempts."""
+    `mark` stands for themselves) is never done twice; False when it kept changing under the attempts. With
+    `moves_stamp`, the record's own stamp goes (`actions` wrote it elsewhere), held to it as read too."""
     key = {"pk": memory_partition(namespace), "sk": sort_key}
     for _ in range(COPY_ATTEMPTS):
         item = call(client.get_item, TableName=table, Key=key, ConsistentRead=True).get("Item")
         if item is None or mark in item or "purging" in item:
             return True  # gone, being purged, or written by a PATCH or delete meanwhile: nothing to do
         memory = from_item(item)
+        condition = (
+            f"version = :version AND #status = :status AND attribute_not_exists({mark}) "
+            "AND attribute_not_exists(purging)"
+        )
+        values = {":mark": {"BOOL": True}, ":version": {"N": str(memory.version)}, ":status": {"S": memory.status}}
+        expression = f"SET {mark} = :mark"
+        if moves_stamp:
+            expression += f" REMOVE {ACCESSED_KEY}"
+            if ACCESSED_KEY in item:
+                condition += f" AND {ACCESSED_KEY} = :stamp"
+                values[":stamp"] = item[ACCESSED_KEY]
+            else:
+                condition += f" AND attribute_not_exists({ACCESSED_KEY})"
         update = {
             "TableName": table,
             "Key": key,
-            "UpdateExpression": f"SET {mark} = :mark",
-            "ConditionExpression": (
-                f"version = :version AND #status = :status AND attribute_not_exists({mark}) "
-                "AND attribute_not_exists(purging)"
-            ),
+            "UpdateExpression": expression,
+            "ConditionExpression": condition,
             "ExpressionAttributeNames": {"#status": "status"},
-            "ExpressionAttributeValues": {
-                ":mark": {"BOOL": True},
-                ":version": {"N": str(memory.version)},
-                ":status": {"S": memory.status},
-            },
+            "ExpressionAttributeValues": values,
         }
         try:
             call(client.transact_write_items, TransactItems=[{"Update": update}, *actions(memory)])

@@ -13,8 +13,11 @@ from core.errors import DomainError
 from core.history import Revision
 from core.limits import ID_DIGITS, MAX_MEMORY_ID
 from core.portable import ExportedMemory
+from core.repository.dynamodb.accessitems import AccessItems, item_id, to_access_item
 from core.repository.dynamodb.client import call
 from core.repository.dynamodb.codec import (
+    ACCESS_ITEMS,
+    ACCESS_PREFIX,
     COUNTER_SK,
     DIGEST_PREFIX,
     DIGESTED,
@@ -56,6 +59,7 @@ _KINDS: Final = (
     (REVISION_PREFIX, "revisions"),
     (DIGEST_PREFIX, "recall digests"),
     (SEARCH_PREFIX, "search copies"),
+    (ACCESS_PREFIX, "access items"),
     (IDEMPOTENCY_PREFIX, "idempotency records"),
     (COUNTER_SK, "id counters"),
     (STATS_SK, "totals"),
@@ -85,7 +89,7 @@ class Namespaces:
             "ConsistentRead": True,
         }
         for page in self._items.pages(request):
-            stored = [Stored.of(item) for item in page]
+            stored = self._stamped(namespace, page)
             kept = [s for s in stored if include_deleted or s.memory.status != "deleted"]
             revisions = self._revisions(namespace, kept[0].memory.id, kept[-1].memory.id) if history and kept else {}
             for entry in kept:
@@ -97,6 +101,16 @@ class Namespaces:
                     (entry.deleted_at or entry.memory.updated_at) if deleted else None,
                     revisions.get(entry.memory.id, []) if history else None,
                 )
+
+    def _stamped(self, namespace: str, page: list[Item]) -> list[Stored]:
+        """A page of memory items with their access items' stamps."""
+        if not page:
+            return []
+        request = AccessItems.range_request(namespace, item_id(page[0]), item_id(page[-1]))
+        accesses = {
+            item_id(item): item for found in self._items.pages({**request, "ConsistentRead": True}) for item in found
+        }
+        return [Stored.of(item, accesses.get(item_id(item))) for item in page]
 
     def _revisions(self, namespace: str, first: int, last: int) -> dict[int, list[Revision]]:
         request = {
@@ -149,10 +163,10 @@ class Namespaces:
     def load(
         self, namespace: str, memories: list[ExportedMemory], progress: Progress, indexer: Indexer | None = None
     ) -> None:
-        """Write every memory with its revisions, search and tag copies, and with `indexer` its recall digest (an
-        export carries no vectors: the backfill embeds the digests), IMPORT_WRITERS batches at a time. Each write is
-        a plain put of what the file says, so a run that stopped half-way is finished by writing it all again; the
-        counts are set once, from the whole file, by `finish_import`."""
+        """Write every memory with its revisions, search and tag copies, access item, and with `indexer` its recall
+        digest (an export carries no vectors: the backfill embeds the digests), IMPORT_WRITERS batches at a time.
+        Each write is a plain put of what the file says, so a run that stopped half-way is finished by writing it all
+        again; the counts are set once, from the whole file, by `finish_import`."""
         items = [item for memory in memories for item in _items(namespace, memory, indexer)]
         batches = [items[start : start + BATCH_WRITE_ITEMS] for start in range(0, len(items), BATCH_WRITE_ITEMS)]
         written = Counter[str]()
@@ -169,7 +183,7 @@ class Namespaces:
 
     def finish_import(self, namespace: str, memories: list[ExportedMemory]) -> None:
         """Set the namespace's and each tag's counts from the memories imported, the id counter to the highest
-        id, mark the namespace's search and tag copies complete, and release the namespace."""
+        id, mark the namespace's search and tag copies and access items complete, and release the namespace."""
         partition = memory_partition(namespace)
         counts: dict[str, Counter[str]] = {"": Counter()}
         for exported in memories:
@@ -177,7 +191,7 @@ class Namespaces:
             counted = totals_attribute(memory.status, memory.memory_type)
             for tag in ["", *memory.tags]:
                 counts.setdefault(tag, Counter())[counted] += 1
-        counts[""] |= {TAG_COPIES: 1, SEARCH_COPIES: 1}
+        counts[""] |= {TAG_COPIES: 1, SEARCH_COPIES: 1, ACCESS_ITEMS: 1}
         for tag, tally in counts.items():
             call(
                 self._client.put_item,
@@ -211,7 +225,7 @@ def _kind(item: Item) -> str:
 
 def _items(namespace: str, exported: ExportedMemory, indexer: Indexer | None) -> list[Item]:
     """What one memory of an import stores: its item (with what a restore and the purge need when it is deleted),
-    its revisions, its search and tag copies and, with `indexer`, its digest."""
+    its revisions, its search and tag copies, its access item (with its stamp) and, with `indexer`, its digest."""
     memory = exported.memory
     item = {**to_item(namespace, memory), "revisions": {"N": str(len(exported.revisions or []))}}
     digests = []
@@ -225,5 +239,9 @@ def _items(namespace: str, exported: ExportedMemory, indexer: Indexer | None) ->
             "purge_shard": purge_shard(namespace, memory.id),
         }
     revisions = [to_revision(namespace, revision) for revision in exported.revisions or []]
-    copies = [to_search_copy(namespace, memory), *(to_copy(namespace, tag, memory) for tag in memory.tags)]
+    copies = [
+        to_search_copy(namespace, memory),
+        to_access_item(namespace, memory),
+        *(to_copy(namespace, tag, memory) for tag in memory.tags),
+    ]
     return [item, *revisions, *digests, *copies]

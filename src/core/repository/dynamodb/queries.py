@@ -11,11 +11,13 @@ from typing import Any, Final
 from core.contract import RetrievalQuery
 from core.limits import MAX_MEMORY_ID
 from core.repository.dynamodb.codec import (
+    ACCESSED_KEY,
     DELETED,
     INDEXES,
     LISTED_ATTRIBUTES,
     MEMORY_PREFIX,
     TAG_PARTITION,
+    sort_value,
     tags_value,
 )
 
@@ -60,8 +62,8 @@ def query_request(
         values[":q"] = {"S": needle}
     projected = [*LISTED_ATTRIBUTES]
     if query.sort == "last_accessed_at":
-        # To order by it here (by id), or read free as the index's own key: the rows then carry their stamps.
-        projected.append(INDEXES[query.sort][1])
+        # Searched by id, and ordered by the stamp: a memory stored before access items holds its own.
+        projected.append(ACCESSED_KEY)
     request: dict[str, Any] = {
         "TableName": table,
         "FilterExpression": " AND ".join(filters),
@@ -86,8 +88,16 @@ def leading_rows(sort: str, wanted: int) -> Callable[[list[Item]], list[Item]]:
     ("<timestamp>#<id>", so ties fall by id)."""
     if sort == "id":
         return lambda rows: heapq.nsmallest(wanted, rows, key=lambda row: str(row["sk"]["S"]))
-    attribute = INDEXES[sort][1]
-    return lambda rows: heapq.nlargest(wanted, rows, key=lambda row: str(row[attribute]["S"]))
+    attribute = ACCESSED_KEY if sort == "last_accessed_at" else INDEXES[sort][1]
+
+    def value(row: Item) -> str:  # a memory never stamped may hold no stamp at all
+        return str(
+            row[attribute]["S"]
+            if attribute in row
+            else sort_value(None, int(row["sk"]["S"][len(MEMORY_PREFIX) :]))["S"]
+        )
+
+    return lambda rows: heapq.nlargest(wanted, rows, key=value)
 
 
 # A search sends at most this many Queries at once, however high a namespace's counter went (an import may start it

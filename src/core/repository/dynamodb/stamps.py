@@ -1,19 +1,25 @@
 """Access stamps: `last_accessed_at` set by a conditional write that never moves it back, for one read, or for a
 page in batches of PartiQL statements (each with its own condition, so one row stamped later by another reader
-does not hold up the rest)."""
+does not hold up the rest). A stamp writes the memory's access item (accessitems.py); in a namespace not yet wholly
+moved to access items (`agent-memory migrate`), a page's stamps also go to the records, where only those of memories
+without an access item land (the others hold no `accessed_key` to compare with)."""
 
 from __future__ import annotations
 
 import random
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from concurrent.futures import wait
+from typing import TYPE_CHECKING, Any, Final
 
 from core.budget import carried
 from core.errors import MemoryNotFoundError, StorageUnavailableError, TableMissingError
 from core.model import Memory
-from core.repository.dynamodb.client import STAMPERS, ConditionFailedError, call
-from core.repository.dynamodb.codec import DELETED, from_item, memory_key, sort_value
+from core.repository.dynamodb.accessitems import access_key, joined
+from core.repository.dynamodb.client import READERS, STAMPERS, ConditionFailedError, call
+from core.repository.dynamodb.codec import ACCESS_ITEMS, ACCESSED_KEY, DELETED, from_item, memory_key, sort_value
+from core.repository.dynamodb.marks import Marks
+from core.repository.dynamodb.stored import Items
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -35,47 +41,76 @@ _STAMP: Final = 'UPDATE "{table}" SET accessed_key = ? WHERE pk = ? AND sk = ? A
 class Stamps:
     """The access stamps of one table's memories."""
 
-    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+    def __init__(self, client: DynamoDBClient, table_name: str, items: Items, marks: Marks) -> None:
         self._client = client
         self._table = table_name
+        self._items = items
+        self._marks = marks
 
     def read(self, namespace: str, memory_id: int, accessed_at: str) -> Memory:
-        """Stamp one visible memory and return it, in one conditional write."""
+        """Stamp one visible memory and return it: a conditional write of its access item, sent with a strongly
+        consistent read of its record (one round trip)."""
+        record = READERS.submit(carried(lambda: self._items.get(memory_key(namespace, memory_id))))
+        stamp = sort_value(accessed_at, memory_id)
+        try:
+            access = self._stamped(access_key(namespace, memory_id), memory_id, stamp, "UPDATED_NEW")
+        except MemoryNotFoundError:
+            item = record.result()
+            if item is None or ACCESS_ITEMS in item:
+                raise  # never stored, or purged (or being purged) meanwhile
+            # Stored before access items: the record holds its stamp.
+            return from_item(self._stamped(memory_key(namespace, memory_id), memory_id, stamp, "ALL_NEW"))
+        except Exception:
+            wait([record])  # no call of this request outlives it
+            raise
+        item = record.result()
+        if item is None or item["status"] == DELETED:
+            raise MemoryNotFoundError(memory_id)  # deleted (or purged) since the stamp
+        return from_item(joined(item, access))
+
+    def _stamped(self, key: dict[str, Any], memory_id: int, stamp: dict[str, Any], returns: str) -> dict[str, Any]:
+        """Stamp the item at `key` (an access item, or a record from before them) and return what `returns` says of
+        it, or all of it as it was when another reader stamped it later first. MemoryNotFoundError when there is no
+        such item or its memory is deleted."""
         try:
             # The sort value starts with the timestamp and ends with this memory's id, so it compares as the stamp.
             response = call(
                 self._client.update_item,
                 TableName=self._table,
-                Key=memory_key(namespace, memory_id),
-                UpdateExpression="SET accessed_key = :stamp",
-                ConditionExpression="attribute_exists(pk) AND accessed_key < :stamp AND #status <> :deleted",
+                Key=key,
+                UpdateExpression=f"SET {ACCESSED_KEY} = :stamp",
+                ConditionExpression=f"attribute_exists(pk) AND {ACCESSED_KEY} < :stamp AND #status <> :deleted",
                 ExpressionAttributeNames={"#status": "status"},
-                ExpressionAttributeValues={":stamp": sort_value(accessed_at, memory_id), ":deleted": DELETED},
-                ReturnValues="ALL_NEW",
+                ExpressionAttributeValues={":stamp": stamp, ":deleted": DELETED},
+                ReturnValues=returns,
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ConditionFailedError as failed:
             # Missing, deleted, or already stamped later by a concurrent reader: the old item tells which.
             old = failed.old_item
-            if not old or old["status"]["S"] == "deleted":
+            if not old or old["status"] == DELETED:
                 raise MemoryNotFoundError(memory_id) from None
-            return from_item(old)
-        return from_item(response["Attributes"])
+            return dict(old)
+        attributes: dict[str, Any] = response["Attributes"]
+        return attributes
 
     def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
-        batches = [memory_ids[i : i + BATCH_STATEMENTS] for i in range(0, len(memory_ids), BATCH_STATEMENTS)]
+        keys = [(access_key(namespace, memory_id), memory_id) for memory_id in memory_ids]
+        if not self._marks.check(namespace, ACCESS_ITEMS):
+            keys += [(memory_key(namespace, memory_id), memory_id) for memory_id in memory_ids]
+        batches = [keys[i : i + BATCH_STATEMENTS] for i in range(0, len(keys), BATCH_STATEMENTS)]
         if len(batches) == 1:
-            self._stamp_batch(namespace, batches[0], accessed_at)
+            self._stamp_batch(batches[0], accessed_at)
             return
         # list() waits for every batch and re-raises the first failure.
-        list(STAMPERS.map(carried(lambda batch: self._stamp_batch(namespace, batch, accessed_at)), batches))
+        list(STAMPERS.map(carried(lambda batch: self._stamp_batch(batch, accessed_at)), batches))
 
-    def _stamp_batch(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
+    def _stamp_batch(self, keys: Sequence[tuple[dict[str, Any], int]], accessed_at: str) -> None:
         statement = _STAMP.format(table=self._table)
         pending = [
             {"Statement": statement, "Parameters": [stamp, key["pk"], key["sk"], stamp]}
-            for memory_id in memory_ids
-            for key, stamp in [(memory_key(namespace, memory_id), sort_value(accessed_at, memory_id))]
+            for key, memory_id in keys
+            for stamp in [sort_value(accessed_at, memory_id)]
         ]
         for attempt in range(BATCH_ATTEMPTS):
             response = call(self._client.batch_execute_statement, Statements=pending)

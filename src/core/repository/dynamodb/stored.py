@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from core.errors import StorageUnavailableError, WriteConflictError
 from core.model import Memory
+from core.repository.dynamodb.accessitems import access_key, joined
 from core.repository.dynamodb.client import ConditionFailedError, TransactionCancelledError, call
-from core.repository.dynamodb.codec import DIGESTED, TAG_COPIES, from_item, memory_key
+from core.repository.dynamodb.codec import ACCESS_ITEMS, DIGESTED, TAG_COPIES, from_item, memory_key
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -35,7 +36,8 @@ UNPROCESSED_BACKOFF_SECONDS: Final = 0.02
 class Stored:
     """A memory item: the record, whether its tag copies exist, how many revisions it has (0 for a memory stored
     before history existed), the status it had before a delete, when it was deleted, whether its purge has begun,
-    the hash of the idempotency key it was created with, and whether its digest exists."""
+    the hash of the idempotency key it was created with, whether its digest exists, and whether its access item does
+    (the record's stamp is its access item's then)."""
 
     memory: Memory
     copied: bool
@@ -45,14 +47,15 @@ class Stored:
     purging: bool
     idempotency: str | None
     digested: bool
+    accessed: bool
 
     @classmethod
-    def of(cls, item: Mapping[str, Any]) -> Stored:
+    def of(cls, item: Mapping[str, Any], access: Mapping[str, Any] | None = None) -> Stored:
         def text(name: str) -> str | None:
             return item[name]["S"] if name in item else None
 
         return cls(
-            memory=from_item(item),
+            memory=from_item(joined(dict(item), access)),
             copied=TAG_COPIES in item,
             revisions=int(item["revisions"]["N"]) if "revisions" in item else 0,
             prior_status=text("prior_status"),
@@ -60,11 +63,12 @@ class Stored:
             purging="purging" in item,
             idempotency=text("idempotency"),
             digested=DIGESTED in item,
+            accessed=ACCESS_ITEMS in item,
         )
 
     def unchanged(self) -> tuple[str, dict[str, Any]]:
         """The condition (and its values) that holds while the item is still as read: same version, status,
-        revision count, tag copies and digest, and no purge begun."""
+        revision count, tag copies, digest and access item, and no purge begun."""
         values = {":was_version": {"N": str(self.memory.version)}, ":was_status": {"S": self.memory.status}}
         terms = ["version = :was_version", "#status = :was_status", "attribute_not_exists(purging)"]
         if self.revisions:
@@ -76,6 +80,8 @@ class Stored:
             terms.append(f"attribute_not_exists({TAG_COPIES})")
         if not self.digested:
             terms.append(f"attribute_not_exists({DIGESTED})")
+        if not self.accessed:
+            terms.append(f"attribute_not_exists({ACCESS_ITEMS})")
         return " AND ".join(terms), values
 
 
@@ -88,9 +94,9 @@ class Items:
         self._table = table_name
 
     def read(self, namespace: str, memory_id: int) -> Stored | None:
-        """The memory item by a strongly consistent read; None when there is none."""
-        item = self.get(memory_key(namespace, memory_id))
-        return Stored.of(item) if item else None
+        """The memory item and its access item by strongly consistent reads, in one call; None when there is none."""
+        item, access = self.get_many([memory_key(namespace, memory_id), access_key(namespace, memory_id)], True)
+        return Stored.of(item, access) if item else None
 
     def get(self, key: dict[str, Any]) -> dict[str, Any] | None:
         """The item under `key` by a strongly consistent read; None when there is none."""
@@ -99,15 +105,17 @@ class Items:
         ).get("Item")
         return item
 
-    def get_many(self, keys: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
-        """The items at `keys` (None where there is none), eventually consistent: one GetItem for one key, else
-        BatchGetItems of BATCH_GET_ITEMS keys, each asked again for what it leaves unprocessed."""
+    def get_many(self, keys: list[dict[str, Any]], consistent: bool = False) -> list[dict[str, Any] | None]:
+        """The items at `keys` (None where there is none), eventually consistent unless `consistent`: one GetItem for
+        one key, else BatchGetItems of BATCH_GET_ITEMS keys, each asked again for what it leaves unprocessed."""
         if len(keys) == 1:
-            response = call(self._client.get_item, TableName=self._table, Key=keys[0], ConsistentRead=False)
+            response = call(self._client.get_item, TableName=self._table, Key=keys[0], ConsistentRead=consistent)
             return [response.get("Item")]
         found: dict[tuple[str, str], dict[str, Any]] = {}
         for start in range(0, len(keys), BATCH_GET_ITEMS):
-            wanted: dict[str, Any] = {self._table: {"Keys": keys[start : start + BATCH_GET_ITEMS]}}
+            wanted: dict[str, Any] = {
+                self._table: {"Keys": keys[start : start + BATCH_GET_ITEMS], "ConsistentRead": consistent}
+            }
             for attempt in range(BATCH_GET_ATTEMPTS):
                 response = call(self._client.batch_get_item, RequestItems=wanted)
                 found.update({(item["pk"]["S"], item["sk"]["S"]): item for item in response["Responses"][self._table]})

@@ -30,9 +30,11 @@ from core.repository.dynamodb import (
 )
 from core.repository.dynamodb import stamps as stamps_module
 from core.repository.dynamodb import stored as stored_module
+from core.repository.dynamodb.codec import ACCESS_ITEMS
+from core.repository.dynamodb.marks import Marks
 from core.repository.dynamodb.migration import COPY_ATTEMPTS
 from core.repository.dynamodb.stamps import BATCH_ATTEMPTS, Stamps
-from core.repository.dynamodb.stored import BATCH_GET_ATTEMPTS, BATCH_WRITE_ATTEMPTS
+from core.repository.dynamodb.stored import BATCH_GET_ATTEMPTS, BATCH_WRITE_ATTEMPTS, Items
 from tests.conftest import NAMESPACE, Engine
 
 
@@ -100,7 +102,7 @@ def repository(moto_engine: Engine, moto_table: str) -> DynamoDBMemoryRepository
 def test_throttling_is_retried_up_to_three_attempts_then_reported_unavailable(
     moto_engine: Engine, repository: DynamoDBMemoryRepository, code: str, waits: list[float]
 ) -> None:
-    faults = Faults(moto_engine.client, "GetItem", code, times=10)
+    faults = Faults(moto_engine.client, "BatchGetItem", code, times=10)
 
     with pytest.raises(StorageUnavailableError) as raised:
         repository.get(NAMESPACE, 1)
@@ -114,7 +116,7 @@ def test_a_throttled_call_that_recovers_within_the_bound_succeeds(
     moto_engine: Engine, repository: DynamoDBMemoryRepository
 ) -> None:
     repository.add(NAMESPACE, memory(1))
-    faults = Faults(moto_engine.client, "GetItem", "ThrottlingException", times=2)
+    faults = Faults(moto_engine.client, "BatchGetItem", "ThrottlingException", times=2)
 
     assert repository.get(NAMESPACE, 1) == memory(1)
     assert faults.attempts == 3
@@ -133,7 +135,7 @@ def test_a_version_mismatch_is_answered_from_one_read_and_writes_nothing(
     moto_engine: Engine, repository: DynamoDBMemoryRepository
 ) -> None:
     repository.add(NAMESPACE, memory(1))
-    reads = Faults(moto_engine.client, "GetItem", "ThrottlingException", times=0)
+    reads = Faults(moto_engine.client, "BatchGetItem", "ThrottlingException", times=0)
     writes = Faults(moto_engine.client, "TransactWriteItems", "ThrottlingException", times=0)
 
     with pytest.raises(VersionMismatchError):
@@ -160,7 +162,7 @@ def test_an_unreachable_store_is_reported_unavailable(
     def refuse(request: Any, **_: Any) -> None:
         raise EndpointConnectionError(endpoint_url=request.url)
 
-    moto_engine.client.meta.events.register_first("before-send.dynamodb.GetItem", refuse)
+    moto_engine.client.meta.events.register_first("before-send.dynamodb.BatchGetItem", refuse)
 
     with pytest.raises(StorageUnavailableError):
         repository.get(NAMESPACE, 1)
@@ -174,6 +176,19 @@ def test_a_stamp_failure_during_a_listing_is_reported_unavailable(
 
     with pytest.raises(StorageUnavailableError):
         repository.stamp(NAMESPACE, [1], "2026-04-06T14:13:00.000000Z")
+
+
+def test_a_read_whose_stamp_is_refused_is_unavailable_and_leaves_no_call_of_it_running(
+    moto_engine: Engine, repository: DynamoDBMemoryRepository
+) -> None:
+    repository.add(NAMESPACE, memory(1))
+    Faults(moto_engine.client, "UpdateItem", "ThrottlingException", times=10)
+    reads = Faults(moto_engine.client, "GetItem", "ThrottlingException", times=0)
+
+    with pytest.raises(StorageUnavailableError):
+        repository.read(NAMESPACE, 1, LATER)
+    # The record's read, sent with the stamp, has ended by the time the read answers.
+    assert reads.attempts == 1
 
 
 class ScriptedStatements:
@@ -193,23 +208,47 @@ class ScriptedStatements:
         return {"Responses": answers}
 
 
+def stamps(client: Any, *, moved: bool = True) -> Stamps:
+    """The stamps of table "memories" over `client`, NAMESPACE seen wholly moved to access items when `moved`."""
+    items = Items(client, "memories")
+    marks = Marks(items)
+    if moved:
+        marks.learn(NAMESPACE, {ACCESS_ITEMS: {"N": "1"}})
+    return Stamps(client, "memories", items, marks)
+
+
 def test_a_page_of_stamps_goes_in_batches_of_25_statements_each_keeping_its_own_condition() -> None:
     client = ScriptedStatements(itertools.repeat(None))
 
-    Stamps(client, "memories").stamp(NAMESPACE, list(range(1, 61)), LATER)  # type: ignore[arg-type]
+    stamps(client).stamp(NAMESPACE, list(range(1, 61)), LATER)
 
     assert sorted(len(statements) for statements in client.calls) == [10, 25, 25]
-    stamped = sorted(int(s["Parameters"][2]["S"].removeprefix("MEM#")) for call in client.calls for s in call)
+    stamped = sorted(int(s["Parameters"][2]["S"].removeprefix("A#")) for call in client.calls for s in call)
     assert stamped == list(range(1, 61))
     statement = client.calls[0][0]["Statement"]
     assert statement.startswith('UPDATE "memories" SET accessed_key = ? WHERE pk = ? AND sk = ?')
     assert statement.endswith("AND accessed_key < ?")  # never moves a stamp back, and finds no row to create
 
 
+def test_in_a_namespace_not_wholly_moved_to_access_items_a_stamp_goes_to_the_records_too() -> None:
+    client = ScriptedStatements(itertools.repeat("ConditionalCheckFailed"))
+    client.get_item = lambda **_: {"Item": {"pk": {"S": f"NS#{NAMESPACE}"}, "sk": {"S": "STATS"}}}  # type: ignore[attr-defined]
+
+    stamps(client, moved=False).stamp(NAMESPACE, [1, 2], LATER)
+
+    # Only one of each pair can land: a memory has an access item, or (stored before them) its own stamp.
+    assert sorted(s["Parameters"][2]["S"] for s in client.calls[0]) == [
+        "A#0000000001",
+        "A#0000000002",
+        "MEM#0000000001",
+        "MEM#0000000002",
+    ]
+
+
 def test_a_failed_condition_is_a_row_stamped_later_or_never_stored_not_an_error() -> None:
     client = ScriptedStatements(iter(["ConditionalCheckFailed", None, "ConditionalCheckFailed"]))
 
-    Stamps(client, "memories").stamp(NAMESPACE, [1, 2, 3], LATER)  # type: ignore[arg-type]
+    stamps(client).stamp(NAMESPACE, [1, 2, 3], LATER)
 
     assert len(client.calls) == 1
 
@@ -217,17 +256,17 @@ def test_a_failed_condition_is_a_row_stamped_later_or_never_stored_not_an_error(
 def test_statements_refused_for_a_passing_reason_are_sent_again_alone() -> None:
     client = ScriptedStatements(iter([None, "ThrottlingError", None, "TransactionConflict", None, None]))
 
-    Stamps(client, "memories").stamp(NAMESPACE, [1, 2, 3, 4], LATER)  # type: ignore[arg-type]
+    stamps(client).stamp(NAMESPACE, [1, 2, 3, 4], LATER)
 
     assert [len(statements) for statements in client.calls] == [4, 2]
-    assert [s["Parameters"][2]["S"] for s in client.calls[1]] == ["MEM#0000000002", "MEM#0000000004"]
+    assert [s["Parameters"][2]["S"] for s in client.calls[1]] == ["A#0000000002", "A#0000000004"]
 
 
 def test_statements_refused_on_every_attempt_are_storage_unavailable() -> None:
     client = ScriptedStatements(itertools.repeat("ProvisionedThroughputExceeded"))
 
     with pytest.raises(StorageUnavailableError, match="access stamps"):
-        Stamps(client, "memories").stamp(NAMESPACE, [1, 2], LATER)  # type: ignore[arg-type]
+        stamps(client).stamp(NAMESPACE, [1, 2], LATER)
     assert len(client.calls) == BATCH_ATTEMPTS
 
 
@@ -235,14 +274,14 @@ def test_a_stamp_statement_on_a_missing_table_is_table_missing() -> None:
     client = ScriptedStatements(itertools.repeat("ResourceNotFound"))
 
     with pytest.raises(TableMissingError):
-        Stamps(client, "memories").stamp(NAMESPACE, [1], LATER)  # type: ignore[arg-type]
+        stamps(client).stamp(NAMESPACE, [1], LATER)
 
 
 def test_a_stamp_statement_refused_for_any_other_reason_is_not_taken_for_a_passing_one() -> None:
     client = ScriptedStatements(itertools.repeat("AccessDenied"))
 
     with pytest.raises(RuntimeError, match="AccessDenied"):
-        Stamps(client, "memories").stamp(NAMESPACE, [1], LATER)  # type: ignore[arg-type]
+        stamps(client).stamp(NAMESPACE, [1], LATER)
     assert len(client.calls) == 1
 
 

@@ -1,0 +1,261 @@
+"""Access items (codec.py, accessitems.py) on Amazon DynamoDB Local, with the in-memory store as the oracle: they hold
+each memory's stamp, status and type through every write and read and go with a purge, and the records hold no stamp;
+a namespace stored before they existed (its stamps on its records) lists, searches and stamps alike before, during and
+after `migrate`, also while readers and writers keep going under it; afterwards a stamp writes the access item alone
+and a listing by last use reads the access items, not the records."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import random
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from core.contract import RetrievalQuery
+from core.errors import DomainError
+from core.memories import MemoryService
+from core.model import MemoryChanges, NewMemory
+from core.repository.dynamodb import DynamoDBMemoryRepository, migrate
+from core.repository.dynamodb.codec import ACCESS_ITEMS, ACCESS_PREFIX, ACCESSED_KEY, STATS_SK, memory_partition
+from core.repository.memory import InMemoryMemoryRepository
+from tests.conftest import Engine, FakeClock
+from tests.copies import scan
+from tests.listings import NS, Queries, same_page, stock
+
+BY_USE = [
+    RetrievalQuery.parse({**fields, "sort": "last_accessed_at", "offset": offset, "limit": limit})
+    for fields, (offset, limit) in itertools.product(
+        [
+            {},
+            {"status": "invalid"},
+            {"status": "deleted"},
+            {"memory_type": "event"},
+            {"tag": "food"},
+            {"q": "espresso"},
+            {"q": "memory", "tag": "travel", "status": "active"},
+        ],
+        [(0, 10), (7, 20), (500, 5)],
+    )
+]
+
+
+def assert_access_items_mirror(twins: tuple[MemoryService, MemoryService], engine: Engine, table: str) -> None:
+    """Every memory has its access item (and says so), holding its status, type and stamp as the oracle has them; no
+    record holds a stamp, no access item outlives its memory; and every stored memory reads as the oracle's."""
+    items = scan(engine, table)
+    home = memory_partition(NS)
+    records = {int(i["sk"]["S"][4:]): i for i in items if i["pk"] == home and i["sk"]["S"].startswith("MEM#")}
+    accesses = {
+        int(i["sk"]["S"][len(ACCESS_PREFIX) :]): i
+        for i in items
+        if i["pk"] == home and i["sk"]["S"].startswith(ACCESS_PREFIX)
+    }
+    assert accesses.keys() == records.keys()
+    for status in ("active", "invalid", "deleted"):
+        query = RetrievalQuery.parse({"status": status, "limit": 100})
+        stored, oracle = (service.search(NS, query, stamp=False).items for service in twins)
+        assert [(m.id, m.memory_type, m.version) for m in stored] == [(m.id, m.memory_type, m.version) for m in oracle]
+        # The twins read the clock in turn: their stamps differ by its ticks, never in whether there is one.
+        assert [m.last_accessed_at is None for m in stored] == [m.last_accessed_at is None for m in oracle], status
+        for memory in stored:
+            record, access = records[memory.id], accesses[memory.id]
+            assert ACCESS_ITEMS in record, memory.id
+            assert ACCESSED_KEY not in record, memory.id
+            assert (access["status"]["S"], access["memory_type"]["S"]) == (memory.status, memory.memory_type)
+            assert access[ACCESSED_KEY]["S"].startswith(memory.last_accessed_at or "0000-00-00")
+
+
+def as_before_access_items(engine: Engine, table: str) -> None:
+    """What the previous version left in `table`: each stamp on its record, no access items, no marks."""
+    client = engine.client
+    assert client is not None
+    items = scan(engine, table)
+    stamps = {i["sk"]["S"][len(ACCESS_PREFIX) :]: i[ACCESSED_KEY] for i in items if i["sk"]["S"].startswith("A#")}
+    for item in items:
+        key = {"pk": item["pk"], "sk": item["sk"]}
+        sort_key = item["sk"]["S"]
+        if sort_key.startswith(ACCESS_PREFIX):
+            client.delete_item(TableName=table, Key=key)
+        elif sort_key.startswith("MEM#"):
+            client.update_item(
+                TableName=table,
+                Key=key,
+                UpdateExpression=f"SET {ACCESSED_KEY} = :stamp REMOVE {ACCESS_ITEMS}",
+                ExpressionAttributeValues={":stamp": stamps[sort_key[4:]]},
+            )
+        elif sort_key == STATS_SK and ACCESS_ITEMS in item:
+            client.update_item(TableName=table, Key=key, UpdateExpression=f"REMOVE {ACCESS_ITEMS}")
+
+
+def fresh(twins: tuple[MemoryService, MemoryService], engine: Engine, table: str, clock: FakeClock) -> Any:
+    """The twins with a new repository on the DynamoDB side (a new container: it has seen no namespace's marks)."""
+    assert engine.client is not None
+    return MemoryService(DynamoDBMemoryRepository(engine.client, table), clock), twins[1]
+
+
+def read_items(queries: Queries) -> set[str]:
+    """The kinds of item the Queries sent read, by sort key prefix."""
+    return {
+        q["ExpressionAttributeValues"][":first"]["S"].split("#")[0]
+        for q in queries.sent
+        if ":first" in q.get("ExpressionAttributeValues", {})
+    }
+
+
+def all_same(twins: tuple[MemoryService, MemoryService], queries: Queries, *, moved: bool) -> None:
+    """Every listing of BY_USE returns the oracle's page and total, stamping it alike; once `moved`, a listing
+    without `q` or `tag` reads the access items and nothing else."""
+    for query in BY_USE:
+        queries.sent.clear()
+        same_page(twins, query)
+        if moved and query.q is None and query.tag is None:
+            assert read_items(queries) == {"A"}, query
+        else:
+            assert "MEM" in read_items(queries), query
+
+
+def test_access_items_mirror_their_memories_through_every_write_and_read_and_go_with_a_purge(
+    twins: tuple[MemoryService, MemoryService], ddb_local_engine: Engine, ddb_local_table: str
+) -> None:
+    stock(twins, 80)
+    deleted = twins[0].search(NS, RetrievalQuery.parse({"status": "deleted", "limit": 100}), stamp=False).items
+    for service in twins:
+        for memory in deleted[:3]:
+            service.purge(NS, memory.id)
+        service.restore(NS, deleted[3].id)
+        service.update(NS, deleted[3].id, MemoryChanges.parse({"memory_type": "event", "status": "invalid"}))
+    queries = Queries(ddb_local_engine)
+    all_same(twins, queries, moved=True)
+
+    assert_access_items_mirror(twins, ddb_local_engine, ddb_local_table)
+    stats = [i for i in scan(ddb_local_engine, ddb_local_table) if i["pk"] == memory_partition(NS)]
+    assert any(i["sk"]["S"] == STATS_SK and ACCESS_ITEMS in i for i in stats)
+
+
+def test_a_read_that_stamps_returns_the_stamp_and_writes_only_the_access_item(
+    twins: tuple[MemoryService, MemoryService], ddb_local_engine: Engine, ddb_local_table: str, clock: FakeClock
+) -> None:
+    created = [service.create(NS, NewMemory.parse({"content": "The user keeps bees"})) for service in twins]
+    record = next(i for i in scan(ddb_local_engine, ddb_local_table) if i["sk"]["S"].startswith("MEM#"))
+    clock.advance(seconds=5)
+
+    read = twins[0].get(NS, created[0].id)
+
+    assert read.last_accessed_at is not None
+    assert read.last_accessed_at > created[0].created_at
+    assert read == twins[0].get(NS, created[0].id, stamp=False)
+    after = next(i for i in scan(ddb_local_engine, ddb_local_table) if i["sk"]["S"].startswith("MEM#"))
+    assert after == record  # the record is not written at all
+
+
+@pytest.mark.slow
+def test_a_namespace_stored_before_access_items_is_listed_and_stamped_alike_before_during_and_after_migrate(
+    twins: tuple[MemoryService, MemoryService], ddb_local_engine: Engine, ddb_local_table: str, clock: FakeClock
+) -> None:
+    stock(twins, 90)
+    as_before_access_items(ddb_local_engine, ddb_local_table)
+    twins = fresh(twins, ddb_local_engine, ddb_local_table, clock)
+    queries = Queries(ddb_local_engine)
+
+    # Until migrated, a listing by last use reads the records, and finds (and stamps) what the core defines.
+    all_same(twins, queries, moved=False)
+    # Writes meanwhile: the new memory has an access item, the older ones keep their stamps on their records.
+    listed = twins[0].search(NS, RetrievalQuery.parse({"limit": 100, "sort": "id"}), stamp=False)
+    visible = [m.id for m in listed.items]
+    for service in twins:
+        service.update(NS, visible[0], MemoryChanges.parse({"content": "Espresso, retold"}))
+        service.update(NS, visible[1], MemoryChanges.parse({"memory_type": "event", "status": "invalid"}))
+        service.delete(NS, visible[2])
+        service.create(NS, NewMemory.parse({"content": "a new espresso memory", "tags": ["food"]}))
+        service.get(NS, visible[3])
+    clock.advance(seconds=1)
+    all_same(twins, queries, moved=False)
+
+    client = ddb_local_engine.client
+    assert client is not None
+    done = migrate(client, ddb_local_table)
+
+    assert (done.accessed, done.unaccessed) == (90, 0)  # the new one was born with its own
+    twins = fresh(twins, ddb_local_engine, ddb_local_table, clock)
+    all_same(twins, queries, moved=True)
+    assert_access_items_mirror(twins, ddb_local_engine, ddb_local_table)
+    assert migrate(client, ddb_local_table).accessed == 0  # a second run has nothing left to do
+
+
+def one_change(rng: random.Random) -> Callable[[MemoryService], object]:
+    """One of a read, a listing by last use and a search (each stamps), a patch, a delete and a restore."""
+    memory_id = rng.randint(1, 120)
+    changes: list[Callable[[MemoryService], object]] = [
+        lambda service: service.get(NS, memory_id),
+        lambda service: service.search(NS, RetrievalQuery.parse({"sort": "last_accessed_at"})),
+        lambda service: service.search(NS, RetrievalQuery.parse({"q": "espresso", "limit": 5})),
+        lambda service: service.update(NS, memory_id, MemoryChanges.parse({"status": "invalid"})),
+        lambda service: service.delete(NS, memory_id),
+        lambda service: service.restore(NS, memory_id),
+    ]
+    return rng.choice(changes)
+
+
+@pytest.mark.slow
+def test_migrate_while_readers_stamp_and_writers_write_moves_every_stamp_without_losing_one(
+    twins: tuple[MemoryService, MemoryService], ddb_local_engine: Engine, ddb_local_table: str, clock: FakeClock
+) -> None:
+    stock(twins, 120, seed=11)
+    as_before_access_items(ddb_local_engine, ddb_local_table)
+    twins = fresh(twins, ddb_local_engine, ddb_local_table, clock)
+    stop, rounds, failures = threading.Event(), [0], list[BaseException]()
+
+    def read_and_write() -> None:
+        """Both twins alike, one read (a stamp) or write at a time, until the migrate is done."""
+        rng = random.Random(3)
+        try:
+            while not stop.is_set():
+                change = one_change(rng)
+                for service in twins:
+                    with contextlib.suppress(DomainError):  # deleted, not deleted, ...: the same on both twins
+                        change(service)
+                clock.advance(seconds=1)
+                rounds[0] += 1
+        except BaseException as exc:  # surfaced in the test's own thread
+            failures.append(exc)
+            raise
+
+    worker = threading.Thread(target=read_and_write)
+    worker.start()
+    client = ddb_local_engine.client
+    assert client is not None
+    try:
+        done = migrate(client, ddb_local_table)
+    finally:
+        stop.set()
+        worker.join()
+
+    assert not failures
+    assert rounds[0] > 10, rounds  # the readers and writers did work under the migrate
+    # A memory that kept changing (or being stamped) under the move is left for the next run, as the run says.
+    for _ in range(3):
+        if not done.unaccessed:
+            break
+        done = migrate(client, ddb_local_table)
+    assert done.unaccessed == 0
+    assert_access_items_mirror(
+        fresh(twins, ddb_local_engine, ddb_local_table, clock), ddb_local_engine, ddb_local_table
+    )
+
+
+def test_a_listing_by_last_use_of_an_empty_or_fresh_namespace_is_the_oracles(ddb_local_engine: Engine) -> None:
+    assert ddb_local_engine.client is not None
+    clock = FakeClock()
+    twins = (
+        MemoryService(DynamoDBMemoryRepository(ddb_local_engine.client, ddb_local_engine.new_table()), clock),
+        MemoryService(InMemoryMemoryRepository(), clock),
+    )
+    for query in BY_USE:
+        same_page(twins, query)
+    stock(twins, 12)
+    for query in BY_USE:
+        same_page(twins, query)
