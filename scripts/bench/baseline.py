@@ -49,7 +49,10 @@ class TodayRepository(DynamoDBMemoryRepository):
                 TableName=self._today_table,
                 Key=memory_key(namespace, memory_id),
                 UpdateExpression="SET accessed_key = :stamp",
-                ConditionExpression="attribute_exists(pk) AND accessed_key < :stamp",
+                # Today's stamp on today's record; a record stored now holds none until this first writes one.
+                ConditionExpression=(
+                    "attribute_exists(pk) AND (attribute_not_exists(accessed_key) OR accessed_key < :stamp)"
+                ),
                 ExpressionAttributeValues={":stamp": sort_value(accessed_at, memory_id)},
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )

@@ -195,6 +195,7 @@ class OperationBench:
             "calls": statistics.median(rec.count() for rec in counted),
             "read_calls": statistics.median(rec.count(*READS) for rec in counted),
             "read_rounds": statistics.median(rec.sequential(*READS) for rec in counted),
+            "rounds": statistics.median(rec.sequential() for rec in counted),
             "write_calls": statistics.median(rec.count(*WRITES) for rec in counted),
             "rcu": statistics.median(rec.rcu for rec in costed),
             "wcu": statistics.median(rec.wcu for rec in costed),

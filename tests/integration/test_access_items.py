@@ -6,17 +6,14 @@ and a listing by last use reads the access items, not the records."""
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import random
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from core.contract import RetrievalQuery
-from core.errors import DomainError
 from core.memories import MemoryService
 from core.model import MemoryChanges, NewMemory
 from core.repository.dynamodb import DynamoDBMemoryRepository, migrate
@@ -24,7 +21,7 @@ from core.repository.dynamodb.codec import ACCESS_ITEMS, ACCESS_PREFIX, ACCESSED
 from core.repository.memory import InMemoryMemoryRepository
 from tests.conftest import Engine, FakeClock
 from tests.copies import scan
-from tests.listings import NS, Queries, same_page, stock
+from tests.listings import NS, Queries, migrate_under_load, same_page, stock
 
 BY_USE = [
     RetrievalQuery.parse({**fields, "sort": "last_accessed_at", "offset": offset, "limit": limit})
@@ -186,7 +183,7 @@ def test_a_namespace_stored_before_access_items_is_listed_and_stamped_alike_befo
     assert migrate(client, ddb_local_table).accessed == 0  # a second run has nothing left to do
 
 
-def one_change(rng: random.Random) -> Callable[[MemoryService], object]:
+def one_change(rng: random.Random, _: int) -> Callable[[MemoryService], object]:
     """One of a read, a listing by last use and a search (each stamps), a patch, a delete and a restore."""
     memory_id = rng.randint(1, 120)
     changes: list[Callable[[MemoryService], object]] = [
@@ -207,35 +204,11 @@ def test_migrate_while_readers_stamp_and_writers_write_moves_every_stamp_without
     stock(twins, 120, seed=11)
     as_before_access_items(ddb_local_engine, ddb_local_table)
     twins = fresh(twins, ddb_local_engine, ddb_local_table, clock)
-    stop, rounds, failures = threading.Event(), [0], list[BaseException]()
+    done, made = migrate_under_load(twins, ddb_local_engine, ddb_local_table, one_change, clock)
 
-    def read_and_write() -> None:
-        """Both twins alike, one read (a stamp) or write at a time, until the migrate is done."""
-        rng = random.Random(3)
-        try:
-            while not stop.is_set():
-                change = one_change(rng)
-                for service in twins:
-                    with contextlib.suppress(DomainError):  # deleted, not deleted, ...: the same on both twins
-                        change(service)
-                clock.advance(seconds=1)
-                rounds[0] += 1
-        except BaseException as exc:  # surfaced in the test's own thread
-            failures.append(exc)
-            raise
-
-    worker = threading.Thread(target=read_and_write)
-    worker.start()
+    assert made > 10, made  # the readers and writers did work under the migrate
     client = ddb_local_engine.client
     assert client is not None
-    try:
-        done = migrate(client, ddb_local_table)
-    finally:
-        stop.set()
-        worker.join()
-
-    assert not failures
-    assert rounds[0] > 10, rounds  # the readers and writers did work under the migrate
     # A memory that kept changing (or being stamped) under the move is left for the next run, as the run says.
     for _ in range(3):
         if not done.unaccessed:

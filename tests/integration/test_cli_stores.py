@@ -84,10 +84,13 @@ def test_migrate_copies_older_memories_and_says_how_many(
     key = {"pk": {"S": "NS#alice"}, "sk": {"S": "MEM#0000000002"}}
     for stored_before in (key, {"pk": {"S": "NS#alice"}, "sk": {"S": "STATS"}}):  # as a previous version left them
         client.update_item(
-            TableName=ddb_local_table, Key=stored_before, UpdateExpression="REMOVE tag_copies, search_copies"
+            TableName=ddb_local_table,
+            Key=stored_before,
+            UpdateExpression="REMOVE tag_copies, search_copies, access_items",
         )
     client.delete_item(TableName=ddb_local_table, Key={**key, "pk": {"S": "NS#alice#TAG#travel"}})
     client.delete_item(TableName=ddb_local_table, Key={**key, "sk": {"S": "Q#0000000002"}})
+    client.delete_item(TableName=ddb_local_table, Key={**key, "sk": {"S": "A#0000000002"}})
     client.update_item(
         TableName=ddb_local_table,
         Key={"pk": {"S": "NS#alice#TAG#travel"}, "sk": {"S": "STATS"}},
@@ -105,8 +108,11 @@ def test_migrate_copies_older_memories_and_says_how_many(
         "the hourly purge function, or serve, later).\n"
         "Wrote the search copies of 1 memory stored before this version; `q` searches read them once a namespace's "
         "memories all have one.\n"
+        "Moved the access stamps of 1 memory stored before this version into their access items; a stamp writes only "
+        "those once a namespace's memories all have one.\n"
     )
-    assert {"tag_copies", "search_copies"} <= client.get_item(TableName=ddb_local_table, Key=key)["Item"].keys()
+    stored = client.get_item(TableName=ddb_local_table, Key=key)["Item"]
+    assert {"tag_copies", "search_copies", "access_items"} <= stored.keys()
     found = ddb_local_service.search("alice", RetrievalQuery.parse({"tag": "travel"}))
     assert (found.total, [m.id for m in found.items]) == (3, [1, 2, 3])
     searched = ddb_local_service.search("alice", RetrievalQuery.parse({"q": "NOTE"}))

@@ -5,17 +5,14 @@ search there reads fewer units than the same search through the records."""
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import random
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from core.contract import RetrievalQuery
-from core.errors import DomainError
 from core.memories import MemoryService
 from core.model import MEMORY_TYPES, MemoryChanges, NewMemory
 from core.repository.dynamodb import DynamoDBMemoryRepository, migrate
@@ -23,7 +20,7 @@ from core.repository.dynamodb.codec import SEARCH_COPIES, SEARCH_PREFIX, STATS_S
 from core.repository.dynamodb.searchcopies import searchable
 from tests.conftest import Engine
 from tests.copies import assert_search_copies_mirror, scan
-from tests.listings import NS, TAGS, Queries, same_page, stock
+from tests.listings import NS, TAGS, Queries, migrate_under_load, same_page, stock
 
 SEARCHES = [
     RetrievalQuery.parse({**fields, "sort": sort, "offset": offset, "limit": limit})
@@ -143,34 +140,11 @@ def test_migrate_while_writers_keep_writing_leaves_every_copy_mirroring_its_memo
 ) -> None:
     stock(twins, 150, seed=11)
     as_before_search_copies(ddb_local_engine, ddb_local_table)
-    stop, writes, failures = threading.Event(), [0], list[BaseException]()
+    done, writes = migrate_under_load(twins, ddb_local_engine, ddb_local_table, one_change)
 
-    def write() -> None:
-        """Both twins, one change at a time, until the migrate is done."""
-        rng = random.Random(3)
-        try:
-            while not stop.is_set():
-                change = one_change(rng, writes[0])
-                for service in twins:
-                    with contextlib.suppress(DomainError):  # deleted, not deleted, ...: the same on both twins
-                        change(service)
-                writes[0] += 1
-        except BaseException as exc:  # surfaced in the test's own thread
-            failures.append(exc)
-            raise
-
-    writer = threading.Thread(target=write)
-    writer.start()
+    assert writes > 10, writes  # the writer did write under the migrate
     client = ddb_local_engine.client
     assert client is not None
-    try:
-        done = migrate(client, ddb_local_table)
-    finally:
-        stop.set()
-        writer.join()
-
-    assert not failures
-    assert writes[0] > 10, writes  # the writer did write under the migrate
     # A memory that kept changing under its copy is left for the next run, as the run says; none is left wrong.
     for _ in range(3):
         if not done.unsearchable:
