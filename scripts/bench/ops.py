@@ -41,6 +41,8 @@ LISTINGS: dict[str, dict[str, Any]] = {
     "list_100": {"limit": 100},
     "list_invalid": {"status": "invalid"},  # about 10% of the rows
     "list_deep": {"offset": DEEP_OFFSET},  # only where the namespace holds that many
+    # Ordered by last use, which no index orders: the access items of the namespace, then the page's records.
+    "list_by_use": {"sort": "last_accessed_at"},
 }
 # A memory's life (issue 14): a patched memory's history read, a restore, a purge of a deleted memory.
 LIFECYCLE = ("history", "restore", "purge")

@@ -27,6 +27,7 @@ STAMPING = (
     "list_100",
     "list_invalid",
     "list_deep",
+    "list_by_use",
     "recall",
 )
 
