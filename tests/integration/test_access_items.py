@@ -21,6 +21,7 @@ from core.repository.dynamodb.codec import ACCESS_ITEMS, ACCESS_PREFIX, ACCESSED
 from core.repository.memory import InMemoryMemoryRepository
 from tests.conftest import Engine, FakeClock
 from tests.copies import scan
+from tests.layouts import BeforeAccessItems
 from tests.listings import NS, Queries, migrate_under_load, same_page, stock
 
 BY_USE = [
@@ -232,3 +233,26 @@ def test_a_listing_by_last_use_of_an_empty_or_fresh_namespace_is_the_oracles(ddb
     stock(twins, 12)
     for query in BY_USE:
         same_page(twins, query)
+
+
+def test_the_suites_engine_before_access_items_stores_as_that_version_did(ddb_local_engine: Engine) -> None:
+    """tests.layouts, which the repository, lifecycle and concurrency suites run on as a third engine: a memory it
+    adds holds its stamp on its record, with no access item and no mark, and it is read, stamped and listed so."""
+    table = ddb_local_engine.new_table()
+    assert ddb_local_engine.client is not None
+    service = MemoryService(BeforeAccessItems(ddb_local_engine.client, table), FakeClock())
+    created = service.create(NS, NewMemory.parse({"content": "The user keeps bees"}))
+    queries = Queries(ddb_local_engine)
+
+    read = service.get(NS, created.id)
+    listed = service.search(NS, RetrievalQuery.parse({"sort": "last_accessed_at"}))
+
+    items = {i["sk"]["S"]: i for i in scan(ddb_local_engine, table) if i["pk"] == memory_partition(NS)}
+    assert not any(sort_key.startswith(ACCESS_PREFIX) for sort_key in items)
+    assert ACCESS_ITEMS not in items["MEM#0000000001"]
+    assert ACCESS_ITEMS not in items[STATS_SK]
+    assert read.last_accessed_at is not None
+    assert listed.items[0].last_accessed_at is not None
+    assert listed.items[0].last_accessed_at > read.last_accessed_at
+    assert items["MEM#0000000001"][ACCESSED_KEY]["S"].startswith(listed.items[0].last_accessed_at)
+    assert read_items(queries) == {"A", "MEM"}  # the records, each segment joined with its access items
