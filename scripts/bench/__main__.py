@@ -70,9 +70,12 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
         shadow = make_client(endpoint_url, REGION, read_timeout=60)
         # DynamoDB ends a Query page at 1 MB read; DynamoDB Local does not. Every Query of the counted client reads
         # at most the items of the largest size that fit in 1 MB, so no page it gets could exceed one on AWS.
-        largest = _largest_item(shadow, table)
+        # So per kind of item a segment Query reads (its sort keys' prefix: a search copy, an access item...).
+        largest_by_kind = _largest_items(shadow, table)
+        largest = max(largest_by_kind.values())
         page_items = PAGE_BYTES // largest
-        recorder = Recorder(client, shape, page_items=page_items)
+        kinds = {kind: PAGE_BYTES // size for kind, size in largest_by_kind.items() if kind}
+        recorder = Recorder(client, shape, page_items=page_items, kinds=kinds)
         for pool in (READERS, STAMPERS):  # the service's concurrent calls: sequential by task, not by thread start
             requested_at_submit(pool)
         services = build_services(settings, client, embedder)
@@ -98,6 +101,7 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
             "load_s": load_s,
             "largest_item_bytes": largest,
             "page_items": page_items,
+            "page_items_by_kind": kinds,
             "memories_loaded": sum(ns.size for ns in namespaces.values()),
             "other_namespace": other,
             "recall_model": embedder.model,
@@ -109,14 +113,19 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
         }
 
 
-def _largest_item(client: Any, table: str) -> int:
-    """The size of the table's largest item (DynamoDB's size rules, bench.capacity.item_size)."""
-    from bench.capacity import item_size
+def _largest_items(client: Any, table: str) -> dict[str, int]:
+    """The size of the table's largest item of each kind, by its sort key's prefix (`MEM`, `Q`, `A`, ...; DynamoDB's
+    size rules, bench.capacity.item_size)."""
+    from bench.capacity import item_kind, item_size
 
-    largest, params = 1, {"TableName": table}
+    largest: dict[str, int] = {}
+    params = {"TableName": table}
     while True:
         response = client.scan(**params)
-        largest = max([largest, *(item_size(item) for item in response.get("Items", []))])
+        for item in response.get("Items", []):
+            # Items with an id in their key (counters, totals and the like are one a namespace).
+            kind = item_kind(item["sk"]["S"]) if "#" in item["sk"]["S"] else ""
+            largest[kind] = max(largest.get(kind, 1), item_size(item))
         if "LastEvaluatedKey" not in response:
             return largest
         params["ExclusiveStartKey"] = response["LastEvaluatedKey"]

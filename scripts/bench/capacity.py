@@ -216,6 +216,13 @@ READS = ("GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems")
 WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems", "BatchExecuteStatement")
 # DynamoDB ends a Query or Scan page once it has read 1 MB (DynamoDB Local does not; see Recorder's page cap).
 PAGE_BYTES = 1024 * 1024
+
+
+def item_kind(sort_key: str) -> str:
+    """The kind of an item of the table, by its sort key: what comes before its first `#` (`MEM`, `Q`, `A`, ...)."""
+    return sort_key.partition("#")[0]
+
+
 _SHADOW_KEEP = frozenset(
     {"TableName", "IndexName", "KeyConditionExpression", "ExclusiveStartKey", "Limit", "ScanIndexForward"}
     | {"Segment", "TotalSegments", "ConsistentRead"}
@@ -245,11 +252,15 @@ class Recorder:
     counts calls (cheap enough to leave on while timing).
     """
 
-    def __init__(self, client: Any, shape: TableShape, page_items: int | None = None) -> None:
+    def __init__(
+        self, client: Any, shape: TableShape, page_items: int | None = None, kinds: Mapping[str, int] | None = None
+    ) -> None:
         """`page_items`: the most items any Query or Scan of `client` may read, always (recording or not): with the
-        namespace's largest item, PAGE_BYTES // its size models DynamoDB's 1 MB page, which DynamoDB Local lacks."""
+        namespace's largest item, PAGE_BYTES // its size models DynamoDB's 1 MB page, which DynamoDB Local lacks.
+        `kinds`: the same per kind of item (item_kind), for a Query of one id range of one kind (a search segment)."""
         self._shape = shape
         self._page_items = page_items
+        self._kinds = kinds or {}
         self._lock = threading.Lock()
         self._active: Recording | None = None
         self._shadow: Any = None
@@ -267,7 +278,9 @@ class Recorder:
 
     def _before(self, params: dict[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
         if self._page_items is not None and model.name in ("Query", "Scan"):
-            params["Limit"] = min(params.get("Limit", self._page_items), self._page_items)
+            first = params.get("ExpressionAttributeValues", {}).get(":first", {}).get("S")
+            most = self._kinds.get(item_kind(first), self._page_items) if first else self._page_items
+            params["Limit"] = min(params.get("Limit", most), most)
         if self._active is None:
             return
         at, _requested.at = getattr(_requested, "at", None), None  # only a task's first call was requested then

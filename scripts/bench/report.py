@@ -97,6 +97,14 @@ def _warm(warm: dict[str, Any]) -> str:
     )
 
 
+def _kinds(ops: dict[str, Any]) -> str:
+    """How many items a Query of one id segment reads at most, per kind of item, when the run recorded it."""
+    kinds = ops.get("page_items_by_kind")
+    if not kinds:
+        return ""
+    return ", an id segment of one kind " + ", ".join(f"{kind}# {n:,}" for kind, n in sorted(kinds.items()))
+
+
 def _ops(ops: dict[str, Any]) -> str:
     reps = ", ".join(f"N={int(n):,}: {e['reps']}/{e['capacity_reps']}" for n, e in ops["sizes"].items())
     sel = ", ".join(
@@ -109,7 +117,8 @@ def _ops(ops: dict[str, Any]) -> str:
         f"   search_q: q='espresso', search_tag: tag='travel'; share of visible memories matching: {sel}\n"
         + OPS_LEGEND
         + f"   1 MB pages modelled: every Query reads at most {ops.get('page_items', '?')} items (1 MB / the largest "
-        f"item, {ops.get('largest_item_bytes', '?')} bytes); op@today = today's repository (bench/baseline.py)\n"
+        f"item, {ops.get('largest_item_bytes', '?')} bytes){_kinds(ops)}; op@today = today's repository "
+        "(bench/baseline.py)\n"
         "   LB = lower bound: one eventually consistent Query of offset+limit rows on the index the op read first"
     )
     rows = [_op_row(size, op, m) for size, entry in ops["sizes"].items() for op, m in entry["ops"].items()]

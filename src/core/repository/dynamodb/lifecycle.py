@@ -113,6 +113,7 @@ class Lifecycle:
             "TableName": self._table,
             "Key": access_key(namespace, after.id),
             "UpdateExpression": "SET #status = :status, memory_type = :type",
+            "ConditionExpression": "attribute_exists(pk)",  # never a stampless one in place of a lost one
             "ExpressionAttributeNames": {"#status": "status"},
             "ExpressionAttributeValues": {":status": {"S": after.status}, ":type": {"S": after.memory_type}},
         }
