@@ -17,9 +17,10 @@ from core.contract import RetrievalQuery
 from core.memories import MemoryService
 from core.model import MemoryChanges, NewMemory
 from core.repository.dynamodb import DynamoDBMemoryRepository, migrate
+from core.repository.dynamodb.client import make_client
 from core.repository.dynamodb.codec import ACCESS_ITEMS, ACCESS_PREFIX, ACCESSED_KEY, STATS_SK, memory_partition
 from core.repository.memory import InMemoryMemoryRepository
-from tests.conftest import Engine, FakeClock
+from tests.conftest import REGION, Engine, FakeClock
 from tests.copies import scan
 from tests.layouts import BeforeAccessItems
 from tests.listings import NS, Queries, migrate_under_load, same_page, stock
@@ -256,3 +257,29 @@ def test_the_suites_engine_before_access_items_stores_as_that_version_did(ddb_lo
     assert listed.items[0].last_accessed_at > read.last_accessed_at
     assert items["MEM#0000000001"][ACCESSED_KEY]["S"].startswith(listed.items[0].last_accessed_at)
     assert read_items(queries) == {"A", "MEM"}  # the records, each segment joined with its access items
+
+
+def test_a_read_whose_memory_migrate_moves_between_its_two_stamps_still_returns_its_stamp(
+    ddb_local_engine: Engine, dynamodb_local_endpoint: str
+) -> None:
+    """A memory stored before access items: its access item refuses the stamp (there is none), then, before the
+    record's stamp, migrate moves the stamp into a new access item; the read stamps that one instead."""
+    table = ddb_local_engine.new_table()
+    client = make_client(dynamodb_local_endpoint, REGION)  # the read's own, to hook
+    service = MemoryService(BeforeAccessItems(client, table), FakeClock())
+    created = service.create(NS, NewMemory.parse({"content": "The user keeps bees"}))
+    moved: list[int] = []
+
+    def migrate_first(params: dict[str, Any], **_: Any) -> None:
+        if params["Key"]["sk"]["S"].startswith("MEM#") and not moved:
+            assert ddb_local_engine.client is not None
+            moved.append(migrate(ddb_local_engine.client, table).accessed)
+
+    client.meta.events.register("before-parameter-build.dynamodb.UpdateItem", migrate_first)
+    read = service.get(NS, created.id)
+
+    assert moved == [1]
+    assert read.last_accessed_at is not None
+    assert read == service.get(NS, created.id, stamp=False)
+    access = next(i for i in scan(ddb_local_engine, table) if i["sk"]["S"].startswith(ACCESS_PREFIX))
+    assert access[ACCESSED_KEY]["S"].startswith(read.last_accessed_at)
