@@ -124,3 +124,14 @@ def migrate_under_load(
     if failures:
         raise failures[0]
     return done, made[0]
+
+
+def migrated_again(engine: Engine, table: str, done: Migrated, left: Callable[[Migrated], int]) -> Migrated:
+    """`migrate` run again (3 times at most) while `left(done)` says memories kept changing under the last run (it
+    leaves them to the next, as it says); the last run's result."""
+    assert engine.client is not None
+    for _ in range(3):
+        if not left(done):
+            break
+        done = migrate(engine.client, table)
+    return done
