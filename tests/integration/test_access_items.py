@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 
 from core.contract import RetrievalQuery
+from core.errors import StorageUnavailableError
 from core.memories import MemoryService
 from core.model import MemoryChanges, NewMemory
 from core.repository.dynamodb import DynamoDBMemoryRepository, migrate
+from core.repository.dynamodb.accessitems import access_key
 from core.repository.dynamodb.client import make_client
 from core.repository.dynamodb.codec import ACCESS_ITEMS, ACCESS_PREFIX, ACCESSED_KEY, STATS_SK, memory_partition
 from core.repository.memory import InMemoryMemoryRepository
@@ -277,3 +279,19 @@ def test_a_read_whose_memory_migrate_moves_between_its_two_stamps_still_returns_
     assert read == service.get(NS, created.id, stamp=False)
     access = next(i for i in scan(ddb_local_engine, table) if i["sk"]["S"].startswith(ACCESS_PREFIX))
     assert access[ACCESSED_KEY]["S"].startswith(read.last_accessed_at)
+
+
+def test_a_change_of_status_never_puts_back_an_access_item_that_is_gone(
+    ddb_local_engine: Engine, ddb_local_table: str, ddb_local_service: MemoryService
+) -> None:
+    """A marked memory whose access item is lost (no write of this version loses one) refuses the change that would
+    write its status there, rather than leave an access item without a stamp that no stamp could land on."""
+    assert ddb_local_engine.client is not None
+    created = ddb_local_service.create(NS, NewMemory.parse({"content": "The user keeps bees"}))
+    ddb_local_engine.client.delete_item(TableName=ddb_local_table, Key=access_key(NS, created.id))
+    before = scan(ddb_local_engine, ddb_local_table)
+
+    with pytest.raises(StorageUnavailableError):
+        ddb_local_service.update(NS, created.id, MemoryChanges.parse({"status": "invalid"}))
+
+    assert scan(ddb_local_engine, ddb_local_table) == before  # nothing written, no access item made up

@@ -6,13 +6,12 @@ What reads a stamp joins it to the record (`joined`), and a listing by last use 
 (DynamoDB filters status and type, which they carry) in id segments read at once, orders them in the function,
 then reads the page's records: three sequential round trips (the id counter, every segment, the page) whatever the
 namespace's size, and about 100 bytes read per memory. A `q` or `tag` search by last use reads the records, as
-any search does, and joins each segment's stamps (listing.py).
+any search does, and joins each segment's stamps (searches.py).
 """
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from core.budget import carried
@@ -24,13 +23,13 @@ from core.repository.dynamodb.client import READERS
 from core.repository.dynamodb.codec import (
     ACCESS_PREFIX,
     ACCESSED_KEY,
-    MEMORY_PREFIX,
     from_item,
+    item_id,
     memory_key,
     memory_partition,
     sort_value,
 )
-from core.repository.dynamodb.queries import kind_conditions, segments
+from core.repository.dynamodb.queries import kind_conditions, leading_rows, segments
 from core.repository.dynamodb.rawitems import raw_items, watch
 
 if TYPE_CHECKING:
@@ -61,12 +60,6 @@ def to_access_item(namespace: str, memory: Memory) -> dict[str, Any]:
     }
 
 
-def item_id(item: Mapping[str, Any]) -> int:
-    """The memory id of a memory item or an access item."""
-    sort_key: str = item["sk"]["S"]
-    return int(sort_key[len(MEMORY_PREFIX if sort_key.startswith(MEMORY_PREFIX) else ACCESS_PREFIX) :])
-
-
 def joined(record: Item, access: Mapping[str, Any] | None) -> Item:
     """The memory item with its stamp: its access item's, or its own from before access items (the later of the two:
     `agent-memory migrate` moves it, and a stamp only ever moves forward)."""
@@ -82,12 +75,6 @@ def joined_all(records: Iterable[Item], accesses: Iterable[Mapping[str, Any]]) -
     return [joined(record, by_id.get(item_id(record))) for record in records]
 
 
-def accessed(item: Mapping[str, Any]) -> str:
-    """An item's stamp as a sort value, the never-accessed one when it has none."""
-    value: str = item[ACCESSED_KEY]["S"] if ACCESSED_KEY in item else sort_value(None, item_id(item))["S"]
-    return value
-
-
 class AccessItems:
     """The access items of one table's namespaces, read for a listing by last use."""
 
@@ -99,22 +86,22 @@ class AccessItems:
         """The page of `query` (by last use, without `q` or `tag`) and the number of matches, from the access items of
         ids up to `highest_id` (an eventually consistent counter: the last segment is open-ended), then the page's
         records (a memory purged since is left out of the page)."""
-        wanted = query.offset + query.limit
+        leading = leading_rows(query.sort, query.offset + query.limit)
         parts = list(
             READERS.map(
-                carried(lambda bound: self._segment(namespace, query, wanted, *bound)),
+                carried(lambda bound: self._segment(namespace, query, leading, *bound)),
                 segments(highest_id, ACCESS_SEGMENT_IDS),
             )
         )
-        page = heapq.nlargest(wanted, (row for _, rows in parts for row in rows), key=accessed)[query.offset :]
+        page = leading([row for _, rows in parts for row in rows])[query.offset :]
         records = self._items.get_many([memory_key(namespace, item_id(row)) for row in page]) if page else []
         items = [from_item(joined(record, row)) for record, row in zip(records, page, strict=True) if record]
         return Matches(items=items, total=sum(count for count, _ in parts), stored_stamps=True)
 
     def _segment(
-        self, namespace: str, query: RetrievalQuery, wanted: int, first: int, last: int
+        self, namespace: str, query: RetrievalQuery, leading: Callable[[list[Item]], list[Item]], first: int, last: int
     ) -> tuple[int, list[Item]]:
-        """The number of matching access items of ids first..last, and the `wanted` most recently used of them."""
+        """The number of matching access items of ids first..last, and the `leading` (most recently used) of them."""
         conditions, values = kind_conditions(query.status, query.memory_type, None)
         request = {
             **self.range_request(namespace, first, last),
@@ -122,12 +109,12 @@ class AccessItems:
             "ExpressionAttributeNames": {"#status": "status"},
         }
         request["ExpressionAttributeValues"] |= values
-        count, leading = 0, list[Item]()
+        count, kept = 0, list[Item]()
         with raw_items():  # thousands of items: read from the answer's JSON, not through botocore's parser
             for page in self._items.pages(request):
                 count += len(page)
-                leading = heapq.nlargest(wanted, leading + page, key=accessed)
-        return count, leading
+                kept = leading(kept + page)
+        return count, kept
 
     def stamps(self, namespace: str, first: int, last: int) -> list[Item]:
         """The access items of ids first..last, their keys and stamps only (eventually consistent, as a listing)."""

@@ -155,6 +155,12 @@ def sort_value(timestamp: str | None, memory_id: int) -> dict[str, Any]:
     return {"S": f"{timestamp or NEVER_ACCESSED}#{memory_id:0{ID_DIGITS}d}"}
 
 
+def item_id(item: Mapping[str, Any]) -> int:
+    """The memory id in the key of a memory item (or its tag copy) or of its access item."""
+    sort_key: str = item["sk"]["S"]
+    return int(sort_key.rpartition("#")[2])
+
+
 def timestamp_of(value: str) -> str:
     """The timestamp a sort value starts with."""
     return value[:TIMESTAMP_CHARS]
@@ -264,7 +270,7 @@ def from_item(item: Mapping[str, Any]) -> Memory:
     accessed = item.get(ACCESSED_KEY, {}).get("S", NEVER_ACCESSED)
     tags = item.get("tags")
     return Memory.model_construct(
-        id=int(item["sk"]["S"][len(MEMORY_PREFIX) :]),
+        id=item_id(item),
         content=item["content"]["S"],
         tags=tags["S"][1:-1].split("\n") if tags else [],
         created_at=timestamp_of(item["created_key"]["S"]),

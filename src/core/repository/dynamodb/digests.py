@@ -17,7 +17,6 @@ from core.budget import carried
 from core.digest import Digest, Vector
 from core.model import Memory
 from core.repository.digests import Candidate, CandidateFilter, Unembedded
-from core.repository.dynamodb.accessitems import access_key, joined
 from core.repository.dynamodb.client import READERS, ConditionFailedError, call
 from core.repository.dynamodb.codec import (
     COUNTER_SK,
@@ -31,7 +30,6 @@ from core.repository.dynamodb.codec import (
     digest_sort_key,
     from_item,
     inflated,
-    memory_key,
     memory_partition,
     purge_shard,
     tags_value,
@@ -180,11 +178,7 @@ class Digests:
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
         """The records (with their stamps) of those of `memory_ids` still stored, eventually consistent."""
         ids = list(dict.fromkeys(memory_ids))
-        if not ids:
-            return []
-        found = self._items.get_many([key(namespace, i) for key in (memory_key, access_key) for i in ids])
-        records, accesses = found[: len(ids)], found[len(ids) :]
-        return [from_item(joined(item, access)) for item, access in zip(records, accesses, strict=True) if item]
+        return [from_item(item) for item in self._items.stamped(namespace, ids) if item] if ids else []
 
     def unembedded(self, limit: int) -> list[Unembedded]:
         found: list[Unembedded] = []

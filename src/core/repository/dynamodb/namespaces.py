@@ -13,7 +13,7 @@ from core.errors import DomainError
 from core.history import Revision
 from core.limits import ID_DIGITS, MAX_MEMORY_ID
 from core.portable import ExportedMemory
-from core.repository.dynamodb.accessitems import AccessItems, item_id, to_access_item
+from core.repository.dynamodb.accessitems import AccessItems, joined, to_access_item
 from core.repository.dynamodb.client import call
 from core.repository.dynamodb.codec import (
     ACCESS_ITEMS,
@@ -29,6 +29,7 @@ from core.repository.dynamodb.codec import (
     STATS_SK,
     TAG_COPIES,
     from_revision,
+    item_id,
     memory_partition,
     purge_shard,
     revision_prefix,
@@ -110,7 +111,7 @@ class Namespaces:
         accesses = {
             item_id(item): item for found in self._items.pages({**request, "ConsistentRead": True}) for item in found
         }
-        return [Stored.of(item, accesses.get(item_id(item))) for item in page]
+        return [Stored.of(joined(item, accesses.get(item_id(item)))) for item in page]
 
     def _revisions(self, namespace: str, first: int, last: int) -> dict[int, list[Revision]]:
         request = {

@@ -17,6 +17,7 @@ from core.repository.dynamodb.codec import (
     LISTED_ATTRIBUTES,
     MEMORY_PREFIX,
     TAG_PARTITION,
+    item_id,
     sort_value,
     tags_value,
 )
@@ -90,12 +91,8 @@ def leading_rows(sort: str, wanted: int) -> Callable[[list[Item]], list[Item]]:
         return lambda rows: heapq.nsmallest(wanted, rows, key=lambda row: str(row["sk"]["S"]))
     attribute = ACCESSED_KEY if sort == "last_accessed_at" else INDEXES[sort][1]
 
-    def value(row: Item) -> str:  # a memory never stamped may hold no stamp at all
-        return str(
-            row[attribute]["S"]
-            if attribute in row
-            else sort_value(None, int(row["sk"]["S"][len(MEMORY_PREFIX) :]))["S"]
-        )
+    def value(row: Item) -> str:  # a memory (or access item) never stamped may hold no stamp at all
+        return str(row[attribute]["S"] if attribute in row else sort_value(None, item_id(row))["S"])
 
     return lambda rows: heapq.nlargest(wanted, rows, key=value)
 

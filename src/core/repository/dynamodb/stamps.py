@@ -13,7 +13,7 @@ from concurrent.futures import wait
 from typing import TYPE_CHECKING, Any, Final
 
 from core.budget import carried
-from core.errors import MemoryNotFoundError, StorageUnavailableError, TableMissingError, WriteConflictError
+from core.errors import MemoryNotFoundError, StorageUnavailableError, TableMissingError
 from core.model import Memory
 from core.repository.dynamodb.accessitems import access_key, joined
 from core.repository.dynamodb.client import READERS, STAMPERS, ConditionFailedError, call
@@ -51,28 +51,26 @@ class Stamps:
         """Stamp one visible memory and return it: a conditional write of its access item, sent with a strongly
         consistent read of its record (one round trip)."""
         stamp = sort_value(accessed_at, memory_id)
-        # Twice at most: a memory stored before access items may have its stamp moved into one meanwhile (migrate).
-        for _ in range(2):
-            record = READERS.submit(carried(lambda: self._items.get(memory_key(namespace, memory_id))))
-            try:
-                access = self._stamped(access_key(namespace, memory_id), memory_id, stamp, "UPDATED_NEW")
-            except MemoryNotFoundError:
-                item = record.result()
-                if item is None or ACCESS_ITEMS in item:
-                    raise  # never stored, or purged (or being purged) meanwhile
-                # Stored before access items: the record holds its stamp (unless migrate has just moved it).
-                stamped = self._stamped(memory_key(namespace, memory_id), memory_id, stamp, "ALL_NEW")
-                if ACCESS_ITEMS not in stamped:
-                    return from_item(stamped)
-                continue
-            except Exception:
-                wait([record])  # no call of this request outlives it
-                raise
+        record = READERS.submit(carried(lambda: self._items.get(memory_key(namespace, memory_id))))
+        try:
+            access = self._stamped(access_key(namespace, memory_id), memory_id, stamp, "UPDATED_NEW")
+        except MemoryNotFoundError:
             item = record.result()
-            if item is None or item["status"] == DELETED:
-                raise MemoryNotFoundError(memory_id)  # deleted (or purged) since the stamp
-            return from_item(joined(item, access))
-        raise WriteConflictError(f"memory {memory_id} kept moving under this read; retry it")
+            if item is None or ACCESS_ITEMS in item:
+                raise  # never stored, or purged (or being purged) meanwhile
+            # Stored before access items: the record holds its stamp, unless migrate has just moved it into a new
+            # access item (the record as it is then comes back, marked): then that one takes the stamp.
+            item = self._stamped(memory_key(namespace, memory_id), memory_id, stamp, "ALL_NEW")
+            if ACCESS_ITEMS in item:
+                item = joined(item, self._stamped(access_key(namespace, memory_id), memory_id, stamp, "UPDATED_NEW"))
+            return from_item(item)
+        except Exception:
+            wait([record])  # no call of this request outlives it
+            raise
+        item = record.result()
+        if item is None or item["status"] == DELETED:
+            raise MemoryNotFoundError(memory_id)  # deleted (or purged) since the stamp
+        return from_item(joined(item, access))
 
     def _stamped(self, key: dict[str, Any], memory_id: int, stamp: dict[str, Any], returns: str) -> dict[str, Any]:
         """Stamp the item at `key` (an access item, or a record from before them) and return what `returns` says of

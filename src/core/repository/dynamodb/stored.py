@@ -50,12 +50,14 @@ class Stored:
     accessed: bool
 
     @classmethod
-    def of(cls, item: Mapping[str, Any], access: Mapping[str, Any] | None = None) -> Stored:
+    def of(cls, item: Mapping[str, Any]) -> Stored:
+        """The stored memory of a memory item with its stamp joined (Items.stamped, accessitems.joined)."""
+
         def text(name: str) -> str | None:
             return item[name]["S"] if name in item else None
 
         return cls(
-            memory=from_item(joined(dict(item), access)),
+            memory=from_item(item),
             copied=TAG_COPIES in item,
             revisions=int(item["revisions"]["N"]) if "revisions" in item else 0,
             prior_status=text("prior_status"),
@@ -94,9 +96,16 @@ class Items:
         self._table = table_name
 
     def read(self, namespace: str, memory_id: int) -> Stored | None:
-        """The memory item and its access item by strongly consistent reads, in one call; None when there is none."""
-        item, access = self.get_many([memory_key(namespace, memory_id), access_key(namespace, memory_id)], True)
-        return Stored.of(item, access) if item else None
+        """The memory item, with its stamp, by strongly consistent reads in one call; None when there is none."""
+        item = self.stamped(namespace, [memory_id], consistent=True)[0]
+        return Stored.of(item) if item else None
+
+    def stamped(self, namespace: str, memory_ids: list[int], consistent: bool = False) -> list[dict[str, Any] | None]:
+        """The memory items of `memory_ids` (None where there is none), each with its stamp joined from its access
+        item, read together."""
+        found = self.get_many([key(namespace, i) for key in (memory_key, access_key) for i in memory_ids], consistent)
+        records, accesses = found[: len(memory_ids)], found[len(memory_ids) :]
+        return [joined(item, access) if item else None for item, access in zip(records, accesses, strict=True)]
 
     def get(self, key: dict[str, Any]) -> dict[str, Any] | None:
         """The item under `key` by a strongly consistent read; None when there is none."""
