@@ -1,6 +1,12 @@
 """Cold start: a fresh interpreter importing each Lambda handler module (which builds its app at import), against
 `import boto3` alone, with `python -c pass` subtracted; cases interleaved round by round.
 
+Beside each door, its floor: what the function imports and builds whatever our code does (boto3 and a DynamoDB
+client, the frameworks the design names, the MCP SDK's server as the function imports it, handlers.aws.sdk), with
+models built on first use as the function does (handlers.aws.models), and no code of ours. Where valgrind is
+installed, every case's instructions too (cachegrind, once each): they do not move with the machine's load, which
+moves the timed ratios by ±0.4 between runs here.
+
 Each handler runs in a virtual environment holding exactly its function's package set (uv.lock's runtime set plus
 the function's extra, as `make build` ships it) and boto3 (the runtime's), not in the development environment,
 whose extra packages (rich, for one) some libraries pick up when present."""
@@ -9,10 +15,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -20,16 +29,23 @@ from typing import Any
 from lambda_package import write_dist_info
 
 ROOT = Path(__file__).resolve().parents[2]
+# What both functions import and build whatever our code does: the Lambda adapter, Powertools' logger, a client.
+_NAMED = "mangum, aws_lambda_powertools.logging, boto3"
+_CLIENT = "boto3.client('dynamodb')"
 # case -> (the function's extra, code); `pass` and `boto3` run in the HTTP function's environment.
 CASES = {
     "pass": ("http", "pass"),
     "boto3": ("http", "import boto3"),
     "http": ("http", "import handlers.aws.http"),
     "mcp": ("mcp", "import handlers.aws.mcp"),
+    "http_floor": ("http", f"import handlers.aws.models, fastapi, {_NAMED}; {_CLIENT}"),
+    "mcp_floor": ("mcp", f"import handlers.aws.models, handlers.aws.sdk, {_NAMED}; {_CLIENT}"),
 }
+FLOORS = {"http": "http_floor", "mcp": "mcp_floor"}
 UV = ("python3", "-m", "uv")
 # Modules that should not load at a handler's import (performance anchors, section 6): reported, not judged. The MCP
 # SDK's client side, uvicorn, click and httpx(2) are what the MCP function ships but never runs (handlers.aws.sdk);
+# pydantic.v1 is what FastAPI imports only to ask whether a model is one (handlers.http.pydantic_v1);
 # tests/handlers/aws/test_cold_import.py fails if a door's import loads them.
 DENY = (
     "fastapi.openapi.models",
@@ -40,6 +56,7 @@ DENY = (
     "uvicorn",
     "click",
     "httpx",
+    "pydantic.v1",
 )
 
 
@@ -134,6 +151,30 @@ def first_invocations(rounds: int) -> dict[str, Any]:
     return result
 
 
+def _instructions(python: Path, code: str, env: dict[str, str]) -> int:
+    """The instructions `python -c code` runs, counted by cachegrind (deterministic, unlike its time)."""
+    command = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+    out = subprocess.run(  # noqa: S603
+        [*command, str(python), "-c", code], env=env, check=True, cwd=ROOT, capture_output=True, text=True
+    ).stderr
+    found = re.search(r"I\s+refs:\s+([\d,]+)", out)
+    if found is None:
+        raise RuntimeError(f"cachegrind counted nothing: {out[-500:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def instructions(cases: dict[str, tuple[Path, str]], env: dict[str, str]) -> dict[str, Any] | None:
+    """Per case: instructions net of `pass`, and their ratio to boto3's; None without valgrind."""
+    if shutil.which("valgrind") is None:
+        return None
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        counted = dict(
+            zip(cases, pool.map(lambda case: _instructions(case[0], case[1], env), cases.values()), strict=True)
+        )
+    net = {case: count - counted["pass"] for case, count in counted.items() if case != "pass"}
+    return {case: {"net": count, "ratio_to_boto3": count / net["boto3"]} for case, count in net.items()}
+
+
 def measure(rounds: int) -> dict[str, Any]:
     env = _env()
     pythons = {extra: runtime_python(extra) for extra, _ in CASES.values()}
@@ -175,5 +216,8 @@ def measure(rounds: int) -> dict[str, Any]:
                 "q3": ordered[(3 * len(ordered)) // 4],
                 "max": ordered[-1],
             }
+    for door, floor in FLOORS.items():
+        result[door]["floor"] = {"net_ms": net[floor], "ratio_to_boto3": net[floor] / net["boto3"]}
+    result["instructions"] = instructions(cases, env)
     result["first_invocation"] = first_invocations(max(3, rounds // 3))
     return result

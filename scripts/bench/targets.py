@@ -288,6 +288,15 @@ def _cold(cold: dict[str, Any], add: Add) -> None:
             else ""
         )
         add(f"cold start: {door}", f"<= {limit:g}x import boto3, {cold['rounds']} pairs", shown, ratio <= limit)
+        counted = cold.get("instructions") or {}
+        if door in counted:
+            instructions = f"{counted[door]['ratio_to_boto3']:.2f}x"
+            add(f"cold start: {door}, instructions", f"<= {limit:g}x import boto3's", instructions, None)
+        if "floor" in cold[door]:
+            floor = f"{cold[door]['floor']['ratio_to_boto3']:.2f}x"
+            if f"{door}_floor" in counted:
+                floor += f" ({counted[f'{door}_floor']['ratio_to_boto3']:.2f}x in instructions)"
+            add(f"cold start floor: {door}", "reported (boto3, client, frameworks; none of ours)", floor, None)
     for door, first in cold.get("first_invocation", {}).items():
         add(
             f"first invocation: {door}",

@@ -5,6 +5,8 @@ from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
 
+# First of ours: the pydantic models made while the function imports are built on first use (handlers.aws.models).
+import handlers.aws.models
 from handlers import bootstrap
 from handlers.aws import snapstart
 from handlers.aws.events import invoke
@@ -20,14 +22,18 @@ _metrics = bootstrap.lambda_metrics("http", bootstrap.default_services().setting
 
 
 def _warm_up() -> list[int]:
-    """Before a SnapStart snapshot: the OpenAPI document (built on its first request otherwise) and one request
-    through Mangum, the app and its middleware; the statuses answered (tests check them, the runtime ignores them)."""
+    """Before a SnapStart snapshot: the OpenAPI document (built on its first request otherwise), one request through
+    Mangum, the app and its middleware, and every model not built yet; the statuses answered (tests check them, the
+    runtime ignores them)."""
     app.openapi()
     healthz = snapstart.request("GET", "/healthz", "snapshot.execute-api.invalid")
-    return snapstart.serve(lambda event, context: invoke(app, event, context), healthz)
+    statuses = snapstart.serve(lambda event, context: invoke(app, event, context), healthz)
+    handlers.aws.models.build_deferred()
+    return statuses
 
 
 snapstart.register(bootstrap.default_services(), _warm_up)
+handlers.aws.models.resume_builds()
 
 
 # log_event=False whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event carries the caller's API key.

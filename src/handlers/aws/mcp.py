@@ -6,8 +6,10 @@ from urllib.parse import urlsplit
 
 from aws_lambda_powertools.logging import correlation_paths
 
-# First of ours: the MCP SDK's server without what this function never runs (handlers.aws.sdk).
-import handlers.aws.sdk  # noqa: F401
+# First of ours: the pydantic models made while the function imports are built on first use (handlers.aws.models),
+# then the MCP SDK's server without what this function never runs (handlers.aws.sdk).
+import handlers.aws.models
+import handlers.aws.sdk
 from handlers import bootstrap
 from handlers.aws import snapstart
 from handlers.bootstrap.mcp import lambda_handler
@@ -26,17 +28,20 @@ _metrics = bootstrap.lambda_metrics("mcp", bootstrap.default_services().settings
 
 def _warm_up() -> list[int]:
     """Before a SnapStart snapshot: a preflight, which starts the endpoint and its session manager (the first
-    invocation's work otherwise), and the authorization server's metadata, which assembles the OAuth routes; the
-    statuses answered (tests check them, the runtime ignores them)."""
+    invocation's work otherwise), the authorization server's metadata, which assembles the OAuth routes, and every
+    model not built yet; the statuses answered (tests check them, the runtime ignores them)."""
     host = "snapshot.lambda-url.invalid"
     events = [
         snapstart.request("OPTIONS", RESOURCE_PATH, host),
         snapstart.request("GET", AUTHORIZATION_SERVER_METADATA, host),
     ]
-    return snapstart.serve(lambda_handler(bootstrap.default_services()), *events)
+    statuses = snapstart.serve(lambda_handler(bootstrap.default_services()), *events)
+    handlers.aws.models.build_deferred()
+    return statuses
 
 
 snapstart.register(bootstrap.default_services(), _warm_up)
+handlers.aws.models.resume_builds()
 
 
 # log_event=False whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event carries the caller's API key.

@@ -1,7 +1,8 @@
 """The MCP SDK's server for the MCP function, imported without what a Lambda function never runs (about a tenth of
 its cold import): the `mcp` package's `__init__`, which imports the SDK's client side (and, through it, the whole
 server again); uvicorn and its click, which sse_starlette imports when installed only to hook a uvicorn server's
-shutdown; and httpx2, with which the SDK's HTTP resources fetch (this server serves none).
+shutdown; and httpx2, with which the SDK's HTTP resources fetch (this server serves none). The type adapters the SDK
+makes as it imports are built on first use (handlers.aws.models).
 
 Nothing is taken away: the `mcp` package runs its `__init__` on the first lookup of a name it does not hold yet (so
 `from mcp import Client` still works), the SDK's `httpx2` is the real module from its first use, and uvicorn imports
@@ -16,6 +17,8 @@ import importlib.util
 import sys
 import types
 from typing import Any
+
+from handlers.aws import models
 
 
 class PackageInitOnFirstLookup(types.ModuleType):
@@ -67,7 +70,8 @@ def import_server() -> None:
     bound = {name: placeholder for name, placeholder in placeholders.items() if name not in sys.modules}
     sys.modules.update(bound)  # type: ignore[arg-type]  # None is how sys.modules spells "cannot be imported"
     try:
-        importlib.import_module("mcp.server")
+        with models.adapters_deferred():
+            importlib.import_module("mcp.server")
     finally:
         for name, placeholder in bound.items():
             if name in sys.modules and sys.modules[name] is placeholder:

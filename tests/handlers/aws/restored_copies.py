@@ -1,7 +1,8 @@
 """Runs a Lambda entrypoint's SnapStart hooks the way the runtime does, in a process of its own (tests/handlers/aws/
 test_snapstart.py runs it): the entrypoint is imported over services it is handed, the process is left as an init
-would leave it (a pooled DynamoDB connection, a key verified and cached), the before-snapshot hooks run once in
-reverse order of registration, and two restored copies then start from that very memory (forked, with the
+would leave it (a pooled DynamoDB connection, a key verified and cached, the models its import deferred
+(handlers.aws.models) counted), the before-snapshot hooks run once in reverse order of registration (what they left
+unbuilt listed), and two restored copies then start from that very memory (forked, with the
 `random` state that fork re-seeds set back: the same module state, the same sockets), each running the after-restore
 hooks in order (unless told not to) and writing what it issued and saw to OUT_DIR/copy-<n>.json.
 
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import snapshot_restore_py as runtime  # type: ignore[import-untyped]  # one untyped module, no stubs published
+from pydantic._internal._config import config_defaults
 
 from core.errors import AuthenticationError
 from core.grants import GrantService
@@ -36,6 +38,7 @@ from core.repository.memory.grants import InMemoryGrantRepository
 from core.repository.memory.keys import InMemoryKeyRepository
 from core.repository.memory.memories import InMemoryMemoryRepository
 from handlers import bootstrap
+from handlers.aws import models
 
 CLIENT = "client-1"
 REDIRECT = "http://127.0.0.1:53682/callback"
@@ -83,13 +86,19 @@ def main(module: str, out: Path, restore_hooks: bool) -> None:
     services = bootstrap.Services(MemoryService(InMemoryMemoryRepository()), keys, grants, client=client)
     setattr(bootstrap, "default_services", lambda **_: services)  # noqa: B010  # the entrypoint reads it at import
     importlib.import_module(module)
+    deferred_models, deferred_adapters = models.deferred()
+    snapshot: dict[str, Any] = {
+        "deferred_at_init": {"models": len(deferred_models), "adapters": len(deferred_adapters)},
+        "defer_build_after_init": config_defaults["defer_build"],
+    }
 
     # What an init leaves behind: a pooled connection, a verified (cached) key, a registered client.
     client.list_tables()
     key, api_key = keys.create("alice")
     keys.authenticate(api_key)
     grants.register(CLIENT, METADATA, [REDIRECT], "203.0.113.7")
-    warm_up = [func(*args, **kwargs) for func, args, kwargs in reversed(runtime.get_before_snapshot())]
+    snapshot["warm_up"] = [func(*args, **kwargs) for func, args, kwargs in reversed(runtime.get_before_snapshot())]
+    snapshot["unbuilt_after_warm_up"] = [repr(unbuilt) for found in models.deferred() for unbuilt in found]
     # Revoked in the store behind the service's back, as another process's revoke would be.
     key_store.revoke(key.key_id)
 
@@ -100,13 +109,13 @@ def main(module: str, out: Path, restore_hooks: bool) -> None:
     pool_log.propagate = False
     # fork() re-seeds `random` in the child (random's own at-fork hook); a restore re-seeds nothing, so each copy
     # gets the snapshot's state back.
-    snapshot_random = random.getstate()
+    saved_random = random.getstate()
     warnings.simplefilter("ignore", DeprecationWarning)  # fork() with the stand-in's thread alive: the copy runs alone
     fork = multiprocessing.get_context("fork")
     for number in (1, 2):
         copy = fork.Process(
             target=restored_copy,
-            args=(out / f"copy-{number}.json", services, restore_hooks, connections, api_key, warm_up, snapshot_random),
+            args=(out / f"copy-{number}.json", services, restore_hooks, connections, api_key, snapshot, saved_random),
         )
         copy.start()
         copy.join()
@@ -120,7 +129,7 @@ def restored_copy(  # what the snapshot left, passed on as fork would
     restore_hooks: bool,
     connections: NewConnections,
     snapshot_key: str,
-    warm_up: list[Any],
+    snapshot: dict[str, Any],
     snapshot_random: Any,
 ) -> None:
     random.setstate(snapshot_random)
@@ -158,7 +167,7 @@ def restored_copy(  # what the snapshot left, passed on as fork would
         "jitter": jitter,
         "new_connections": connections.opened,
         "revoked_key_trusted": revoked_key_trusted,
-        "warm_up": warm_up,
+        **snapshot,
         "loaded": sorted(name for name in ("handlers.oauth.routes",) if name in sys.modules),
     }
     out.write_text(json.dumps(issued))

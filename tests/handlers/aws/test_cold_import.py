@@ -22,9 +22,10 @@ NOT_AT_IMPORT = {
 }
 # Modules the function ships (its packages' dependencies) that its import must not load, as scripts/bench/cold.py's
 # DENY reports them: the MCP SDK's client side, and uvicorn, click and httpx(2), which only a server process of its
-# own or an HTTP resource would use (handlers.aws.sdk).
+# own or an HTTP resource would use (handlers.aws.sdk); pydantic.v1, which FastAPI imports only to ask whether a
+# model is one (handlers.http.pydantic_v1).
 NOT_LOADED = {
-    "handlers.aws.http": ("mcp", "uvicorn", "click", "httpx"),
+    "handlers.aws.http": ("mcp", "uvicorn", "click", "httpx", "pydantic.v1"),
     "handlers.aws.mcp": ("mcp.client", "uvicorn", "click", "httpx"),
 }
 PROBE = """

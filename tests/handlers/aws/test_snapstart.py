@@ -83,6 +83,22 @@ def test_the_warm_up_before_the_snapshot_answers_without_storage(module: str, re
         assert restored["loaded"] == ["handlers.oauth.routes"]  # assembled into the snapshot, not on a request
 
 
+# The models (and the SDK's type adapters) the import left to build on first use (handlers.aws.models): at least
+# FastAPI's OpenAPI models; the MCP SDK's types of both protocol eras and its adapters over their unions.
+DEFERRED_AT_INIT = {"handlers.aws.http": (20, 0), "handlers.aws.mcp": (300, 1)}
+
+
+@pytest.mark.parametrize("module", ENTRYPOINTS)
+def test_the_models_the_import_deferred_are_all_built_before_the_snapshot(module: str, restored_copies: Copies):
+    restored = restored_copies(module, restore_hooks=True)[0]
+    models, adapters = DEFERRED_AT_INIT[module]
+
+    assert restored["deferred_at_init"]["models"] > models
+    assert restored["deferred_at_init"]["adapters"] >= adapters
+    assert restored["defer_build_after_init"] is False  # pydantic's default again once the function is imported
+    assert restored["unbuilt_after_warm_up"] == []
+
+
 def test_outside_the_lambda_runtime_the_entrypoints_import_and_register_nothing():
     # Without snapshot_restore_py (serve, the bench's environments) registering is a no-op, never an import error.
     probe = (
