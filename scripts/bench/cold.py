@@ -178,7 +178,7 @@ def first_invocations(rounds: int) -> dict[str, Any]:
     return result
 
 
-def _instructions(python: Path, code: str, env: dict[str, str]) -> int:
+def count_instructions(python: Path, code: str, env: dict[str, str]) -> int:
     """The instructions `python -c code` runs, counted by cachegrind (deterministic, unlike its time)."""
     command = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
     out = subprocess.run(  # noqa: S603
@@ -196,7 +196,7 @@ def instructions(cases: dict[str, tuple[Path, str]], env: dict[str, str]) -> dic
         return None
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         counted = dict(
-            zip(cases, pool.map(lambda case: _instructions(case[0], case[1], env), cases.values()), strict=True)
+            zip(cases, pool.map(lambda case: count_instructions(case[0], case[1], env), cases.values()), strict=True)
         )
     net = {case: count - counted["pass"] for case, count in counted.items() if case != "pass"}
     return {case: {"net": count, "ratio_to_boto3": count / net["boto3"]} for case, count in net.items()}

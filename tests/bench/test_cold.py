@@ -27,14 +27,14 @@ def _finished(stderr: str) -> Any:
 def test_the_instructions_are_read_from_cachegrinds_summary(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(subprocess, "run", _finished(CACHEGRIND))
 
-    assert cold._instructions(Path("python"), "pass", {}) == 2_537_859_577
+    assert cold.count_instructions(Path("python"), "pass", {}) == 2_537_859_577
 
 
 def test_a_cachegrind_run_that_counted_nothing_is_an_error_not_a_zero(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(subprocess, "run", _finished("valgrind: no such tool\n"))
 
     with pytest.raises(RuntimeError, match="counted nothing"):
-        cold._instructions(Path("python"), "pass", {})
+        cold.count_instructions(Path("python"), "pass", {})
 
 
 def test_without_valgrind_no_instructions_are_counted(monkeypatch: pytest.MonkeyPatch):
@@ -46,7 +46,7 @@ def test_without_valgrind_no_instructions_are_counted(monkeypatch: pytest.Monkey
 def test_instructions_are_net_of_pass_and_a_ratio_to_boto3s(monkeypatch: pytest.MonkeyPatch):
     counts = {"pass": 50, "import boto3": 250, "import door": 850}
     monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/valgrind")
-    monkeypatch.setattr(cold, "_instructions", lambda python, code, env: counts[code])
+    monkeypatch.setattr(cold, "count_instructions", lambda python, code, env: counts[code])
     cases = {case: (Path("python"), code) for case, code in (("pass", "pass"), ("boto3", "import boto3"))}
     cases["http"] = (Path("python"), "import door")
 
