@@ -4,6 +4,7 @@ What it serves is trusted only by a fetcher given its CA (core.clientdocs.https:
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import ipaddress
 import json
@@ -25,14 +26,21 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 @dataclass(frozen=True)
 class Answer:
-    """What the server answers a path: `status`, `headers` and `body`, after `delay` seconds, the body's bytes
-    `trickle` seconds apart."""
+    """What the server answers a path: `status`, `headers` and `body`, after `delay` seconds (and once `hold` is set,
+    when given), the body's bytes `trickle` seconds apart; or `raw`, written as it is (status line, headers and
+    framing of the test's own)."""
 
     body: bytes = b""
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     trickle: float = 0.0
+    hold: threading.Event | None = None
+    raw: bytes | None = None
+
+
+# The longest a held answer waits for its test to release it: a test that never does still ends.
+HOLD_CEILING_SECONDS = 120
 
 
 @dataclass
@@ -41,6 +49,14 @@ class DocumentServer:
     ca_file: str
     answers: dict[str, Answer] = field(default_factory=dict)
     requested: list[str] = field(default_factory=list)
+    # Requests whose answers wait for their `hold` now, under `changed` (notified at each change).
+    holding: int = 0
+    changed: threading.Condition = field(default_factory=threading.Condition)
+
+    def wait_holding(self, count: int, timeout: float) -> bool:
+        """Whether `count` requests (or more) were being held at once within `timeout` seconds."""
+        with self.changed:
+            return self.changed.wait_for(lambda: self.holding >= count, timeout)
 
     def serve(self, path: str, answer: Answer) -> str:
         """Answer `path` so from now on; its URL."""
@@ -177,6 +193,12 @@ class _Handler(BaseHTTPRequestHandler):
         state.requested.append(self.path)
         answer = state.answers.get(self.path, Answer(b"not found", 404))
         time.sleep(answer.delay)
+        if answer.hold is not None:
+            self._held(state, answer.hold)
+        if answer.raw is not None:
+            self._write(answer.raw)
+            self.close_connection = True
+            return
         self.send_response(answer.status)
         for name, value in answer.headers.items():
             self.send_header(name, value)
@@ -192,6 +214,21 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(answer.body)
         except OSError:  # ssl.SSLError and TimeoutError among them
             pass  # the fetcher gave up and closed: nothing more to send
+
+    def _held(self, state: DocumentServer, hold: threading.Event) -> None:
+        with state.changed:
+            state.holding += 1
+            state.changed.notify_all()
+        try:
+            hold.wait(HOLD_CEILING_SECONDS)
+        finally:
+            with state.changed:
+                state.holding -= 1
+                state.changed.notify_all()
+
+    def _write(self, data: bytes) -> None:
+        with contextlib.suppress(OSError):  # the fetcher gave up and closed
+            self.wfile.write(data)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass

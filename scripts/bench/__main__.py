@@ -79,10 +79,21 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
         for pool in (READERS, STAMPERS):  # the service's concurrent calls: sequential by task, not by thread start
             requested_at_submit(pool)
         services = build_services(settings, client, embedder)
-        today = MemoryService(TodayRepository(client, table))
+        # Each namespace's reads are made for a key of it, as the doors make them: behind the read fence, today's way
+        # too, so that the two compare like for like.
+        key_ids = {name: services.keys.create(name)[0].key_id for name in namespaces}
+        today = MemoryService(TodayRepository(client, table), fenced=True)
         recall = (services.recall, embedder) if services.recall is not None else None
         bench = OperationBench(
-            services.memories, recorder, shadow, shape, seed=42, today=today, page_items=page_items, recall=recall
+            services.memories,
+            recorder,
+            shadow,
+            shape,
+            seed=42,
+            today=today,
+            page_items=page_items,
+            recall=recall,
+            key_ids=key_ids,
         )
         results: dict[str, Any] = {}
         for name, namespace in namespaces.items():

@@ -1,19 +1,22 @@
 """Per operation on Amazon DynamoDB Local, through MemoryService only: calls, items, units, CPU and latency, each
-listing against its lower bound (one Query of just the page) and each namespace against a naive full read."""
+listing against its lower bound (one Query of just the page) and each namespace against a naive full read. Reads are
+made as deployed doors make them, for a caller's API key, so each pays its read fence (core.repository.LiveKey)."""
 
 from __future__ import annotations
 
 import random
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from bench.capacity import (
     READS,
     WRITES,
+    Call,
     Recorder,
     Recording,
     TableShape,
+    item_kind,
     item_size,
     plain,
     read_units,
@@ -54,6 +57,18 @@ TODAY = ("list_100", "list_deep", "search_q")
 
 # Untimed runs of each listing and recall before it is timed (both ways of it): see OperationBench._measure.
 WARMUP = 3
+# The kind of item (capacity.item_kind) a read fence reads: the caller's API key, `KEY#<key id>`.
+FENCE_KIND = "KEY"
+
+
+def fence_reads(recording: Recording, shape: TableShape) -> list[Call]:
+    """The read fence's calls: a strongly consistent GetItem of the caller's key item, one per keyed read."""
+    sort_key = shape.keys[-1]
+    return [
+        call
+        for call in recording.calls
+        if call.operation == "GetItem" and item_kind((call.params or {})["Key"][sort_key]["S"]) == FENCE_KIND
+    ]
 
 
 def stamped_rows(recording: Recording) -> int:
@@ -76,8 +91,11 @@ class OperationBench:
         today: MemoryService | None = None,
         page_items: int | None = None,
         recall: tuple[RecallService, CountingEmbedder] | None = None,
+        key_ids: Mapping[str, str] | None = None,
     ) -> None:
-        """`recall`: the recall service over `service`'s store and the embedder both embed with, counted."""
+        """`recall`: the recall service over `service`'s store and the embedder both embed with, counted. `key_ids`:
+        the id of an API key of each namespace, which its reads are made for (behind their read fence)."""
+        self._key_ids = key_ids or {}
         self._page_items = page_items
         self._recall = recall
         self._service = service
@@ -91,6 +109,7 @@ class OperationBench:
         self, namespace: Namespace, total: int, service: MemoryService | None = None
     ) -> dict[str, Callable[[], object]]:
         service, name, rng = service or self._service, namespace.name, self._rng
+        key_id = self._key_ids.get(name)
         ids = list(namespace.active)
         rng.shuffle(ids)
         if len(ids) < 4 * total + 1:
@@ -106,10 +125,10 @@ class OperationBench:
 
         actions: dict[str, Callable[[], object]] = {
             "create": lambda: service.create(name, NewMemory.parse(memory_body(rng))),
-            "get": lambda: service.get(name, rng.choice(reads)),
+            "get": lambda: service.get(name, rng.choice(reads), key_id=key_id),
             "patch": patch,
             "delete": lambda: service.delete(name, next(deletes)),
-            "history": lambda: service.history(name, rng.choice(patched), HistoryQuery()),
+            "history": lambda: service.history(name, rng.choice(patched), HistoryQuery(), key_id),
             "restore": lambda: service.restore(name, next(restoring)),
             "purge": lambda: service.purge(name, next(purging)),
         }
@@ -127,10 +146,10 @@ class OperationBench:
             query = RetrievalQuery.parse(fields)
             if query.offset >= namespace.visible:
                 continue
-            actions[op] = lambda query=query: service.search(name, query)  # type: ignore[misc]
+            actions[op] = lambda query=query: service.search(name, query, key_id=key_id)  # type: ignore[misc]  # mypy cannot type a lambda with a default
         if self._recall is not None and service is self._service:
             recall = self._recall[0]
-            actions["recall"] = lambda: recall.recall(name, RecallQuery.parse({"query": question(rng)}))
+            actions["recall"] = lambda: recall.recall(name, RecallQuery.parse({"query": question(rng)}), key_id=key_id)
         return actions
 
     def run(self, namespace: Namespace, reps: int, capacity_reps: int) -> dict[str, Any]:
@@ -208,6 +227,9 @@ class OperationBench:
                 sum(call.returned for call in rec.calls if call.operation in READS) for rec in costed
             ),
             "operations": sorted({call.operation for rec in costed for call in rec.calls}),
+            # What the read fence adds (within the figures above): the targets judge a read's plan without it.
+            "fence_reads": statistics.median(len(fence_reads(rec, self._shape)) for rec in counted),
+            "fence_rcu": statistics.median(sum(call.rcu for call in fence_reads(rec, self._shape)) for rec in costed),
         }
         listing = op.removesuffix("@today")
         if listing in LISTINGS:
@@ -273,7 +295,7 @@ class OperationBench:
         for call in recording.calls:
             key = (call.params or {}).get("Key")
             if key and hash_key in key:
-                return {hash_key: key[hash_key], "__table": call.params["TableName"]}  # type: ignore[index]
+                return {hash_key: key[hash_key], "__table": call.params["TableName"]}  # type: ignore[index]  # params is set: it held the Key
         return None
 
     def _naive(self, partition: dict[str, Any], reps: int) -> dict[str, Any]:

@@ -115,6 +115,15 @@ def _kinds(ops: dict[str, Any]) -> str:
     return ", an id segment of one kind " + ", ".join(f"{kind}# {n:,}" for kind, n in sorted(kinds.items()))
 
 
+def _fence(ops: dict[str, Any]) -> str:
+    """Whether the run's reads paid their read fence (runs since issue #38 do: every read is made for an API key)."""
+    if any("fence_reads" in m for entry in ops["sizes"].values() for m in entry["ops"].values()):
+        return (
+            "   reads are made for an API key: each figure includes the read fence, 1 consistent GetItem of the key\n"
+        )
+    return "   reads made without the read fence (a run from before it: each read now adds 1 consistent GetItem)\n"
+
+
 def _ops(ops: dict[str, Any]) -> str:
     reps = ", ".join(f"N={int(n):,}: {e['reps']}/{e['capacity_reps']}" for n, e in ops["sizes"].items())
     sel = ", ".join(
@@ -126,6 +135,7 @@ def _ops(ops: dict[str, Any]) -> str:
         f"(incl. another namespace of {ops['other_namespace']:,}); repeats timed/with units: {reps}\n"
         f"   search_q: q='espresso', search_tag: tag='travel'; share of visible memories matching: {sel}\n"
         + OPS_LEGEND
+        + _fence(ops)
         + f"   1 MB pages modelled: every Query reads at most {ops.get('page_items', '?')} items (1 MB / the largest "
         f"item, {ops.get('largest_item_bytes', '?')} bytes){_kinds(ops)}; op@today = today's repository "
         "(bench/baseline.py)\n"

@@ -31,9 +31,11 @@ DEEP_CPU_RATIO = 0.25
 # more units than a `q` search reading every record of the namespace (today's way: search_q@today).
 RECALL_P50_MS = 150.0
 RECALL_P50_AT = "1000"
-# Sequential round trips (calls sent together count once). get: the access item's stamp with the record's read;
-# history: the memory's revision count, then the page of revisions; restore: a read, then one transaction.
-ROUND_TRIPS = (("get", 1), ("patch", 1), ("delete", 1), ("create", 2), ("history", 2), ("restore", 2))
+# Sequential round trips (calls sent together count once). get: the record's read, the read fence (the caller's key,
+# read after the data), then the access item's stamp (which once went with the read, but may land only after the
+# fence); history: the memory's revision count, then the page of revisions, then the read fence; restore: a read,
+# then one transaction.
+ROUND_TRIPS = (("get", 3), ("patch", 1), ("delete", 1), ("create", 2), ("history", 3), ("restore", 2))
 
 Target = dict[str, Any]
 Add = Callable[[str, str, str, "bool | None"], None]
@@ -41,6 +43,14 @@ Add = Callable[[str, str, str, "bool | None"], None]
 
 def _verdict(ok: bool | None) -> str:
     return "n/a" if ok is None else "PASS" if ok else "MISS"
+
+
+def _plan(m: dict[str, Any], figure: str) -> float:
+    """A read's `rcu`, `read_calls` or `read_rounds` without its read fence (one strongly consistent GetItem of the
+    caller's key after its reads, a round trip of its own: core.repository.LiveKey), for the targets that judge how a
+    read reads its data against a bound; every figure shown elsewhere includes it. A run from before the fence has
+    none."""
+    return float(m[figure]) - float(m.get("fence_rcu" if figure == "rcu" else "fence_reads", 0))
 
 
 def targets(result: dict[str, Any]) -> list[Target]:
@@ -77,9 +87,9 @@ def _operations(ops: dict[str, Any], add: Add) -> None:
         share = ops["sizes"][sizes[-1]]["selectivity"].get("invalid", 0)
         add(
             "selective filter: status=invalid",
-            f"<= {SELECTIVE_ROUNDS} sequential reads ({share:.0%} of rows)",
-            f"{invalid['read_rounds']:g} ({at})",
-            invalid["read_rounds"] <= SELECTIVE_ROUNDS,
+            f"<= {SELECTIVE_ROUNDS} sequential reads ({share:.0%} of rows), fence aside",
+            f"{_plan(invalid, 'read_rounds'):g} ({at})",
+            _plan(invalid, "read_rounds") <= SELECTIVE_ROUNDS,
         )
     deep, today = large.get("list_deep"), large.get("list_deep@today")
     if deep and today:
@@ -116,11 +126,12 @@ def _round_trips(large: dict[str, Any], at: str, add: Add) -> None:
     for op in ("list", "list_offset", "prime"):
         m = large[op]
         wave = m["stamps"] <= 1 or m["stamp_threads"] > 1
-        ok = m["read_calls"] <= m["pages_needed"] and m["write_calls"] <= max(m["items_returned"], 0) and wave
+        reads = _plan(m, "read_calls")
+        ok = reads <= m["pages_needed"] and m["write_calls"] <= max(m["items_returned"], 0) and wave
         add(
             f"round trips: {op}",
-            f"reads <= {m['pages_needed']} page(s) needed; writes <= one concurrent wave over the page",
-            f"{m['read_calls']:g} reads + {m['write_calls']:g} writes ({m['stamp_threads']} threads; {at})",
+            f"reads <= {m['pages_needed']} page(s) needed, fence aside; writes <= one concurrent wave over the page",
+            f"{reads:g} reads + {m['write_calls']:g} writes ({m['stamp_threads']} threads; {at})",
             ok,
         )
 
@@ -150,9 +161,9 @@ def _listings(small: dict[str, Any], large: dict[str, Any], sizes: list[str], at
         )
         add(
             f"{op}: RCU vs lower bound",
-            f"<= 2x lower bound ({at})",
-            f"{m['rcu']:g} vs {lower:g}" if lower is not None else "no Query made",
-            None if lower is None else m["rcu"] <= 2 * lower,
+            f"<= 2x lower bound ({at}), fence aside",
+            f"{_plan(m, 'rcu'):g} vs {lower:g}" if lower is not None else "no Query made",
+            None if lower is None else _plan(m, "rcu") <= 2 * lower,
         )
 
 
@@ -161,16 +172,17 @@ def _searches(large: dict[str, Any], at: str, add: Add) -> None:
         m = large[op]
         add(
             f"search round trips: {op}",
-            f"<= {SEARCH_ROUNDS} sequential reads, 1 MB pages",
-            f"{m['read_rounds']:g} ({m['read_calls']:g} reads, {m['write_calls']:g} writes; {at})",
-            m["read_rounds"] <= SEARCH_ROUNDS,
+            f"<= {SEARCH_ROUNDS} sequential reads, 1 MB pages, fence aside",
+            f"{_plan(m, 'read_rounds'):g} ({_plan(m, 'read_calls'):g} reads, {m['write_calls']:g} writes; {at})",
+            _plan(m, "read_rounds") <= SEARCH_ROUNDS,
         )
     tag, bound = large["search_tag"], large["search_tag"].get("lower_bound")
+    units = _plan(tag, "rcu")
     add(
         "tag search O(page): RCU",
-        f"<= {TAG_BOUND_RATIO:g}x page-only bound ({at})",
-        f"{tag['rcu']:g} vs {bound['rcu']:g} ({tag['rcu'] / bound['rcu']:.0f}x)" if bound else "no Query made",
-        None if not bound else tag["rcu"] <= TAG_BOUND_RATIO * bound["rcu"],
+        f"<= {TAG_BOUND_RATIO:g}x page-only bound ({at}), fence aside",
+        f"{units:g} vs {bound['rcu']:g} ({units / bound['rcu']:.0f}x)" if bound else "no Query made",
+        None if not bound else units <= TAG_BOUND_RATIO * bound["rcu"],
     )
 
 
@@ -180,11 +192,12 @@ def _search_share(ops: dict[str, Any], sizes: list[str], add: Add) -> None:
         measured = ops["sizes"][size]["ops"]
         search, today = measured.get("search_q"), measured.get("search_q@today")
         if search and today:
+            ours, theirs = _plan(search, "rcu"), _plan(today, "rcu")
             add(
                 f"search_q reads: RCU, N={int(size):,}",
-                f"<= {SEARCH_SHARE:.0%} of today's (every record read)",
-                f"{search['rcu']:g} vs {today['rcu']:g} ({search['rcu'] / today['rcu']:.0%})",
-                search["rcu"] <= SEARCH_SHARE * today["rcu"],
+                f"<= {SEARCH_SHARE:.0%} of today's (every record read), fence aside",
+                f"{ours:g} vs {theirs:g} ({ours / theirs:.0%})",
+                ours <= SEARCH_SHARE * theirs,
             )
 
 
@@ -232,12 +245,13 @@ def _naive(large: dict[str, Any], at: str, add: Add) -> None:
         )
         # Each read call rounds its bytes up to 4 KB once (0.5 RCU at most, eventually consistent): reading the
         # same items in more calls may cost that much more, and no more.
-        allowance = 0.5 * max(0, m["read_calls"] - naive["pages"])
+        units, calls = _plan(m, "rcu"), _plan(m, "read_calls")
+        allowance = 0.5 * max(0, calls - naive["pages"])
         add(
             f"{op}: RCU vs naive read",
-            "<= naive + 0.5 per extra call",
-            f"{m['rcu']:g} vs {naive['rcu']:g} + {allowance:g} ({m['read_calls']:g} calls vs {naive['pages']})",
-            m["rcu"] <= naive["rcu"] + allowance,
+            "<= naive + 0.5 per extra call, fence aside",
+            f"{units:g} vs {naive['rcu']:g} + {allowance:g} ({calls:g} calls vs {naive['pages']})",
+            units <= naive["rcu"] + allowance,
         )
 
 
@@ -248,11 +262,13 @@ def _recall(ops: dict[str, Any], at: str, add: Add) -> None:
     if recall is None:
         return
     if search is not None:
+        units, theirs = _plan(recall, "rcu"), _plan(search, "rcu")
+        calls, their_calls = _plan(recall, "read_calls"), _plan(search, "read_calls")
         add(
             "recall reads: RCU",
-            f"<= a q search of every record's ({at})",
-            f"{recall['rcu']:g} vs {search['rcu']:g} ({recall['read_calls']:g} vs {search['read_calls']:g} reads)",
-            recall["rcu"] <= search["rcu"],
+            f"<= a q search of every record's ({at}), fence aside",
+            f"{units:g} vs {theirs:g} ({calls:g} vs {their_calls:g} reads)",
+            units <= theirs,
         )
     timed = ops["sizes"].get(RECALL_P50_AT, {}).get("ops", {}).get("recall")
     if timed is not None:
@@ -272,7 +288,7 @@ def _recall(ops: dict[str, Any], at: str, add: Add) -> None:
         )
     add(
         "recall round trips",
-        "reported (counter, digest segments at once, records of the page, stamps)",
+        "reported (counter, digest segments at once, records of the page, the read fence, stamps)",
         f"{recall['read_rounds']:g} sequential reads, {recall['read_calls']:g}+{recall['write_calls']:g} calls ({at})",
         None,
     )

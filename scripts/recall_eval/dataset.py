@@ -60,6 +60,10 @@ class _Remembered:
         return self._embedder.model
 
     @property
+    def dimensions(self) -> int:
+        return self._embedder.dimensions
+
+    @property
     def unquantised(self) -> bool:
         return isinstance(self._embedder, Unquantised)
 
@@ -117,8 +121,9 @@ class Namespace:
         if exact and not self.embedder.unquantised:
             raise ValueError(f"{self.embedder.model} gives no float vectors")
         self.embedder.floor = self.embedder_floor if floor is None else floor
-        # Asked without stamping: every question sees the set's own stamps.
-        service = RecallService(self.store, self.embedder, settings)
+        # Asked without stamping: every question sees the set's own stamps; and however long the model takes over a
+        # question (a request would rank without meaning past its wait), so that every run ranks the same.
+        service = RecallService(self.store, self.embedder, settings, wait_seconds=None)
         # The service's one comparison of vectors, swapped for the float one while these questions are asked.
         swapped: AbstractContextManager[object] = (
             mock.patch.object(recall_service, "similarities", self.embedder.exact_similarities)

@@ -6,7 +6,9 @@ and the consenting key, then writes) would otherwise have each call's own worst 
 of a stalling store could outlast API Gateway's 30 s and the function's timeout. The store's adapter checks the budget
 before every attempt it sends and sends none that could not end in time, answering StorageUnavailableError instead.
 The embedding model's adapter does the same, so a write that embeds (the embedding first, then the storage calls)
-still ends within the budget, whatever the model and the store each take. The budget travels in a context variable,
+still ends within the budget, whatever the model and the store each take; and a request waits for the model only a
+short while (core.recall.guard's EMBEDDING_WAIT_SECONDS), so a slow model never leaves the storage calls short of
+time, nor is its slowness answered as storage's. The budget travels in a context variable,
 which worker threads started by the doors inherit (anyio copies it); a budget opened inside another ends no later.
 """
 

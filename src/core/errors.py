@@ -89,6 +89,28 @@ class StorageUnavailableError(DomainError):
         super().__init__(detail)
 
 
+class WriteOutcomeUnknownError(StorageUnavailableError):
+    """Storage failed after a write was sent (no answer in time, the connection lost, a server error): the write may
+    have happened or not. `cause` says what failed; `advice` how to retry this write without doing it twice (an
+    idempotency key for a create, the expected version for an update) or to learn whether it happened."""
+
+    def __init__(
+        self,
+        cause: str,
+        advice: str = "read what it would have changed before retrying it",
+        retry_after_seconds: int = 1,
+    ) -> None:
+        self.cause = cause
+        self.advice = advice
+        super().__init__(
+            f"storage failed after the write was sent ({cause}), so it may have happened; {advice}", retry_after_seconds
+        )
+
+    def advising(self, advice: str) -> WriteOutcomeUnknownError:
+        """The same failure, with the advice that fits the write that failed."""
+        return WriteOutcomeUnknownError(self.cause, advice, self.retry_after_seconds)
+
+
 class TableMissingError(StorageUnavailableError):
     """The table does not exist: deleted, or lost when an in-memory engine restarted. An operator's error, not the
     caller's; nothing was changed. `agent-memory serve` recreates its own table; a deployed one needs its operator."""

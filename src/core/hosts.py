@@ -63,26 +63,64 @@ def is_loopback(name: str) -> bool:
         return False
 
 
-# NAT64's well-known prefix (RFC 6052): its addresses carry an IPv4 address in their last 32 bits.
-_NAT64: Final = ipaddress.IPv6Network("64:ff9b::/96")
+# Every entry of IANA's IPv4 Special-Purpose Address Registry, multicast and the reserved 240/4 (which holds the
+# broadcast address) included. The few entries marked globally reachable (the anycast of PCP, TURN, AMT and AS112)
+# are refused too: no document server lives there, and the rule stays one list.
+_SPECIAL_IPV4: Final = tuple(
+    ipaddress.IPv4Network(network)
+    for network in (
+        "0.0.0.0/8",  # this network
+        "10.0.0.0/8",  # private
+        "100.64.0.0/10",  # shared (carrier-grade NAT)
+        "127.0.0.0/8",  # loopback
+        "169.254.0.0/16",  # link-local (the cloud's instance metadata)
+        "172.16.0.0/12",  # private
+        "192.0.0.0/24",  # IETF protocol assignments
+        "192.0.2.0/24",  # documentation
+        "192.31.196.0/24",  # AS112
+        "192.52.193.0/24",  # AMT
+        "192.88.99.0/24",  # 6to4 relay anycast (deprecated)
+        "192.168.0.0/16",  # private
+        "192.175.48.0/24",  # AS112 direct delegation
+        "198.18.0.0/15",  # benchmarking
+        "198.51.100.0/24",  # documentation
+        "203.0.113.0/24",  # documentation
+        "224.0.0.0/4",  # multicast
+        "240.0.0.0/4",  # reserved, and 255.255.255.255
+    )
+)
+# IPv6 unicast on the internet is 2000::/3 (everything else there is loopback, unspecified, an IPv4 address mapped,
+# compatible or translated, NAT64, discard, unique-local, link-local, site-local or multicast); inside it, IANA's IPv6
+# Special-Purpose Address Registry's entries. An address carrying an IPv4 one (6to4, Teredo, NAT64, mapped) is
+# refused whatever it carries: it is reached through a relay or translator, never as itself.
+_GLOBAL_UNICAST_IPV6: Final = ipaddress.IPv6Network("2000::/3")
+_SPECIAL_IPV6: Final = tuple(
+    ipaddress.IPv6Network(network)
+    for network in (
+        "2001::/23",  # IETF protocol assignments: Teredo, benchmarking, ORCHIDs, and protocol anycast
+        "2001:db8::/32",  # documentation
+        "2002::/16",  # 6to4
+        "3fff::/20",  # documentation
+        "5f00::/16",  # segment routing (SRv6) SIDs
+    )
+)
 
 
 def is_public_address(address: str) -> bool:
-    """Whether an IP address is one of the public internet's: not private, loopback, link-local, shared, multicast,
-    reserved or unspecified; an IPv6 address carrying an IPv4 one (mapped, 6to4, Teredo, NAT64) only when that one is
-    public too. What a server may fetch from for anyone who names a URL (SSRF)."""
+    """Whether an IP address (an IPv6 one with or without brackets) is globally routable unicast: in no range of the
+    IANA IPv4 and IPv6 Special-Purpose Address Registries (_SPECIAL_IPV4, _SPECIAL_IPV6), for IPv6 in 2000::/3, and
+    with no zone. What a server may fetch from for anyone who names a URL (SSRF). One explicit table rather than
+    ipaddress's is_global, which on Python 3.11 and 3.13 still calls ::7f00:1, ::ffff:0:7f00:1, fec0::1, every
+    IPv4-mapped address of a public one, NAT64 and 192.88.99.1 global."""
     try:
         ip = ipaddress.ip_address(address.strip("[]"))
     except ValueError:
         return False
-    if not ip.is_global or ip.is_multicast:
-        return False
     if isinstance(ip, ipaddress.IPv4Address):
-        return True
-    embedded = [ip.ipv4_mapped, ip.sixtofour, *(ip.teredo or ())]
-    if ip in _NAT64:
-        embedded.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
-    return all(is_public_address(str(inner)) for inner in embedded if inner is not None)
+        return not any(ip in network for network in _SPECIAL_IPV4)
+    if ip.scope_id is not None or ip not in _GLOBAL_UNICAST_IPV6:
+        return False
+    return not any(ip in network for network in _SPECIAL_IPV6)
 
 
 def _is_address(text: str, kind: type[ipaddress.IPv4Address | ipaddress.IPv6Address]) -> bool:

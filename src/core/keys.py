@@ -27,7 +27,9 @@ from core.clock import Clock, format_timestamp, utc_now
 from core.errors import AuthenticationError, FieldError, InvalidInputError, KeyNotFoundError, WriteConflictError
 from core.repository import KeyRepository
 
-# How long a verified key is trusted without asking the store again; a revoke elsewhere takes at most this long.
+# How long a verified key (its hash check and principal) is trusted without asking the store again: a revoke elsewhere
+# refuses the key outright within this long. Whether it may still read or write is never the cache's to say: every
+# read and write is fenced on the key's item in the store (core.repository.LiveKey), which a revoke ends at once.
 CACHE_TTL: Final = timedelta(seconds=30)
 # Only keys that verified are cached, so this bounds memory by the number of live keys, not by what callers send.
 CACHE_MAX_ENTRIES: Final = 1024
@@ -124,7 +126,8 @@ class KeyService:
         return tuple(sorted(self._repository.find(namespace), key=lambda key: (key.created_at, key.key_id)))
 
     def revoke(self, key_id: str) -> ApiKey:
-        """Revoke a key: at once in this process, within `cache_ttl` in every other one."""
+        """Revoke a key: at once in this process, within `cache_ttl` in every other one; its fenced reads and writes
+        stop at once everywhere (core.repository.LiveKey)."""
         revoked = self._repository.revoke(key_id) if is_key_id(key_id) else None
         if revoked is None:
             raise KeyNotFoundError(key_id)

@@ -25,10 +25,21 @@ _STATUS_CHANGE: Final = {"deleted": "delete", "restored": "restore"}
 # What the last revision holds of the record: all of it but last_accessed_at.
 _RECORDED: Final = tuple(name for name in Memory.model_fields if name != "last_accessed_at")
 _SLACK: Final = timedelta(seconds=IMPORT_CHANGED_AT_SLACK_SECONDS)
+_REVISION_TIMES: Final = ("created_at", "updated_at", "changed_at")
 
 
-def life_errors(memory: Memory, deleted_at: str | None, revisions: list[Revision] | None) -> Iterator[FieldError]:
-    """Every rule the record (`deleted_at` when it is deleted) and its history (oldest first) break."""
+def after_the_import(now: str) -> str:
+    """What a time later than `now`, the import's own time (its clock when it began), is told."""
+    return f"must not be after this import's own time ({now}): an export holds only what has already happened"
+
+
+def life_errors(
+    memory: Memory, deleted_at: str | None, revisions: list[Revision] | None, now: str | None = None
+) -> Iterator[FieldError]:
+    """Every rule the record (`deleted_at` when it is deleted) and its history (oldest first) break; with `now`, the
+    import's own time, first every time they record after it."""
+    if now is not None:
+        yield from _after(now, memory, deleted_at, revisions or [])
     created = memory.created_at
     if memory.last_accessed_at is not None and memory.last_accessed_at < created:
         yield FieldError("memory.last_accessed_at", "must not be before created_at: a memory is read after it exists")
@@ -39,6 +50,15 @@ def life_errors(memory: Memory, deleted_at: str | None, revisions: list[Revision
         for index, revision in enumerate(revisions):
             yield from _revision_errors(memory, index, revision, revisions[index - 1] if index else None)
         yield from _ending(memory, len(revisions) - 1, revisions[-1])
+
+
+def _after(now: str, memory: Memory, deleted_at: str | None, revisions: list[Revision]) -> Iterator[FieldError]:
+    times = [(f"memory.{name}", getattr(memory, name)) for name in ("created_at", "updated_at", "last_accessed_at")]
+    times.append(("deleted_at", deleted_at))
+    for index, revision in enumerate(revisions):
+        times += [(f"revisions[{index}].{name}", getattr(revision, name)) for name in _REVISION_TIMES]
+    # Contract timestamps are fixed-width, so they compare as strings.
+    yield from (FieldError(field, after_the_import(now)) for field, value in times if value is not None and value > now)
 
 
 def _beginning(memory: Memory, first: Revision) -> Iterator[FieldError]:

@@ -64,6 +64,18 @@ MAX_CLIENT_ID_CHARS: Final = 128
 # A client id that is a URL (a Client ID Metadata Document, core.clientdocs), and the document fetched from it.
 MAX_CLIENT_ID_URL_CHARS: Final = 2000
 MAX_DOCUMENT_BYTES: Final = 16 * 1024
+# How deeply a document may nest (its object is level 1): json's parser recurses once a level, and 16 KiB of brackets
+# passes Python's recursion limit; a real document nests 4 at most (a `jwks`: the object, its keys, a key, a list).
+MAX_DOCUMENT_DEPTH: Final = 32
+# Documents fetched at once by one process, in all and per host; one more is refused at once ("retry"). A fetch holds
+# a worker thread for up to its 5 s, and `serve`'s storage calls share those threads (anyio's 40): at most 8 leaves
+# them 32 whatever URLs are named. One authorization fetches its document once, so two at once from one host is two
+# people starting one client together; more is a flood (of URLs that stall, to hold every fetch).
+MAX_DOCUMENT_FETCHES: Final = 8
+MAX_DOCUMENT_FETCHES_PER_HOST: Final = 2
+# The client name the consent page shows, in characters (longer ones are cut, with an ellipsis): a product's name
+# fits, and the page stays one that says whose document it is (its host) right after the name.
+MAX_CLIENT_NAME_CHARS: Final = 100
 # A PKCE code challenge (RFC 7636 §4.2): the S256 of a verifier, 43 to 128 characters.
 CODE_CHALLENGE_MIN_CHARS: Final = 43
 CODE_CHALLENGE_MAX_CHARS: Final = 128

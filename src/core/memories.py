@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Iterator, Set
+from contextlib import contextmanager
 from datetime import timedelta
 
+from core import outcome
 from core.clock import Clock, format_timestamp, utc_now
 from core.contract import Page, RetrievalQuery
 from core.digest import Indexer
-from core.errors import FieldError, InvalidInputError, NamespaceFullError
+from core.errors import FieldError, InvalidInputError, MemoryNotFoundError, NamespaceFullError, VersionMismatchError
 from core.history import HistoryPage, HistoryQuery
 from core.limits import IDEMPOTENCY_WINDOW_HOURS, MAX_MEMORY_ID
 from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory
-from core.repository import IdempotencyKeyTakenError, LiveKey, MemoryRepository, PriorCreate
+from core.repository import IdempotencyKeyTakenError, LiveKey, MemoryRepository, PriorCreate, fence_of
 
 ANY_VERSION = None
 
@@ -26,9 +28,10 @@ class MemoryService:
         fenced: bool = False,
         indexer: Indexer | None = None,
     ) -> None:
-        """`fenced` (what every deployed or served service is): each change lands only while the API key making it
-        is still live in the store (core.repository.LiveKey), so a revoke or a namespace erase stops it at once,
-        however long a door caches the key's verification. Unfenced, `key_id` only names the key in the history.
+        """`fenced` (what every deployed or served service is): each change lands, and each read answers and
+        stamps, only while the caller's API key is still live in the store (core.repository.LiveKey), so a revoke or
+        a namespace erase stops both at once, however long a door caches the key's verification. Unfenced, `key_id`
+        only names the key in the history.
 
         `indexer` (what every deployed or served service has: core.recall.indexing) computes the digest recall ranks
         a memory by, before each write of its content or tags; without one (the purge function, which writes none,
@@ -43,8 +46,22 @@ class MemoryService:
         return format_timestamp(self._clock())
 
     def _fence(self, key_id: str | None, now: str) -> LiveKey | None:
-        # No key (an open server) means no fence: there is no key to revoke and no namespace to erase under it.
-        return LiveKey(key_id, now) if self._fenced and key_id is not None else None
+        return fence_of(key_id, now, fenced=self._fenced)
+
+    def _confirm(self, fence: LiveKey | None) -> None:
+        """The read fence: called after the data is read, before anything is stamped or answered."""
+        if fence is not None:
+            self._repository.confirm_live(fence)
+
+    @contextmanager
+    def _news_behind(self, fence: LiveKey | None) -> Iterator[None]:
+        """A missing memory or a version that no longer matches is news of the namespace too: told only behind the
+        read fence, so a key that is not live learns nothing, not even which ids exist."""
+        try:
+            yield
+        except (MemoryNotFoundError, VersionMismatchError):
+            self._confirm(fence)
+            raise
 
     def create(
         self,
@@ -66,14 +83,19 @@ class MemoryService:
         memory = _created(memory_id, new, now)
         digest = self._indexer.digest(memory.content, memory.tags) if self._indexer else None
         try:
-            self._repository.add(namespace, memory, idempotency, key_id, fence, digest=digest)
+            with outcome.advised(outcome.create(idempotency)):
+                self._repository.add(namespace, memory, idempotency, key_id, fence, digest=digest)
         except IdempotencyKeyTakenError as taken:
             return _replayed(taken.prior, new, idempotency)
         return memory
 
-    def get(self, namespace: str, memory_id: int, *, stamp: bool = True) -> Memory:
-        """A visible memory, stamped as read unless `stamp` is False (a person auditing, not an agent using it)."""
-        return self._repository.read(namespace, memory_id, self._now() if stamp else None)
+    def get(self, namespace: str, memory_id: int, *, stamp: bool = True, key_id: str | None = None) -> Memory:
+        """A visible memory, stamped as read unless `stamp` is False (a person auditing, not an agent using it).
+
+        `key_id` (here and in every read) is the caller's API key: `fenced`, a read answers and stamps only while it is
+        still live in the store (core.repository.LiveKey), checked after the data is read."""
+        now = self._now()
+        return self._repository.read(namespace, memory_id, now if stamp else None, self._fence(key_id, now))
 
     def update(
         self,
@@ -95,44 +117,62 @@ class MemoryService:
         )
         now = self._now()
         fence = self._fence(key_id, now)
-        return self._repository.apply(
-            namespace, memory_id, changes, expected, now, key_id, fence, indexer=self._indexer
-        )
+        with self._news_behind(fence), outcome.advised(outcome.update(expected)):
+            memory = self._repository.apply(
+                namespace, memory_id, changes, expected, now, key_id, fence, indexer=self._indexer
+            )
+        if memory.updated_at != now:
+            # Nothing changed, so no write (and no write fence) was made: what comes back is a read.
+            self._confirm(fence)
+        return memory
 
     def delete(self, namespace: str, memory_id: int, key_id: str | None = None) -> None:
         now = self._now()
-        self._repository.delete(namespace, memory_id, now, key_id, self._fence(key_id, now))
+        fence = self._fence(key_id, now)
+        with self._news_behind(fence), outcome.advised(outcome.DELETE):
+            self._repository.delete(namespace, memory_id, now, key_id, fence)
 
     def restore(self, namespace: str, memory_id: int, key_id: str | None = None) -> Memory:
         now = self._now()
-        return self._repository.restore(namespace, memory_id, now, key_id, self._fence(key_id, now))
+        fence = self._fence(key_id, now)
+        with self._news_behind(fence), outcome.advised(outcome.RESTORE):
+            return self._repository.restore(namespace, memory_id, now, key_id, fence)
 
-    def history(self, namespace: str, memory_id: int, query: HistoryQuery) -> HistoryPage:
+    def history(self, namespace: str, memory_id: int, query: HistoryQuery, key_id: str | None = None) -> HistoryPage:
         """A memory's revisions, newest first, in the retrieval envelope; stamps nothing."""
-        revisions = self._repository.history(namespace, memory_id, query.limit, query.offset)
+        fence = self._fence(key_id, self._now())
+        with self._news_behind(fence):
+            revisions = self._repository.history(namespace, memory_id, query.limit, query.offset)
+        self._confirm(fence)
         return HistoryPage.of(revisions.items, revisions.total, limit=query.limit, offset=query.offset)
 
-    def purge(self, namespace: str, memory_id: int) -> None:
-        """Remove a deleted memory for good, at once (an active one must be deleted first)."""
-        self._repository.purge(namespace, memory_id)
+    def purge(self, namespace: str, memory_id: int, key_id: str | None = None) -> None:
+        """Remove a deleted memory for good, at once (an active one must be deleted first). Fenced, the caller's key
+        is confirmed live first: a purge cannot be undone, and its writes carry no fence of their own."""
+        self._confirm(self._fence(key_id, self._now()))
+        with outcome.advised(outcome.PURGE):
+            self._repository.purge(namespace, memory_id)
 
     def purge_expired(self, retention: timedelta) -> int:
         """Purge every memory deleted longer than `retention` ago; how many were purged."""
         return self._repository.purge_deleted(format_timestamp(self._clock() - retention))
 
-    def search(self, namespace: str, query: RetrievalQuery, *, stamp: bool = True) -> Page:
+    def search(self, namespace: str, query: RetrievalQuery, *, stamp: bool = True, key_id: str | None = None) -> Page:
         """Filter, order and page as the contract says, then stamp exactly the returned rows with one timestamp
         (unless `stamp` is False: then nothing is stamped and the rows show their stored stamps)."""
+        now = self._now()
+        fence = self._fence(key_id, now)
         if query.matches_nothing:
+            self._confirm(fence)
             return Page.of([], 0, limit=query.limit, offset=query.offset)
         matches = self._repository.find(namespace, query)
         page = matches.items
+        if page and not stamp and not matches.stored_stamps:
+            page = self._with_stored_stamps(namespace, page)
+        self._confirm(fence)
         if page and stamp:
-            now = self._now()
             self._repository.stamp(namespace, [memory.id for memory in page], now)
             page = [memory.model_copy(update={"last_accessed_at": now}) for memory in page]
-        elif page and not matches.stored_stamps:
-            page = self._with_stored_stamps(namespace, page)
         return Page.of(page, matches.total, limit=query.limit, offset=query.offset)
 
     def _with_stored_stamps(self, namespace: str, page: list[Memory]) -> list[Memory]:

@@ -38,6 +38,8 @@ MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
 READ_ONLY_FIELDS = frozenset({"id", "created_at", "updated_at", "last_accessed_at", "version"})
 # What a field left out that must be given is told, at either door.
 IS_REQUIRED = "is required"
+# What a body field (or a tool argument) that the request does not have is told, at both doors.
+NOT_A_FIELD = "is not a field of this request"
 
 # The controlled half of the hybrid tag vocabulary; any other well-formed tag is accepted as freeform.
 STANDARD_TAGS: tuple[str, ...] = (
@@ -221,10 +223,10 @@ class MemoryChanges(InputModel):
     """The body of a PATCH: any subset of the editable fields; an absent field is left as it is."""
 
     # None only as the "not given" default (never validated); a given null is refused by _no_nulls.
-    content: Content = Field(default=None, description=CONTENT_DESCRIPTION)  # type: ignore[assignment]
-    tags: Tags = Field(default=None, description=TAGS_DESCRIPTION)  # type: ignore[arg-type]
-    memory_type: MemoryType = Field(default=None, description=MEMORY_TYPE_DESCRIPTION)  # type: ignore[arg-type]
-    status: WritableStatus = Field(default=None, description=STATUS_DESCRIPTION)  # type: ignore[arg-type]
+    content: Content = Field(default=None, description=CONTENT_DESCRIPTION)  # type: ignore[assignment]  # None: not given
+    tags: Tags = Field(default=None, description=TAGS_DESCRIPTION)  # type: ignore[arg-type]  # None: not given
+    memory_type: MemoryType = Field(default=None, description=MEMORY_TYPE_DESCRIPTION)  # type: ignore[arg-type]  # None: not given
+    status: WritableStatus = Field(default=None, description=STATUS_DESCRIPTION)  # type: ignore[arg-type]  # None: not given
 
     @field_validator("*", mode="before")
     @classmethod
@@ -265,7 +267,7 @@ def _message(err: Any) -> str:
     if kind == "missing":
         return IS_REQUIRED
     if kind == "extra_forbidden":
-        return "is read-only" if field in READ_ONLY_FIELDS else "is not a field of this request"
+        return "is read-only" if field in READ_ONLY_FIELDS else NOT_A_FIELD
     if kind == "string_type":
         return "must be a string"
     if kind == "list_type":

@@ -20,10 +20,10 @@ from typing import Annotated, Any, Final, Literal, Self, cast
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from core.clock import TIMESTAMP_FORMAT
+from core.clock import TIMESTAMP_FORMAT, format_timestamp, utc_now
 from core.errors import FieldError, InvalidInputError
 from core.history import Revision
-from core.life import life_errors
+from core.life import after_the_import, life_errors
 from core.limits import IMPORT_MAX_ID, IMPORT_MAX_LINE_CHARS, IMPORT_MAX_VERSION, MAX_MEMORY_ID, MAX_VERSION
 from core.model import Content, Memory, MemoryType, Status, Tags, WritableStatus, field_errors
 
@@ -230,8 +230,9 @@ def _stored_form(record: object, field: str, line_number: int) -> None:
         )
 
 
-def parse_line(text: str, line_number: int) -> ExportedMemory:
-    """One memory line, checked by the contract's rules (the record in its stored form, its history coherent)."""
+def parse_line(text: str, line_number: int, now: str | None = None) -> ExportedMemory:
+    """One memory line, checked by the contract's rules (the record in its stored form, its history coherent) and,
+    given `now` (the import's own time), recording nothing after it."""
     data = _json(text, line_number, "line")
     if not isinstance(data, dict):
         raise BadLineError(line_number, [FieldError("line", "must be a JSON object")])
@@ -247,24 +248,28 @@ def parse_line(text: str, line_number: int) -> ExportedMemory:
         exported = ExportedMemory.model_validate(data)
     except ValidationError as exc:
         raise BadLineError(line_number, field_errors(exc)) from None
-    problem = next(life_errors(exported.memory, exported.deleted_at, exported.revisions), None)
+    problem = next(life_errors(exported.memory, exported.deleted_at, exported.revisions, now), None)
     if problem is not None:
         raise BadLineError(line_number, [problem])
     return exported
 
 
-def parse_export(text: str) -> list[ExportedMemory]:
-    """Every memory of an export, each line checked and agreeing with the header; BadLineError names the first bad
-    line. A byte-order mark before the header is skipped, and a "\r" before a "\n" (files through Windows tools)."""
+def parse_export(text: str, now: str | None = None) -> list[ExportedMemory]:
+    """Every memory of an export, each line checked and agreeing with the header, and none recording a time after
+    `now`, the import's own time (by default the clock's now); BadLineError names the first bad line. A byte-order
+    mark before the header is skipped, and a "\r" before a "\n" (files through Windows tools)."""
+    now = now or format_timestamp(utc_now())
     lines = text.removeprefix(_BYTE_ORDER_MARK).split("\n")
     if all(_blank(line) for line in lines):
         raise BadLineError(1, [FieldError("header", "is missing: the file is empty")])
     header = parse_header(lines[0].removesuffix("\r"))
+    if header.exported_at > now:
+        raise BadLineError(1, [FieldError("exported_at", after_the_import(now))])
     memories: list[ExportedMemory] = []
     for number, line in enumerate(lines[1:], start=2):
         if _blank(line):
             continue
-        memory = parse_line(line.removesuffix("\r"), number)
+        memory = parse_line(line.removesuffix("\r"), number, now)
         _agree(header, memory, number)
         if memories and memory.memory.id <= memories[-1].memory.id:
             before = memories[-1].memory.id

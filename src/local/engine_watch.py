@@ -11,8 +11,6 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from local.access_log import log_config
-
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -102,10 +100,15 @@ def unless_engine_exited(app: ASGIApp, watch: EngineWatch) -> ASGIApp:
     return guarded
 
 
-def run_server(app: ASGIApp, host: str, port: int, engine: Engine | None) -> int:
+def run_server(
+    app: ASGIApp, host: str, port: int, engine: Engine | None, forwarded_allow_ips: str | None = None
+) -> int:
     """Serve `app` with uvicorn until it is stopped (Ctrl-C, SIGTERM: 0) or `engine`, when serve owns one, exits on
-    its own (ENGINE_EXITED); STARTUP_FAILED when uvicorn could not listen (it logged why)."""
+    its own (ENGINE_EXITED); STARTUP_FAILED when uvicorn could not listen (it logged why). Forwarded headers are
+    trusted from `forwarded_allow_ips` only (local.listener)."""
     import uvicorn
+
+    from local.listener import server_config
 
     watch = None
     if engine is not None:
@@ -115,7 +118,7 @@ def run_server(app: ASGIApp, host: str, port: int, engine: Engine | None) -> int
 
         watch = EngineWatch(engine, stop_serving)
         app = unless_engine_exited(app, watch)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info", log_config=log_config()))
+    server = uvicorn.Server(server_config(app, host, port, forwarded_allow_ips))
     if watch is not None:
         watch.start()
     try:

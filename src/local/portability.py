@@ -86,9 +86,10 @@ def import_namespace(args: argparse.Namespace) -> int:
     """`agent-memory import`: validate every line first, then write into an empty namespace (or finish the same
     import that stopped half-way)."""
     path: Path = args.file
+    began = format_timestamp(utc_now())  # the import's own time: no line may record a time after it
     try:
         data = path.read_bytes()
-        memories = parse_export(data.decode("utf-8"))
+        memories = parse_export(data.decode("utf-8"), began)
     except (OSError, UnicodeDecodeError) as exc:
         print(f"agent-memory: cannot read {path}: {exc}", file=sys.stderr)
         return 1

@@ -162,6 +162,7 @@ def _serve_on(args: argparse.Namespace, endpoint_url: str | None, engine: Dynamo
         settings,
         table.guard(services.recall),
         services.backfill,
+        health=services.health,  # what the services' client found, for /healthz
     )
     authenticate = open_access() if args.no_auth else key_authenticator(guarded.keys)
     key = first_key()
@@ -181,7 +182,7 @@ def _serve_on(args: argparse.Namespace, endpoint_url: str | None, engine: Dynamo
     running = RunningServe(base, settings.endpoint_url, settings.table_name, settings.region, process_id())
     try:
         with announced(serve_state_dir(), args.port, running):
-            return run_server(app, args.host, args.port, engine)
+            return run_server(app, args.host, args.port, engine, args.forwarded_allow_ips)
     finally:
         stop_embedding()
         stop_purging()

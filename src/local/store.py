@@ -133,5 +133,11 @@ def migrate_store(args: argparse.Namespace) -> int:
                 "`agent-memory migrate` again.",
                 file=sys.stderr,
             )
+        if done.copied or done.searchable or done.accessed or done.digested or done.dated:
+            print(
+                "agent-memory: a writer of an earlier version (a serve, a function not yet updated) changes memories "
+                "without their copies: a copy it left stale after this run is never repaired, so none may still run.",
+                file=sys.stderr,
+            )
 
     return on_store(args, run)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from core.limits import IMPORT_MAX_VERSION
-from core.portable import parse_export
+from core.portable import BadLineError, parse_export
 from tests.exports import Lines, at, header, life, lines, refused, text, without_history
 
 
@@ -143,3 +143,48 @@ def test_what_a_real_store_exports_is_accepted_histories_begun_late_and_overlapp
     imported = parse_export(text(header(), [begun_late, overlapping, body[2]]))
 
     assert [memory.memory.id for memory in imported] == [1, 2, 3]
+
+
+FUTURE = "9999-12-31T23:59:59.999999Z"
+FUTURE_CASES: dict[str, tuple[Callable[[Lines], None], str]] = {
+    "a read in year 9999": (_set(4, ("memory.last_accessed_at", FUTURE)), "line 4: memory.last_accessed_at: "),
+    "a deletion in year 9999": (_set(3, ("deleted_at", FUTURE)), "line 3: deleted_at: "),
+    "a whole life in year 9999": (
+        _replace(2, {"memory": life(1)["memory"] | {"created_at": FUTURE, "updated_at": FUTURE}, "revisions": []}),
+        "line 2: memory.created_at: ",
+    ),
+}
+
+
+@pytest.mark.parametrize(("edit", "said"), FUTURE_CASES.values(), ids=FUTURE_CASES.keys())
+def test_an_import_holding_a_time_after_its_own_is_refused_naming_the_line_and_field(
+    edit: Callable[[Lines], None], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = lines()
+    edit(body)
+
+    err = refused(tmp_path, capsys, text(header(), body))
+
+    assert f"{said}must not be after this import's own time (" in err
+
+
+def test_an_export_made_after_the_imports_own_time_is_refused_naming_its_header(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = refused(tmp_path, capsys, text(header() | {"exported_at": FUTURE}, lines()))
+
+    assert "line 1: exported_at: must not be after this import's own time (" in err
+
+
+def test_the_imports_own_time_is_its_clock_reading_when_it_began() -> None:
+    content = text(header() | {"exported_at": at(100)}, lines())
+
+    with pytest.raises(BadLineError) as raised:
+        parse_export(content, now=at(100))
+
+    # Line 2's memory was deleted at 120 s and restored at 180 s, after the import's time.
+    assert str(raised.value) == (
+        f"line 2: revisions[2].changed_at: must not be after this import's own time ({at(100)}): an export holds "
+        "only what has already happened"
+    )
+    assert parse_export(content, now=at(180))

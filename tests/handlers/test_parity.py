@@ -90,7 +90,6 @@ SEARCHES: list[dict[str, Any]] = [
     {"offset": 2**63 - 1, "sort": "updated_at"},
     {"offset": 2**32, "q": "the", "tag": "travel"},
     {"memory_type": "event", "q": "the", "tag": "travel"},
-    {"query": "lisbon", "page": 2},
 ]
 
 
@@ -108,6 +107,18 @@ async def test_search_memories_and_get_memories_return_the_same_page(doors: Door
     assert [item["id"] for item in page["items"]] == [item["id"] for item in envelope["items"]]
     assert (page["total"], page["has_more"]) == (envelope["total"], envelope["has_more"])
     assert page == envelope
+
+
+async def test_an_unknown_field_is_ignored_in_the_query_string_and_refused_as_a_tool_argument(doors: Doors) -> None:
+    # A query string may carry what a proxy or a cache-buster added (docs/http-api.md); a tool call's arguments are
+    # all the caller's, and a misspelt filter silently dropped would answer (and stamp) an unfiltered page.
+    async with doors.mcp as client:
+        result = await client.call_tool("search_memories", {"q": "lisbon", "page": 2})
+    response = doors.http.get("/memories", params={"q": "lisbon", "page": 2})
+
+    assert response.status_code == 200, response.text
+    assert result.is_error
+    assert tool_text(result) == "page: is not a field of this request"
 
 
 @pytest.mark.parametrize("tag", ["travel plans", "#travel", "trävel", "-travel", "t" * 65])

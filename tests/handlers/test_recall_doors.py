@@ -84,7 +84,6 @@ RECALLS: list[dict[str, Any]] = [
     {"query": "tea", "as_of": "2031-01-01T00:00:00+02:00"},
     {"query": "tea", "as_of": ""},
     {"query": "lisbon", "offset": 40},
-    {"query": "lisbon", "page": 2},
 ]
 
 
@@ -105,6 +104,16 @@ async def test_recall_memories_and_get_recall_return_the_same_envelope(doors: Do
         assert all(0 <= value <= 1 for value in item["parts"].values())
     order = [(item["score"], item["memory"]["id"]) for item in envelope["items"]]
     assert order == sorted(order, reverse=True)
+
+
+async def test_an_unknown_field_is_ignored_by_get_recall_and_refused_by_recall_memories(doors: Doors) -> None:
+    async with doors.mcp as client:
+        result = await client.call_tool("recall_memories", {"query": "lisbon", "page": 2})
+    response = doors.http.get("/recall", params={"query": "lisbon", "page": 2})
+
+    assert response.status_code == 200, response.text
+    assert result.is_error
+    assert tool_text(result) == "page: is not a field of this request"
 
 
 BAD_RECALLS: list[tuple[dict[str, Any], list[str]]] = [

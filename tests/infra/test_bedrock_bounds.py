@@ -15,8 +15,15 @@ import pytest
 from botocore.awsrequest import AWSResponse
 
 from core.budget import REQUEST_STORAGE_SECONDS
-from core.recall.bedrock import ATTEMPTS, CONNECT_TIMEOUT_SECONDS, READ_TIMEOUT_SECONDS, make_bedrock_client
+from core.recall.bedrock import (
+    ATTEMPTS,
+    CALL_SECONDS,
+    CONNECT_TIMEOUT_SECONDS,
+    READ_TIMEOUT_SECONDS,
+    make_bedrock_client,
+)
 from core.recall.embedding import EmbedderUnavailableError
+from core.recall.guard import EMBEDDING_WAIT_SECONDS
 from handlers import bootstrap
 from local.template import load_template
 
@@ -104,3 +111,10 @@ def test_a_write_that_embeds_ends_before_the_doors_time_out() -> None:
     for name, timeout in _door_timeouts().items():
         assert timeout > REQUEST_STORAGE_SECONDS, name
     assert BEDROCK_WORST_CASE_S < REQUEST_STORAGE_SECONDS
+
+
+def test_a_calls_deadline_leaves_its_attempts_their_worst_case_and_ends_inside_the_budget() -> None:
+    # The deadline cuts an answer trickled past it, never one botocore's own bounds let finish; a request waits for
+    # an embedding far less than either, so a slow model leaves the storage calls nearly all of the budget.
+    assert BEDROCK_WORST_CASE_S <= CALL_SECONDS < REQUEST_STORAGE_SECONDS
+    assert EMBEDDING_WAIT_SECONDS < CALL_SECONDS

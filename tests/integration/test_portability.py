@@ -353,3 +353,21 @@ def test_the_export_format_rejects_a_history_that_does_not_end_at_the_memory() -
     with pytest.raises(Exception, match="last revision must be the memory"):
         parse_line(json.dumps(line), 2)
     assert isinstance(parse_line(synthetic_export(NS, 1).splitlines()[1], 2), ExportedMemory)
+
+
+def test_a_read_while_an_import_was_stopped_keeps_its_stamp_when_the_import_is_run_again(
+    ddb_local_engine: Engine, ddb_local_table: str, ddb_local_service: MemoryService
+) -> None:
+    text = synthetic_export(NS, 40)
+    memories = [parse_line(line, n) for n, line in enumerate(text.splitlines()[1:], start=2)]
+    namespaces = Namespaces(ddb_local_engine.client, ddb_local_table)
+    # What a run killed after its first groups leaves; then memories it wrote are read.
+    namespaces.begin_import(NS, hashlib.sha256(text.encode()).hexdigest())
+    namespaces.load(NS, memories[:20], lambda counts: None)
+    read = {memory_id: ddb_local_service.get(NS, memory_id).last_accessed_at for memory_id in (4, 5)}
+    assert [memories[3].memory.last_accessed_at, memories[4].memory.last_accessed_at] != list(read.values())
+
+    namespaces.load(NS, memories, lambda counts: None)
+    namespaces.finish_import(NS, memories)
+
+    assert {memory_id: ddb_local_service.get(NS, memory_id, stamp=False).last_accessed_at for memory_id in read} == read

@@ -16,6 +16,7 @@ from mcp.client.streamable_http import streamable_http_client
 from core.keys import KeyService
 from core.repository.dynamodb import DynamoDBKeyRepository, make_client
 from tests.conftest import REGION
+from tests.embedding_models import wait_for
 
 SERVE_TABLE = "agent-memory"
 MEMORIES = (
@@ -24,6 +25,11 @@ MEMORIES = (
     "The user lives in Lyon and works from home",
 )
 QUESTION = {"query": "what does the user eat?", "as_of": "2031-01-01T00:00:00Z"}
+
+
+def unembedded(http: httpx2.Client) -> int:
+    page = http.get("/recall", params=QUESTION, headers={"Prefer": "no-stamp"}).json()
+    return int(page["ranking"]["unembedded"])
 
 
 def unstamped(page: dict[str, Any]) -> dict[str, Any]:
@@ -52,6 +58,8 @@ def test_both_served_doors_rank_by_meaning_and_give_the_same_answer(shared_serve
     with httpx2.Client(base_url=base, headers=auth, timeout=30) as http:
         for content in MEMORIES:
             assert http.post("/memories", json={"content": content}).status_code == 201
+        # A write waits for its vector only so long (a busy machine can outlast it); serve's backfill adds it then.
+        wait_for(lambda: unembedded(http) == 0, "the memories embedded")
         audited = http.get("/recall", params=QUESTION, headers={"Prefer": "no-stamp"})
 
         over_mcp = asyncio.run(recall_over_mcp(base, key))

@@ -34,6 +34,7 @@ class Outage:
 
     model = StandInEmbedder.model
     floor = StandInEmbedder.floor
+    dimensions = StandInEmbedder.dimensions
 
     def embed(self, texts: Sequence[str], kind: Kind) -> list[Vector]:
         raise EmbedderUnavailableError("the model is unreachable")

@@ -1,6 +1,7 @@
 """`serve` while storage stalls: the app serve runs, behind a real uvicorn, over a DynamoDB endpoint that accepts
 connections and never answers, so botocore's read timeout ends each attempt. Every concurrent request gets its 503
-problem+json after the documented 3 attempts, and /healthz answers while they are all still waiting."""
+problem+json after the documented 3 attempts, and /healthz answers while they are all still waiting, then says it is
+degraded once they have failed."""
 
 from __future__ import annotations
 
@@ -133,12 +134,17 @@ def test_while_storage_stalls_every_concurrent_request_gets_its_503_after_three_
             still_waiting = sum(not future.done() for future in stalled)
 
             answers = [future.result(timeout=WAIT) for future in stalled]
+            after = send(base, "GET", "/healthz")
     finally:
         server.should_exit = True
         thread.join(timeout=WAIT)
 
     assert (health.status_code, health.json()) == (200, {"status": "ok"})
     assert still_waiting == CONCURRENT  # /healthz answered while every stalled request was still waiting
+    # Once storage calls have failed (and none succeeded since), /healthz says so.
+    assert after.status_code == 503
+    assert after.json()["status"] == "degraded"
+    assert "(no answer in time); none has succeeded since" in after.json()["reason"]
     for answer in answers:
         assert answer.status_code == 503, answer.text
         assert answer.headers["content-type"] == "application/problem+json"

@@ -35,6 +35,7 @@ class FloatModel:
 
     model = "test:floats"
     floor = 0.0
+    dimensions = 5
 
     def embed(self, texts: Sequence[str], kind: Kind) -> list[Vector]:
         return [Vector.quantise(row) for row in self.embed_values(texts, kind)]

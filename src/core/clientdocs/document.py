@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from core.access import SCOPES
 from core.errors import InvalidInputError
 from core.hosts import is_host, is_port, split_authority
-from core.limits import MAX_CLIENT_ID_URL_CHARS, MAX_DOCUMENT_BYTES, MAX_REDIRECT_URIS
+from core.limits import MAX_CLIENT_ID_URL_CHARS, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_DEPTH, MAX_REDIRECT_URIS
 from core.repository import Client
 from core.tokens import check_redirect_uri
 
@@ -106,13 +106,41 @@ def client_of(url: str, fetched: Fetched, now: int) -> Client:
     if len(fetched.body) > MAX_DOCUMENT_BYTES:
         raise ClientDocumentError(url, f"it is larger than {MAX_DOCUMENT_BYTES} bytes")
     try:
-        document = json.loads(fetched.body)
-    except (ValueError, UnicodeDecodeError):
+        text = fetched.body.decode(json.detect_encoding(fetched.body), "surrogatepass")  # as json.loads reads bytes
+    except UnicodeDecodeError:
+        raise ClientDocumentError(url, "it is not JSON") from None
+    if _nesting(text) > MAX_DOCUMENT_DEPTH:  # counted before json, whose parser recurses once a level
+        raise ClientDocumentError(url, f"it is nested deeper than {MAX_DOCUMENT_DEPTH} levels")
+    try:
+        document = json.loads(text)
+    except ValueError:
         raise ClientDocumentError(url, "it is not JSON") from None
     if not isinstance(document, dict):
         raise ClientDocumentError(url, "it is not a JSON object")
     lifetime = int(document_lifetime(fetched.cache_control).total_seconds())
     return Client(url, json.dumps(_metadata(url, document)), now + lifetime)
+
+
+def _nesting(text: str) -> int:
+    """How deeply the arrays and objects of JSON text nest, read without recursion (brackets inside strings are
+    text); it stops counting past MAX_DOCUMENT_DEPTH."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if escaped:
+            escaped = False
+        elif in_string:
+            escaped, in_string = char == "\\", char != '"'
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > MAX_DOCUMENT_DEPTH:
+                break
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 def _metadata(url: str, document: dict[str, Any]) -> dict[str, Any]:
@@ -128,6 +156,16 @@ def _metadata(url: str, document: dict[str, Any]) -> dict[str, Any]:
         "token_endpoint_auth_method": "none",
         "scope": " ".join(SCOPES),
     }
+    kept = metadata | _texts(url, document)
+    for name, value in kept.items():
+        # JSON's \ud800 escapes read as a lone surrogate, which no UTF-8 (the SDK's parser, a page) can carry.
+        if not all(_is_unicode(text) for text in (value if isinstance(value, list) else [value])):
+            raise ClientDocumentError(url, f"its {name} holds a lone surrogate, which is no Unicode character")
+    return kept
+
+
+def _texts(url: str, document: dict[str, Any]) -> dict[str, Any]:
+    """The document's text fields and lists of texts this server keeps, each checked."""
     for name in _TEXT_FIELDS:
         if name in document and not isinstance(document[name], str):
             raise ClientDocumentError(url, f"its {name} must be a string")
@@ -135,8 +173,15 @@ def _metadata(url: str, document: dict[str, Any]) -> dict[str, Any]:
         value = document.get(name, [])
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise ClientDocumentError(url, f"its {name} must be a list of strings")
-    fields = {name: document[name] for name in (*_TEXT_FIELDS, *_LIST_FIELDS) if name in document}
-    return metadata | fields
+    return {name: document[name] for name in (*_TEXT_FIELDS, *_LIST_FIELDS) if name in document}
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _redirect_uris(url: str, uris: object) -> list[str]:

@@ -2,9 +2,9 @@
 no HTTP client of its own). Anyone can name a URL as a client id, so the fetch is bounded as an SSRF-safe server's:
 
 - https only, the certificate checked for the URL's host;
-- every address the host resolves to must be public (core.hosts.is_public_address): one private, loopback,
-  link-local, multicast or reserved address refuses the URL; the connection goes to an address so checked, never to
-  the name resolved again (DNS rebinding);
+- every address the host resolves to must be globally routable unicast (core.hosts.is_public_address: in no range
+  of IANA's special-purpose registries): one other address refuses the URL; the connection goes to an address so
+  checked, never to the name resolved again (DNS rebinding);
 - no redirect followed (a 3xx is refused), one GET with `Connection: close`, read to its end;
 - at most MAX_DOCUMENT_BYTES of document, and TIMEOUT_SECONDS for everything from the name's resolution to the last
   byte (each wait is given what is left of it).
@@ -81,6 +81,7 @@ class HttpsDocumentFetcher:
         ).encode("ascii")
         try:
             with self._connect(url, addresses, deadline) as stream:
+                stream.settimeout(_left(deadline))
                 stream.sendall(request)
                 return self._read_all(url, stream, deadline)
         except TimeoutError:
@@ -97,6 +98,7 @@ class HttpsDocumentFetcher:
             try:
                 raw.settimeout(_left(deadline))
                 raw.connect(sockaddr)
+                raw.settimeout(_left(deadline))  # the handshake gets what the connection left, not a fresh wait
                 return self._tls.wrap_socket(raw, server_hostname=url.host.strip("[]"))
             except OSError as exc:  # TimeoutError and ssl.SSLError among them
                 raw.close()
@@ -125,7 +127,7 @@ class HttpsDocumentFetcher:
         try:
             response.begin()
             body = response.read()
-        except (http.client.HTTPException, ValueError):
+        except (http.client.HTTPException, ValueError, OverflowError):  # Overflow: a chunk size past any int's
             raise ClientDocumentError(url.url, "its server did not answer a whole HTTP response") from None
         if 300 <= response.status < 400:
             raise ClientDocumentError(url.url, f"it answered a redirect ({response.status}): none is followed")

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from core.recall.embedding import Embedder, passage_text
+from core.recall.guard import guarded
 from core.repository import MemoryRepository
 
 # Digests one run embeds at most: a few seconds of a deployed model's calls, well inside the purge function's time.
@@ -32,11 +33,11 @@ class Backfilled:
 
 
 class Backfill:
-    """Embeds the waiting digests of a store with one model."""
+    """Embeds the waiting digests of a store with one model, behind the port's guard (core.recall.guard)."""
 
     def __init__(self, repository: MemoryRepository, embedder: Embedder) -> None:
         self._repository = repository
-        self._embedder = embedder
+        self._embedder = guarded(embedder)
 
     @property
     def model(self) -> str:

@@ -13,20 +13,25 @@ Kind = Literal["query", "passage"]
 
 
 class EmbedderUnavailableError(Exception):
-    """The model could not embed now (unreachable, throttled, timed out, refused): the caller goes on without a
-    vector (a memory is embedded later; a recall ranks without its semantic part)."""
+    """The model could not embed now (unreachable, throttled, timed out, refused, or failed in any other way: the
+    port's guard, core.recall.guard, makes every failure this one): the caller goes on without a vector (a memory is
+    embedded later; a recall ranks without its semantic part)."""
 
 
 class Embedder(Protocol):
     """An embedding model. `model` names it (recall's answer says which model ranked it); `floor` is the cosine
     similarity at or below which this model's vectors say two texts are unrelated (the semantic part is the similarity
-    above it, scaled to [0, 1]: models differ widely in where unrelated texts land)."""
+    above it, scaled to [0, 1]: models differ widely in where unrelated texts land); `dimensions` is the length of
+    every vector it gives (an answer of any other length is no vector of this model: core.recall.guard)."""
 
     @property
     def model(self) -> str: ...
 
     @property
     def floor(self) -> float: ...
+
+    @property
+    def dimensions(self) -> int: ...
 
     def embed(self, texts: Sequence[str], kind: Kind) -> list[Vector]:
         """One vector per text, in order: `passage` for what is stored, `query` for what is asked.

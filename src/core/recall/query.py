@@ -116,5 +116,5 @@ class RecallQuery(RetrievalQuery.__base__):  # type: ignore[name-defined,misc]  
             raise ValueError(f"must be 1 to {RECALL_QUERY_MAX_CHARS} characters after trimming")
         return text
 
-    _normalise_tag = field_validator("tag")(RetrievalQuery._normalise_tag.__func__)  # type: ignore[attr-defined]
+    _normalise_tag = field_validator("tag")(RetrievalQuery._normalise_tag.__func__)  # type: ignore[attr-defined]  # a classmethod's function, reused
     matches_nothing = RetrievalQuery.matches_nothing

@@ -2,16 +2,18 @@
 envelope with each item's score and parts, and the returned memories are stamped as retrieval stamps them.
 
 The store hands over what ranking needs of every match from the digests kept beside the records (`Candidate`: terms,
-vector, type, `updated_at`; core.repository.digests) but not the access stamps, which live on the records. Only the
-`use` part needs them, and it weighs at most `weights["use"]`: so the records are read only for the matches whose score
-could still reach the page with their best possible use (the rest cannot), which are also the records the page
-returns. The ranking is exact either way.
+vector, type, `updated_at`; core.repository.digests) but not the access stamps, which live in the access items beside
+the records and are read with them (core.repository.digests.DigestReads.records). Only the `use` part needs them, and
+it weighs at most `weights["use"]`: so the records are read only for the matches whose score could still reach the
+page with their best possible use (the rest cannot), which are also the records the page returns. The ranking is exact
+either way.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
@@ -25,10 +27,11 @@ from core.digest import Vector
 from core.model import Memory
 from core.recall import lexical
 from core.recall.embedding import Embedder, EmbedderUnavailableError
+from core.recall.guard import EMBEDDING_WAIT_SECONDS, guarded
 from core.recall.query import RecallQuery
 from core.recall.ranking import Part, RankingSettings, Signals, parts, score
 from core.recall.vectors import similarities
-from core.repository import MemoryRepository
+from core.repository import MemoryRepository, fence_of
 from core.repository.digests import Candidate
 
 # Scores are rounded to 6 decimals: a match whose best possible score is within this of the page's lowest is read too.
@@ -37,6 +40,8 @@ _ROUNDING: Final = 2e-6
 # process): the model's call (Bedrock's round trip deployed) then adds nothing to the recall's latency but what it
 # takes beyond the read.
 _QUESTIONS: Final = ThreadPoolExecutor(max_workers=8, thread_name_prefix="question")
+
+logger = logging.getLogger(__name__)
 
 
 class RecallItem(BaseModel):
@@ -79,11 +84,20 @@ class RecallService:
         embedder: Embedder,
         settings: RankingSettings | None = None,
         clock: Clock = utc_now,
+        *,
+        fenced: bool = False,
+        wait_seconds: float | None = EMBEDDING_WAIT_SECONDS,
     ) -> None:
+        """`fenced` (what every deployed or served recall is): a recall answers and stamps only while the caller's
+        API key is still live in the store (core.repository.LiveKey), as MemoryService's reads. `wait_seconds`: how
+        long a recall waits for its question's vector (past it, it ranks without meaning; None: as long as it takes).
+        The model is called behind the port's guard (core.recall.guard)."""
         self._store = store
-        self._embedder = embedder
+        self._embedder = guarded(embedder)
+        self._wait_seconds = wait_seconds
         self._settings = settings or RankingSettings()
         self._clock = clock
+        self._fenced = fenced
 
     @property
     def embedder(self) -> Embedder:
@@ -93,14 +107,18 @@ class RecallService:
     def settings(self) -> RankingSettings:
         return self._settings
 
-    def recall(self, namespace: str, query: RecallQuery, *, stamp: bool = True) -> RecallPage:
+    def recall(
+        self, namespace: str, query: RecallQuery, *, stamp: bool = True, key_id: str | None = None
+    ) -> RecallPage:
         """The page of `query`'s matches by score, ties by id descending; the returned memories are stamped (unless
-        `stamp` is False), their `use` part computed from the stamp stored before."""
+        `stamp` is False), their `use` part computed from the stamp stored before. `key_id`: the caller's API key,
+        behind whose fence the recall reads (`fenced`)."""
         arrived = self._clock()
+        fence = fence_of(key_id, format_timestamp(arrived), fenced=self._fenced)
         as_of = datetime.fromisoformat(query.as_of) if query.as_of else arrived
         asked = _QUESTIONS.submit(carried(self._question), query.query)
         candidates = [] if query.matches_nothing else self._store.recall_candidates(namespace, query)
-        question = asked.result()
+        question = self._answer(asked)
         ranked = self._rank(query.query, question, candidates, as_of)
         wanted = query.offset + query.limit
         # A page past the last match is empty whatever the records say: reading them all would cost a whole
@@ -109,6 +127,8 @@ class RecallService:
         reached = self._store.records(namespace, [entry.signals.memory_id for entry in reach])
         # Only what the filters still let through: one deleted (or restored) since its digest was read is left out.
         records = [memory for memory in reached if _shown(memory, query)]
+        if fence is not None:
+            self._store.confirm_live(fence)  # the read fence: after every read, before any stamp or answer
         items = self._page(records, ranked, as_of, query)
         if stamp and items:
             now = format_timestamp(arrived)
@@ -140,6 +160,20 @@ class RecallService:
         try:
             return self._embedder.embed([text], "query")[0]
         except EmbedderUnavailableError:
+            return None
+
+    def _answer(self, asked: Future[Vector | None]) -> Vector | None:
+        """The question's vector, once the model gives it within the wait (the guard's EMBEDDING_WAIT_SECONDS by
+        default; None: as long as it takes); None past it, and the answer ranks without meaning."""
+        try:
+            return asked.result(timeout=self._wait_seconds)
+        except TimeoutError:
+            asked.cancel()  # when it has not started: no thread spent on a question no one waits for
+            logger.warning(
+                "embedding model %s took longer than %s s over a question: ranked without meaning",
+                self._embedder.model,
+                self._wait_seconds,
+            )
             return None
 
     def _rank(

@@ -19,6 +19,7 @@ class StandInEmbedder:
 
     model = "stand-in:hashed-words-256"
     floor = 0.0
+    dimensions = STAND_IN_DIMENSIONS
 
     def embed(self, texts: Sequence[str], kind: Kind) -> list[Vector]:
         return [self._vector(terms(text)) for text in texts]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal, Protocol
+from typing import Literal, Protocol
 
 from core.access import ApiKey, Scope
 from core.contract import RetrievalQuery
@@ -12,6 +12,10 @@ from core.digest import Digest, Indexer
 from core.history import Revision
 from core.model import IdempotentCreate, Memory, MemoryChanges
 from core.repository.digests import DigestReads
+from core.repository.fence import KEY_NOT_LIVE as KEY_NOT_LIVE
+from core.repository.fence import READ_KEY_NOT_LIVE as READ_KEY_NOT_LIVE
+from core.repository.fence import LiveKey as LiveKey
+from core.repository.fence import fence_of as fence_of
 
 
 @dataclass(frozen=True)
@@ -29,20 +33,6 @@ class IdempotencyKeyTakenError(Exception):
     def __init__(self, prior: PriorCreate) -> None:
         self.prior = prior
         super().__init__(f"idempotency key already used for memory {prior.memory_id}")
-
-
-# What a write refused by its LiveKey's fence answers (AuthenticationError).
-KEY_NOT_LIVE: Final = "the API key was revoked or has expired, or its namespace was erased; nothing was written"
-
-
-@dataclass(frozen=True)
-class LiveKey:
-    """The fence a write is made behind: it lands only while the API key `key_id` is stored, not revoked and not
-    expired at `now`, checked in the same atomic write, whatever any cache believes. Erasing a namespace deletes
-    its keys first, so no write of it can land afterwards; a revoke stops the key's writes at once everywhere."""
-
-    key_id: str
-    now: str
 
 
 @dataclass(frozen=True)
@@ -76,7 +66,8 @@ class MemoryRepository(DigestReads, Protocol):
 
     Every write that can create or change a memory takes `live_key`: with one, the write lands only while that key
     is live (LiveKey), else AuthenticationError and nothing is written; None writes unfenced (an open server, the
-    command line, tests).
+    command line, tests). A read for a keyed caller is fenced by `confirm_live` after its data reads (`read` takes
+    the LiveKey and does so itself, between its read and its stamp).
 
     Beside each memory is its digest (core.digest), what recall ranks by, written in the same atomic write as every
     change: `add` stores the one it is given; `apply` stores a new one computed by `indexer` when the content or tags
@@ -107,11 +98,22 @@ class MemoryRepository(DigestReads, Protocol):
         """
         ...
 
-    def read(self, namespace: str, memory_id: int, accessed_at: str | None) -> Memory:
+    def read(self, namespace: str, memory_id: int, accessed_at: str | None, live_key: LiveKey | None = None) -> Memory:
         """Stamp a visible memory's `last_accessed_at` with `accessed_at` (never backwards) and return it, in one
         round trip; with None, return it as stored, stamping nothing. MemoryNotFoundError when the memory is
         missing or deleted; a missing memory is never created.
+
+        With `live_key`, the memory is read first, then `confirm_live(live_key)` is checked (a refused key stamps
+        nothing and learns nothing, not even that the memory is missing), and only then is it stamped: one step after
+        another, not one round trip.
         """
+        ...
+
+    def confirm_live(self, live_key: LiveKey) -> None:
+        """The read fence: AuthenticationError (READ_KEY_NOT_LIVE) unless the key of `live_key` is live exactly as a
+        fenced write requires (stored, not revoked, not expired at its `now`), by a strongly consistent read of the
+        key (one read unit), never a cache. Every read made for a keyed caller calls it after reading its data and
+        before stamping or answering (LiveKey)."""
         ...
 
     def apply(

@@ -29,7 +29,7 @@ from pydantic import BaseModel, TypeAdapter
 try:
     from pydantic._internal._config import config_defaults as _defaults
 except ImportError:  # pragma: no cover  # a later pydantic: everything is built at import, as before
-    _defaults: dict[str, Any] = {}  # type: ignore[no-redef]
+    _defaults: dict[str, Any] = {}  # type: ignore[no-redef]  # the stand-in for the name the try imports
 
 _SETTING = "defer_build"
 # The adapters made inside adapters_deferred(), each built by build_deferred() or on its first use.
@@ -44,7 +44,7 @@ def _adapter_defers(original: property) -> property:
         if _deferring_adapters:
             _adapters.append(adapter)
             return True
-        return bool(original.fget(adapter))  # type: ignore[misc]
+        return bool(original.fget(adapter))  # type: ignore[misc]  # _install passes only a property whose fget is set
 
     return property(defers)
 
@@ -52,19 +52,19 @@ def _adapter_defers(original: property) -> property:
 def _install() -> None:
     original = TypeAdapter.__dict__.get("_defer_build")
     if isinstance(original, property) and original.fget is not None and _SETTING in _defaults:
-        TypeAdapter._defer_build = _adapter_defers(original)  # type: ignore[method-assign,assignment]
+        TypeAdapter._defer_build = _adapter_defers(original)  # type: ignore[method-assign,assignment]  # a property over pydantic's, on purpose
 
 
 def defer_builds() -> None:
     """Models made from now on, until resume_builds(), are built on first use."""
     if _SETTING in _defaults:
-        _defaults[_SETTING] = True  # type: ignore[literal-required]
+        _defaults[_SETTING] = True  # type: ignore[literal-required]  # a ConfigDict key, named once in _SETTING
 
 
 def resume_builds() -> None:
     """Models made from now on are built when made, pydantic's default."""
     if _SETTING in _defaults:
-        _defaults[_SETTING] = False  # type: ignore[literal-required]
+        _defaults[_SETTING] = False  # type: ignore[literal-required]  # a ConfigDict key, named once in _SETTING
 
 
 @contextmanager

@@ -23,6 +23,7 @@ from pydantic_core import ErrorDetails
 from core.clientdocs.https import HttpsDocumentFetcher
 from core.clientdocs.service import ClientDocuments
 from core.grants import GrantService
+from core.health import StorageHealth
 from core.history import DEFAULT_RETENTION_DAYS
 from core.hosts import is_loopback, parse_host
 from core.keys import KeyService
@@ -45,6 +46,7 @@ from core.repository.dynamodb import (
     DynamoDBMemoryRepository,
     make_client,
 )
+from core.repository.dynamodb.client import report_health
 from core.repository.dynamodb.usage import CapacityTally
 from handlers.bootstrap.recall import RANKING_VARIABLES, ranking_from_env
 from handlers.metrics import RequestMetrics
@@ -213,6 +215,8 @@ class Services:
     backfill: Backfill | None = None
     client: DynamoDBClient | None = None
     embedder: Embedder | None = None
+    # How the client's storage calls have been ending, which the HTTP door's /healthz reports.
+    health: StorageHealth = field(default_factory=StorageHealth)
 
 
 def bedrock_embedder(settings: Settings) -> BedrockEmbedder:
@@ -233,10 +237,13 @@ def build_services(
     settings: Settings, client: DynamoDBClient | None = None, embedder: Embedder | None = None, *, ranking: bool = True
 ) -> Services:
     """The services over `settings`' table, through `client` (or a new one built from the settings), embedding with
-    `embedder` (by default the Bedrock model the settings name). Every change of a memory is fenced on the live key
-    making it (MemoryService), so a revoke or an erase is never outrun by a cached key in any process, and computes
-    the memory's recall digest first. Without `ranking` (the purge function) neither is wired: only the backfill."""
+    `embedder` (by default the Bedrock model the settings name). Every change and every read of a memory (recall too)
+    is fenced on the live key making it (MemoryService, RecallService), so a revoke or an erase is never outrun by a
+    cached key in any process; every change computes the memory's recall digest first. Without `ranking` (the purge
+    function) neither the digests nor recall are wired: only the backfill."""
     client = client or make_client(settings.endpoint_url, settings.region)
+    health = StorageHealth()
+    report_health(client, health)
     embedder = embedder or bedrock_embedder(settings)
     repository = DynamoDBMemoryRepository(client, settings.table_name)
     keys = KeyService(DynamoDBKeyRepository(client, settings.table_name))
@@ -250,6 +257,7 @@ def build_services(
         Backfill(repository, embedder),
         client,
         embedder,
+        health,
     )
 
 
@@ -261,7 +269,7 @@ def _ranking(
     from core.recall.indexing import RecallIndexer
     from core.recall.service import RecallService
 
-    return RecallIndexer(embedder), RecallService(repository, embedder, settings)
+    return RecallIndexer(embedder), RecallService(repository, embedder, settings, fenced=True)
 
 
 # The capacity the process-wide client consumes, for the functions' metrics (one request at a time on Lambda).

@@ -24,6 +24,7 @@ def http_app(
         run_blocking=run_blocking,
         retention_days=settings.deleted_retention_days,
         recall=services.recall,
+        health=services.health,
     )
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 
+from core.health import StorageHealth
 from core.history import DEFAULT_RETENTION_DAYS
 from core.memories import MemoryService
 from handlers.auth import Authenticator
@@ -28,8 +30,14 @@ if TYPE_CHECKING:
     from core.recall.service import RecallService
 
 
-async def healthz() -> dict[str, str]:
-    return {"status": "ok"}
+async def healthz(request: Request) -> JSONResponse:
+    """ok, or 503 degraded with the reason while the process's storage calls are failing: read from what those calls
+    found (core.health), never by a storage call of its own."""
+    health: StorageHealth = request.app.state.storage_health
+    degraded = health.degraded()
+    if degraded is None:
+        return JSONResponse({"status": "ok"})
+    return JSONResponse({"status": "degraded", "reason": degraded.reason}, status_code=503)
 
 
 def create_app(
@@ -40,13 +48,15 @@ def create_app(
     run_blocking: RunBlocking = inline,
     retention_days: int = DEFAULT_RETENTION_DAYS,
     recall: RecallService | None = None,
+    health: StorageHealth | None = None,
 ) -> FastAPI:
     """The HTTP API over `memories` and `recall`, authenticating each request with `authenticate`; the composition
     root (handlers.bootstrap) assembles them, tests pass their own (without `recall`, GET /recall is a 500: a door
     wired for tests of other routes).
 
     Every blocking service and key call goes through `run_blocking`, the entrypoint's concurrency policy
-    (handlers.concurrency). Deleted memories stay restorable for `retention_days` (the console says so).
+    (handlers.concurrency). Deleted memories stay restorable for `retention_days` (the console says so). /healthz
+    reports `health`, how the services' storage calls have been ending (without it: always ok).
     """
     app = FastAPI(
         title="agent-memory",
@@ -65,6 +75,7 @@ def create_app(
     )
     app.add_middleware(WithinRequestBudget)
     install(app, Door(memories, authenticate, run_blocking, recall))
+    app.state.storage_health = health or StorageHealth()
     app.add_api_route("/healthz", healthz, include_in_schema=False)
     app.include_router(console_router(retention_days))
     app.include_router(memory_routes)

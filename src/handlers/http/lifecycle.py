@@ -52,7 +52,11 @@ async def restore_memory(memory_id: str, response: Response, door: ThisDoor, cal
 async def memory_history(memory_id: str, request: Request, door: ThisDoor, caller: Reader) -> HistoryPage:
     mid = parse_memory_id(memory_id)
     page = await door.run_blocking(
-        door.memories.history, caller.namespace, mid, query_string(HistoryQuery, query_parameters(request))
+        door.memories.history,
+        caller.namespace,
+        mid,
+        query_string(HistoryQuery, query_parameters(request)),
+        caller.key_id,
     )
     rows_served(len(page.items), stamped=False)  # a history page stamps nothing
     return page

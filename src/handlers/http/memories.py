@@ -94,7 +94,7 @@ async def get_memory(
 ) -> Memory:
     stamp = stamps_wanted(request, response)
     memory = await door.run_blocking(
-        partial(door.memories.get, stamp=stamp), caller.namespace, parse_memory_id(memory_id)
+        partial(door.memories.get, stamp=stamp, key_id=caller.key_id), caller.namespace, parse_memory_id(memory_id)
     )
     rows_served(1, stamped=stamp)
     return with_etag(memory, response)
@@ -145,7 +145,7 @@ async def update_memory(
 async def delete_memory(memory_id: str, door: ThisDoor, caller: Writer, purge: Purge = "false") -> Response:
     mid = parse_memory_id(memory_id)
     if purge == "true":
-        await door.run_blocking(door.memories.purge, caller.namespace, mid)
+        await door.run_blocking(door.memories.purge, caller.namespace, mid, caller.key_id)
     else:
         await door.run_blocking(door.memories.delete, caller.namespace, mid, caller.key_id)
     return Response(status_code=204)
@@ -164,6 +164,8 @@ async def search_memories(
 ) -> Page:
     stamp = stamps_wanted(request, response)
     query = retrieval_query(query_parameters(request))
-    page = await door.run_blocking(partial(door.memories.search, stamp=stamp), caller.namespace, query)
+    page = await door.run_blocking(
+        partial(door.memories.search, stamp=stamp, key_id=caller.key_id), caller.namespace, query
+    )
     rows_served(len(page.items), stamped=stamp)
     return page

@@ -142,7 +142,11 @@ COMMON_RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
     },
     403: problem_doc("The API key lacks the scope this route needs (`read` for GET, `write` otherwise)."),
     429: problem_doc("Throttled; retry later."),
-    503: problem_doc("Storage is briefly unavailable; retry after `Retry-After` seconds."),
+    503: problem_doc(
+        "Storage is briefly unavailable; retry after `Retry-After` seconds. Type `write-outcome-unknown`: a write was "
+        "sent and never confirmed, so it may have happened; `detail` says how to retry it safely (a create with the "
+        "same `Idempotency-Key`)."
+    ),
 }
 BODY_RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
     400: problem_doc("The body is not JSON."),

@@ -31,7 +31,7 @@ def once_imported(check: Check) -> Check:
     def checked(value: Any) -> bool:
         return "pydantic.v1" in sys.modules and check(value)
 
-    checked.__wrapped__ = check  # type: ignore[attr-defined]
+    checked.__wrapped__ = check  # type: ignore[attr-defined]  # functools' mark of a wrapper, on a plain function
     return checked
 
 

@@ -40,6 +40,8 @@ async def recall_memories(
 ) -> RecallPage:
     stamp = stamps_wanted(request, response)
     query = query_string(RecallQuery, query_parameters(request))
-    page = await door.run_blocking(partial(door.recall.recall, stamp=stamp), caller.namespace, query)
+    page = await door.run_blocking(
+        partial(door.recall.recall, stamp=stamp, key_id=caller.key_id), caller.namespace, query
+    )
     rows_served(len(page.items), stamped=stamp)
     return page

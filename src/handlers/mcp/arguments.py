@@ -18,6 +18,7 @@ from core.errors import FieldError, InvalidInputError
 from core.limits import IDEMPOTENCY_WINDOW_HOURS
 from core.model import (
     IS_REQUIRED,
+    NOT_A_FIELD,
     ExpectedVersion,
     IdempotencyKey,
     MemoryChanges,
@@ -137,8 +138,9 @@ IdempotencyKeyArg = Annotated[
         IdempotencyKey | None,
         "A unique string (e.g. a UUID) naming this create, so retrying it is safe: the same key with "
         f"the same arguments within {IDEMPOTENCY_WINDOW_HOURS} hours returns the memory the first call created "
-        "and creates nothing; the same key with other arguments is an error. Recommended whenever a call may be "
-        "retried.",
+        "and creates nothing; the same key with other arguments is an error. Send one with every create: a call "
+        "that fails after the write was sent may have stored the memory, and only a retry with the same key is sure "
+        "to store it once.",
     ),
 ]
 
@@ -182,3 +184,12 @@ def undeclared_arguments(ctx: Context | None, tool: Callable[..., object]) -> di
         return {}
     declared = set(inspect.signature(tool).parameters) - {"ctx"}  # the SDK's own injection, not an argument
     return {str(name): value for name, value in arguments.items() if name not in declared}
+
+
+def refuse_undeclared(ctx: Context | None, tool: Callable[..., object]) -> None:
+    """Refuse every argument `tool` does not declare, in the words the HTTP door refuses an unknown body field with.
+    For the tools whose arguments are no body the core parses (a retrieval, an id): dropped silently, a misspelt
+    filter would answer (and stamp) an unfiltered page."""
+    unknown = undeclared_arguments(ctx, tool)
+    if unknown:
+        raise InvalidInputError([FieldError(name, NOT_A_FIELD) for name in unknown])

@@ -3,6 +3,8 @@ ranked (CONTRACT.md, Recall). Published beside the other tools by handlers.mcp.t
 
 from __future__ import annotations
 
+from functools import partial
+
 from mcp.server.mcpserver import Context
 
 from core.limits import DEFAULT_LIMIT
@@ -17,6 +19,7 @@ from handlers.mcp.arguments import (
     RecallQueryArg,
     RecallStatusArg,
     RecallTagArg,
+    refuse_undeclared,
     sent_arguments,
 )
 from handlers.mcp.dependencies import caller
@@ -55,10 +58,13 @@ async def recall_memories(
     accessed (last_accessed_at) and changes nothing else, so it is read-only from your side; but their use part is
     then higher than the earlier answer showed.
     """
+    refuse_undeclared(ctx, recall_memories)
     principal, door = caller(ctx, "read")
     arguments = sent_arguments(
         query=query, status=status, memory_type=memory_type, tag=tag, limit=limit, offset=offset, as_of=as_of
     )
-    page = await door.run_blocking(door.recall.recall, principal.namespace, RecallQuery.parse(arguments))
+    page = await door.run_blocking(
+        partial(door.recall.recall, key_id=principal.key_id), principal.namespace, RecallQuery.parse(arguments)
+    )
     rows_served(len(page.items), stamped=True)  # the tool always stamps
     return page

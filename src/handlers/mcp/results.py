@@ -25,6 +25,7 @@ from core.errors import (
     VersionExhaustedError,
     VersionMismatchError,
     WriteConflictError,
+    WriteOutcomeUnknownError,
 )
 from core.model import Memory
 from handlers.problem import log_operator_error
@@ -37,6 +38,7 @@ TOOL_ERROR_HINTS: Final[dict[type[DomainError], str | None]] = {
     VersionMismatchError: None,
     WriteConflictError: "retry in {retry_after_seconds} s",
     StorageUnavailableError: "retry in {retry_after_seconds} s",
+    WriteOutcomeUnknownError: "wait {retry_after_seconds} s before retrying",
     TableMissingError: "retry in {retry_after_seconds} s",
     AuthenticationError: "the MCP client must send a valid agent-memory API key as `Authorization: Bearer <key>`",
     PermissionDeniedError: "ask the user for an API key with the {scope} scope",

@@ -38,6 +38,9 @@ in other words), and update that one instead of adding a duplicate.
 memory) rather than delete_memory; delete only what the user asks you to forget.
 - Pass expected_version (the version you last read) to update_memory so you never overwrite a change you have not \
 seen; when it is refused, read the memory again and decide afresh.
+- Send an idempotency_key (a new UUID for each new memory) with every create_memory. When a write fails saying \
+storage failed after it was sent, it may have happened: retry it as the error says (a create with the same \
+idempotency_key), never as a new call.
 - To answer a question about the user ("what does the user eat?"), call recall_memories with the question in \
 natural language: it ranks the memories by how well they answer it, meaning included. Its scores compare only \
 within one answer; pass status "active" to leave out invalid memories.

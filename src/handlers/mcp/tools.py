@@ -4,6 +4,7 @@ SDK's per-request context (handlers.mcp.dependencies) and translates domain erro
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Annotated, Final
 
 from mcp.server.mcpserver import Context
@@ -35,6 +36,7 @@ from handlers.mcp.arguments import (
     TagArg,
     TagsChangeArg,
     published,
+    refuse_undeclared,
     required_id,
     sent_arguments,
     undeclared_arguments,
@@ -58,7 +60,9 @@ PRIME_SORT: Final[SortKey] = "updated_at"
 
 async def _search(ctx: Context | None, arguments: dict[str, object]) -> Page:
     principal, door = caller(ctx, "read")
-    page = await door.run_blocking(door.memories.search, principal.namespace, RetrievalQuery.parse(arguments))
+    page = await door.run_blocking(
+        partial(door.memories.search, key_id=principal.key_id), principal.namespace, RetrievalQuery.parse(arguments)
+    )
     rows_served(len(page.items), stamped=True)  # the tools always stamp
     return page
 
@@ -89,6 +93,7 @@ async def prime_memory_context(
     Reading marks the returned memories as accessed (last_accessed_at) and changes nothing else, so it is
     read-only from your side.
     """
+    refuse_undeclared(ctx, prime_memory_context)
     return await _search(
         ctx,
         sent_arguments(status=status, memory_type=memory_type, tag=tag, q=q, sort=sort, limit=limit, offset=offset),
@@ -115,6 +120,7 @@ async def search_memories(
     returned memories as accessed (last_accessed_at) and changes nothing else, so it is read-only from your
     side.
     """
+    refuse_undeclared(ctx, search_memories)
     return await _search(
         ctx,
         sent_arguments(status=status, memory_type=memory_type, tag=tag, q=q, sort=sort, limit=limit, offset=offset),
@@ -135,6 +141,11 @@ async def create_memory(
     One atomic fact per memory: split "The user is vegetarian and lives in Lyon" into two. Search first; if a
     memory already says this, update it instead. Each call creates a new memory, even with the same content,
     unless it repeats an earlier call's idempotency_key.
+
+    Always send an idempotency_key (a new UUID for each new memory). When a call fails saying storage failed after
+    the write was sent, the memory may have been stored: call again with the same idempotency_key and the same
+    arguments, which returns it if it was stored and stores it once if not. Without a key, such a retry can store
+    it twice.
     """
     principal, door = caller(ctx, "write")
     sent = sent_arguments(content=content, tags=tags, memory_type=memory_type, status=status)
@@ -150,8 +161,11 @@ async def get_memory(id: IdArg = ABSENT, ctx: Context | None = None) -> Memory:
     A deleted or unknown id is an error. Reading stamps last_accessed_at and changes nothing else, so it is
     read-only from your side.
     """
+    refuse_undeclared(ctx, get_memory)
     principal, door = caller(ctx, "read")
-    memory = await door.run_blocking(door.memories.get, principal.namespace, required_id(id))
+    memory = await door.run_blocking(
+        partial(door.memories.get, key_id=principal.key_id), principal.namespace, required_id(id)
+    )
     rows_served(1, stamped=True)
     return memory
 
@@ -197,6 +211,7 @@ async def delete_memory(id: IdArg = ABSENT, ctx: Context | None = None) -> Delet
     For a memory that is merely wrong or outdated, use update_memory with status invalid instead, which keeps
     the record. Deleting an unknown or already deleted id is an error and changes nothing.
     """
+    refuse_undeclared(ctx, delete_memory)
     principal, door = caller(ctx, "write")
     memory_id = required_id(id)
     await door.run_blocking(door.memories.delete, principal.namespace, memory_id, principal.key_id)

@@ -17,6 +17,7 @@ import hashlib
 import html
 import json
 import secrets
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -27,11 +28,16 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from core.access import SCOPES
-from core.clientdocs.document import ClientDocumentError, document_url, is_client_id_url
+from core.clientdocs.document import document_url, is_client_id_url
 from core.consent import ConsentRefusedError
 from core.errors import InvalidInputError
 from core.grants import GrantService
-from core.limits import CODE_CHALLENGE_MAX_CHARS, CODE_CHALLENGE_MIN_CHARS, MAX_STATE_CHARS
+from core.limits import (
+    CODE_CHALLENGE_MAX_CHARS,
+    CODE_CHALLENGE_MIN_CHARS,
+    MAX_CLIENT_NAME_CHARS,
+    MAX_STATE_CHARS,
+)
 from core.tokens import consent_proof, consent_proven, redirect_origin, redirect_uri_registered
 from handlers.concurrency import RunBlocking
 from handlers.oauth.guard import RETRYABLE
@@ -57,6 +63,8 @@ border:1px solid #888;background:#fff;cursor:pointer}button.approve{background:#
 code{background:#f3f3f3;padding:0 .2rem}.note{color:#555;font-size:.9rem}
 """
 _STYLE_HASH: Final = base64.b64encode(hashlib.sha256(_STYLE.encode()).digest()).decode()
+# Unicode's strong right-to-left bidi classes (Hebrew and others; Arabic letters).
+_RIGHT_TO_LEFT: Final = frozenset({"R", "AL"})
 
 
 class _BadRequestError(Exception):
@@ -143,10 +151,9 @@ class ConsentPage:
 
     async def _validated(self, params: Mapping[str, str]) -> _Request:
         client_id = params.get("client_id", "")
-        try:
-            client = await self._run(self._grants.client, client_id) if client_id else None
-        except ClientDocumentError as exc:
-            raise _BadRequestError(f"The application cannot be used: {exc.reason}.") from None
+        # A client document that cannot be used (ClientDocumentError) is the guard's 400 `invalid_client`, as at
+        # /authorize, which sent the browser here: one answer for one refusal, whichever endpoint read it.
+        client = await self._run(self._grants.client, client_id) if client_id else None
         if client is None:
             raise _BadRequestError("The application is not registered here (or its registration expired).")
         metadata = json.loads(client.metadata)
@@ -169,7 +176,7 @@ class ConsentPage:
         state = params.get("state")
         if state is not None and len(state) > MAX_STATE_CHARS:
             raise _BadRequestError("The request's state is too long.")
-        name = str(metadata.get("client_name") or "An unnamed application")
+        name = _shown_name(str(metadata.get("client_name") or ""))
         if is_client_id_url(client_id):  # a name anyone may publish: say whose document it is
             name = f"{name} ({document_url(client_id).host})"
         return _Request(client_id, name, redirect_uri, origin, challenge, scopes, state)
@@ -225,6 +232,27 @@ namespace, with at most the key's scopes, which stops working when the key is re
             samesite="strict",
         )
         return response
+
+
+def _shown_name(name: str) -> str:
+    """A client's name as the page shows it: whatever a registration or a document says, it cannot make the page lie
+    about whose it is. Sanitised here, where it is shown, rather than refused where it is read, so registrations
+    stored before this rule and documents read from anywhere are shown by one rule: control and format characters
+    (bidi overrides, isolates and marks, zero-width and tag characters among them: Unicode's C categories) dropped,
+    every run of white space one space, at most MAX_CLIENT_NAME_CHARS, and a name holding right-to-left letters
+    isolated (U+2068 ... U+2069), so the host after it is read after it."""
+    shown = " ".join("".join(char for char in name if char.isspace() or not _is_control(char)).split())
+    if len(shown) > MAX_CLIENT_NAME_CHARS:
+        shown = shown[: MAX_CLIENT_NAME_CHARS - 1].rstrip() + "\u2026"
+    if not shown:
+        return "An unnamed application"
+    if any(unicodedata.bidirectional(char) in _RIGHT_TO_LEFT for char in shown):
+        return f"\u2068{shown}\u2069"
+    return shown
+
+
+def _is_control(char: str) -> bool:
+    return unicodedata.category(char).startswith("C")
 
 
 def _cookie_name(request: Request) -> str:

@@ -20,7 +20,7 @@ from core.clientdocs.document import (
     document_url,
     is_client_id_url,
 )
-from core.limits import MAX_DOCUMENT_BYTES
+from core.limits import MAX_DOCUMENT_BYTES, MAX_DOCUMENT_DEPTH
 
 URL = "https://client.example.com/oauth/client.json"
 REDIRECT = "http://127.0.0.1/callback"
@@ -104,6 +104,15 @@ def test_a_document_describes_a_public_client_with_every_scope_until_its_lifetim
     }
 
 
+def test_brackets_inside_strings_and_nesting_up_to_the_bound_are_read_as_any_document() -> None:
+    nested = json.loads("[" * (MAX_DOCUMENT_DEPTH - 1) + "]" * (MAX_DOCUMENT_DEPTH - 1))  # the object is one level
+    document = fetched(client_name='[{"\\' * 1000, extension=nested)
+
+    metadata = json.loads(client_of(URL, document, NOW).metadata)
+
+    assert metadata["client_name"] == '[{"\\' * 1000
+
+
 def test_a_document_keeps_its_own_scope_grant_and_response_types_and_serves_any_keyless_method_as_none() -> None:
     document = fetched(
         scope="read",
@@ -129,6 +138,9 @@ def test_a_document_keeps_its_own_scope_grant_and_response_types_and_serves_any_
         (Fetched(b"\xff\xfe", None), "not JSON"),
         (Fetched(b"[]", None), "not a JSON object"),
         (Fetched(b" " * (MAX_DOCUMENT_BYTES + 1), None), f"larger than {MAX_DOCUMENT_BYTES} bytes"),
+        (Fetched(b"[" * 16_000, None), f"nested deeper than {MAX_DOCUMENT_DEPTH} levels"),
+        (Fetched(b'{"a":' * 2000 + b"1" + b"}" * 2000, None), f"nested deeper than {MAX_DOCUMENT_DEPTH} levels"),
+        (fetched(extension=json.loads("[" * MAX_DOCUMENT_DEPTH + "]" * MAX_DOCUMENT_DEPTH)), "nested deeper"),
         (fetched(client_id="https://client.example.com/other.json"), "client_id must be exactly the URL"),
         (fetched(client_id=None), "client_id must be exactly the URL"),
         (fetched(redirect_uris=None), "redirect_uris must be a list of 1 to 10"),
@@ -144,6 +156,10 @@ def test_a_document_keeps_its_own_scope_grant_and_response_types_and_serves_any_
         (fetched(token_endpoint_auth_method="client_secret_basic"), "shared secret"),
         (fetched(token_endpoint_auth_method="client_secret_post"), "shared secret"),
         (fetched(client_name=["Example"]), "client_name must be a string"),
+        (fetched(client_name="Example\ud800"), "its client_name holds a lone surrogate"),
+        (fetched(scope="read\udfff"), "its scope holds a lone surrogate"),
+        (fetched(grant_types=["\ud800"]), "its grant_types holds a lone surrogate"),
+        (fetched(redirect_uris=["https://a.example/\ud800"]), "its redirect_uris holds a lone surrogate"),
         (fetched(scope=7), "scope must be a string"),
         (fetched(grant_types="authorization_code"), "grant_types must be a list of strings"),
     ],

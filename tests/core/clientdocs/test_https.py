@@ -116,6 +116,16 @@ def test_a_document_over_the_size_bound_is_refused(server: DocumentServer) -> No
     assert refusal(server, "/large.json", max_bytes=1000) == "it is larger than 1000 bytes"
 
 
+@pytest.mark.parametrize("size", [b"f" * 40, b"7fffffffffffffff", b"-1", b"x"])
+def test_a_chunked_answer_with_a_chunk_size_that_cannot_be_read_is_refused_as_no_whole_response(
+    server: DocumentServer, size: bytes
+) -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    server.serve(f"/chunked-{size[:8].decode()}.json", Answer(raw=head + size + b"\r\n{}\r\n0\r\n\r\n"))
+
+    assert refusal(server, f"/chunked-{size[:8].decode()}.json") == "its server did not answer a whole HTTP response"
+
+
 def test_a_server_that_does_not_answer_in_time_is_refused(server: DocumentServer) -> None:
     server.serve("/slow.json", Answer(b"{}", delay=3))
 

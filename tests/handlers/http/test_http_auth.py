@@ -19,7 +19,7 @@ from core.keys import CACHE_TTL, KeyService
 from core.memories import MemoryService
 from core.model import NewMemory
 from core.recall.service import RecallService
-from core.repository import KEY_NOT_LIVE, KeyRepository
+from core.repository import KEY_NOT_LIVE, READ_KEY_NOT_LIVE, KeyRepository
 from core.repository.memory import InMemoryKeyRepository, InMemoryMemoryRepository
 from handlers.auth import bearer_token, key_authenticator
 from handlers.http.app import create_app
@@ -184,7 +184,7 @@ def test_a_write_with_a_key_revoked_while_its_verification_is_cached_is_401_and_
         problem = assert_problem(response, 401, "unauthenticated")
         assert problem["detail"] == KEY_NOT_LIVE
         assert response.headers["www-authenticate"] == INVALID_TOKEN
-    assert read.status_code == 200  # reads stay with the cache window: only writes are fenced
+    assert assert_problem(read, 401, "unauthenticated")["detail"] == READ_KEY_NOT_LIVE  # reads are fenced too
     assert stored_state(fenced) == before
     assert fenced.search("alice", RetrievalQuery.parse({"status": "deleted"})).total == 1
 

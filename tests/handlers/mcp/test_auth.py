@@ -19,7 +19,7 @@ from core.contract import RetrievalQuery
 from core.keys import CACHE_TTL, KeyService
 from core.memories import MemoryService
 from core.model import NewMemory
-from core.repository import KEY_NOT_LIVE, KeyRepository
+from core.repository import KEY_NOT_LIVE, READ_KEY_NOT_LIVE, KeyRepository
 from core.repository.memory import InMemoryKeyRepository, InMemoryMemoryRepository
 from handlers.auth import Authenticator, key_authenticator
 from handlers.mcp import create_server
@@ -165,7 +165,8 @@ async def test_a_write_with_a_key_revoked_while_its_verification_is_cached_is_a_
     for result in results:
         assert result["isError"]
         assert result["content"][0]["text"].startswith(KEY_NOT_LIVE)
-    assert read["structuredContent"]["total"] == 1  # reads stay with the cache window: only writes are fenced
+    assert read["isError"]  # reads are fenced too
+    assert read["content"][0]["text"].startswith(READ_KEY_NOT_LIVE)
     assert alice_contents(fenced) == ["The user keeps bees"]
     assert fenced.get("alice", 1, stamp=False).version == 1
 

@@ -25,6 +25,7 @@ from core.errors import (
     VersionExhaustedError,
     VersionMismatchError,
     WriteConflictError,
+    WriteOutcomeUnknownError,
 )
 from core.memories import MemoryService
 from core.model import STANDARD_TAGS, Memory, MemoryChanges, NewMemory
@@ -350,6 +351,7 @@ EXAMPLES: dict[type[DomainError], DomainError] = {
     WriteConflictError: WriteConflictError("memory 7 kept changing under this update; retry it"),
     StorageUnavailableError: StorageUnavailableError("storage is briefly unavailable", retry_after_seconds=2),
     TableMissingError: TableMissingError("agent-memory", retry_after_seconds=2),
+    WriteOutcomeUnknownError: WriteOutcomeUnknownError("no answer in time", retry_after_seconds=2),
     AuthenticationError: AuthenticationError("the API key has been revoked"),
     PermissionDeniedError: PermissionDeniedError("write"),
     KeyNotFoundError: KeyNotFoundError("0123456789ab"),

@@ -6,7 +6,10 @@ and never logged as the SDK's unexpected error."""
 
 from __future__ import annotations
 
+import html
 import logging
+import re
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -22,6 +25,7 @@ from core.clientdocs.https import HttpsDocumentFetcher
 from core.clientdocs.service import ClientDocuments
 from core.grants import GrantService
 from core.keys import KeyService
+from core.limits import MAX_CLIENT_NAME_CHARS
 from core.memories import MemoryService
 from core.repository.memory import InMemoryGrantRepository
 from handlers.auth import key_authenticator
@@ -32,7 +36,7 @@ from handlers.oauth import OAuthServer
 from tests.conftest import FakeClock
 from tests.document_server import Answer, DocumentServer, document_server
 from tests.handlers.oauth.flow import REDIRECT_URI, MemoryTokenStorage, Person, client_metadata, pkce
-from tests.handlers.oauth.test_oauth import MCP_URL, ORIGIN, authorization_url, token_request
+from tests.handlers.oauth.test_oauth import MCP_URL, ORIGIN, authorization_url, registered, token_request
 
 pytestmark = pytest.mark.anyio
 
@@ -213,3 +217,138 @@ def test_the_composition_root_lets_a_loopback_document_server_through_only_when_
 
     assert tested.client(url).client_id == url
     assert documents.requested.count("/settings/client.json") == 1
+
+
+async def ask_each_endpoint(http: httpx2.AsyncClient, browser: httpx2.AsyncClient, url: str) -> list[httpx2.Response]:
+    """What /authorize, /token, /consent and /revoke answer a request naming `url` as its client."""
+    challenge = pkce()[1]
+    consent = {"client_id": url, "redirect_uri": REDIRECT_URI, "code_challenge": challenge, "scope": "read write"}
+    return [
+        await browser.get(authorization_url(url, challenge)),
+        await token_request(http, grant_type="authorization_code", client_id=url, code="amc_x", code_verifier="v" * 43),
+        await browser.get("/consent", params=consent),
+        await http.post("/revoke", data={"client_id": url, "token": "amt_x"}),
+    ]
+
+
+UNREADABLE = {
+    "nested": Answer(b"[" * 16_000, headers={"Content-Type": "application/json"}),
+    "chunked": Answer(
+        raw=b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"f" * 40 + b"\r\n{}\r\n0\r\n\r\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(("kind", "why"), [("nested", "nested deeper than 32 levels"), ("chunked", "whole HTTP")])
+async def test_a_document_no_parser_can_read_is_invalid_client_at_every_endpoint_and_fetched_once(
+    http: httpx2.AsyncClient,
+    browser: httpx2.AsyncClient,
+    documents: DocumentServer,
+    caplog: pytest.LogCaptureFixture,
+    kind: str,
+    why: str,
+) -> None:
+    url = documents.serve(f"/unreadable/{kind}.json", UNREADABLE[kind])
+
+    answers = await ask_each_endpoint(http, browser, url)
+
+    for answer in answers:
+        assert (answer.status_code, answer.headers["content-type"]) == (400, "application/json"), answer.text
+        assert answer.json()["error"] == "invalid_client"
+        assert why in answer.json()["error_description"]
+    assert documents.requested.count(f"/unreadable/{kind}.json") == 1  # the refusal is remembered
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
+
+
+async def test_registration_reads_no_document_even_when_the_metadata_names_one(
+    http: httpx2.AsyncClient, documents: DocumentServer
+) -> None:
+    url = documents.serve("/registering/client.json", UNREADABLE["nested"])
+
+    metadata = client_metadata().model_dump(mode="json", exclude_none=True)
+
+    answer = await http.post("/register", json={**metadata, "client_id": url})
+
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["client_id"] != url
+    assert "/registering/client.json" not in documents.requested
+
+
+async def test_a_document_server_that_stalls_is_invalid_client_once_the_configured_deadline_passes(
+    memory_service: MemoryService, key_service: KeyService, documents: DocumentServer
+) -> None:
+    release = threading.Event()
+    url = documents.serve("/stalled/client.json", Answer(b"{}", hold=release))
+    fetcher = HttpsDocumentFetcher(timeout_seconds=0.5, test_loopback_ca=documents.ca_file)
+    grants = GrantService(InMemoryGrantRepository(), key_service, documents=ClientDocuments(fetcher))
+    stalling = door(memory_service, key_service, grants)
+
+    try:
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=stalling), base_url=ORIGIN) as browser:
+            answer = await browser.get(authorization_url(url, pkce()[1]))
+        held = documents.holding
+    finally:
+        release.set()
+
+    assert (answer.status_code, answer.json()["error"]) == (400, "invalid_client")
+    assert "it was not served within 0.5 s" in answer.json()["error_description"]
+    assert held == 1  # answered while the server still held the document back
+
+
+async def test_a_document_whose_text_holds_a_lone_surrogate_is_invalid_client_at_authorize(
+    browser: httpx2.AsyncClient, documents: DocumentServer
+) -> None:
+    url = documents.document("/surrogate/client.json", client_name="Lone\ud800", redirect_uris=[REDIRECT_URI])
+
+    answer = await browser.get(authorization_url(url, pkce()[1]))
+
+    assert (answer.status_code, answer.json()["error"]) == (400, "invalid_client")
+    assert "its client_name holds a lone surrogate" in answer.json()["error_description"]
+
+
+def shown_names(page: httpx2.Response) -> tuple[str, str]:
+    """The consent page's title and the client as its text names it, as a browser reads them (entities decoded)."""
+    title = re.search(r"<title>(.*?)</title>", page.text, re.DOTALL)
+    named = re.search(r"<p><strong>(.*?)</strong> asks to use", page.text, re.DOTALL)
+    assert title is not None, page.text
+    assert named is not None, page.text
+    return html.unescape(title[1]), html.unescape(named[1])
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("Good App\u202e\u2066moc.elgoog", "Good Appmoc.elgoog"),  # bidi overrides and isolates: the host stays last
+        ("Good\u200f\u200e\u061c\u202a\u202b\u202c\u202d\u2067\u2068\u2069 App", "Good App"),
+        ("A\x00B\x1b[31mC\x7f\x9b", "AB[31mC"),  # NUL, ESC and the other controls
+        ("Line\nbreak\u2028and\u2029paragraph\tand  spaces ", "Line break and paragraph and spaces"),
+        ("Zero\u200bwidth\ufeff and tag\U000e0041 characters", "Zerowidth and tag characters"),
+        ("x" * 15_000, "x" * (MAX_CLIENT_NAME_CHARS - 1) + "\u2026"),
+        ("\u202e\x00 \u200f", "An unnamed application"),
+        ("\u05e9\u05dc\u05d5\u05dd 1", "\u2068\u05e9\u05dc\u05d5\u05dd 1\u2069"),  # right-to-left: isolated by us
+    ],
+)
+async def test_the_consent_page_shows_a_documents_name_bounded_without_controls_and_its_host_last(
+    browser: httpx2.AsyncClient, documents: DocumentServer, name: str, shown: str
+) -> None:
+    path = f"/named/{abs(hash(name))}.json"
+    url = documents.document(path, client_name=name, redirect_uris=[REDIRECT_URI])
+    sent = await browser.get(authorization_url(url, pkce()[1]))
+    assert sent.status_code == 302, sent.text
+
+    page = await browser.get(sent.headers["location"])
+
+    assert page.status_code == 200, page.text
+    assert shown_names(page) == (f"Allow {shown} (127.0.0.1) to use your memories?", f"{shown} (127.0.0.1)")
+
+
+async def test_the_consent_page_shows_a_registered_clients_name_by_the_same_rule(
+    http: httpx2.AsyncClient, browser: httpx2.AsyncClient
+) -> None:
+    client_id = await registered(http, client_name="Claude\u202e edoc\x1b" + "!" * 200)
+    sent = await browser.get(authorization_url(client_id, pkce()[1]))
+
+    page = await browser.get(sent.headers["location"])
+
+    shown = "Claude edoc" + "!" * (MAX_CLIENT_NAME_CHARS - len("Claude edoc") - 1) + "\u2026"
+    assert shown_names(page) == (f"Allow {shown} to use your memories?", shown)

@@ -1,12 +1,30 @@
 """The DynamoDB adapter: the only package that talks to DynamoDB (through botocore, which boto3 is built on).
 
-One module per job: `client` (the client, its pool and error translation), `provisioning` (creating the table),
-`codec` (keys, items and the table layout), `expressions` (update expressions and shared conditions), `listing`
-(query planning for `find`, with `queries` and `totals`), `stamps` (access stamps), `stored` (a memory item as
-writes read it, and the transaction they share), `memories` (the memory repository), `lifecycle` (revisions,
-restore, history and purge), `keys` (the API key repository),
-`grants` (OAuth clients and grants), `migration` (bringing stored memories up to this
-version's layout) and `usage` (consumed capacity).
+One module per job:
+- `client`: the client, its pool, and its failures in the domain's terms
+- `provisioning`: creating the table from the template's definition
+- `codec`: keys, items and the table layout
+- `expressions`: update expressions, the totals' and idempotency actions, and the conditions writes share
+- `stored`: a memory item as writes read it, and the transaction they share
+- `fence`: the write and read fence on a live API key
+- `memories`: the memory repository (the port's implementation)
+- `lifecycle`: revisions, restore, history and purge
+- `listing`: query planning for a listing
+- `queries`: the Queries a listing sends, and the id segments a search reads
+- `totals`: a partition's stored counts, and how many rows a Query must read
+- `searches`: a search read in id segments at once, the namespace's or a tag's
+- `searchcopies`: a `q` search over the search copies
+- `accessitems`: each memory's access stamp in an item of its own, and listings by last use
+- `stamps`: access stamps, one or a page's in batches
+- `marks`: the namespace-wide marks of what `migrate` has finished
+- `digests`: recall's digests: written with each change, read by recall and the backfill
+- `rawitems`: recall's digest reads take their items from the answer's JSON
+- `keys`: the API key repository
+- `grants`: OAuth clients and grants
+- `namespaces`: export and import of whole namespaces, for the command line
+- `erasure`: erasing a namespace so that it stays erased
+- `migration`: bringing stored memories up to this version's layout (`agent-memory migrate`)
+- `usage`: consumed capacity, summed per request for the metrics
 Only the composition root (handlers.bootstrap) and local tooling import it; the core never does.
 """
 

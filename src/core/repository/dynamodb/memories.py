@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 from core.contract import RetrievalQuery
@@ -13,7 +14,13 @@ from core.model import IdempotentCreate, Memory, MemoryChanges
 from core.repository import IdempotencyKeyTakenError, LiveKey, Matches, PriorCreate, Revisions
 from core.repository.digests import Candidate, CandidateFilter, Unembedded
 from core.repository.dynamodb.accessitems import to_access_item
-from core.repository.dynamodb.client import ConditionFailedError, TransactionCancelledError, call, storage_refused
+from core.repository.dynamodb.client import (
+    ConditionFailedError,
+    TransactionCancelledError,
+    call,
+    incidental,
+    storage_refused,
+)
 from core.repository.dynamodb.codec import (
     ACCESS_ITEMS,
     COUNTER_SK,
@@ -31,7 +38,7 @@ from core.repository.dynamodb.codec import (
 )
 from core.repository.dynamodb.digests import KEEP, Digests, Keep, to_digest
 from core.repository.dynamodb.expressions import ABSENT, Write, idempotency_put, tag_copy_actions, totals_update
-from core.repository.dynamodb.fence import transact_fenced
+from core.repository.dynamodb.fence import confirm_live, transact_fenced
 from core.repository.dynamodb.lifecycle import Lifecycle
 from core.repository.dynamodb.listing import Listing
 from core.repository.dynamodb.marks import Marks
@@ -63,32 +70,34 @@ class DynamoDBMemoryRepository:
         # Drawing from an existing counter never creates one (a plain ADD would: after an erase, a cached key's
         # create would bring the erased namespace's counter back); only a fenced put starts a counter.
         counter = {"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}
-        for _ in range(TRANSACTION_ATTEMPTS):
-            try:
-                response = call(
-                    self._client.update_item,
-                    TableName=self._table,
-                    Key=counter,
-                    UpdateExpression="ADD next_id :one",
-                    ConditionExpression="attribute_exists(pk)",
-                    ExpressionAttributeValues={":one": {"N": "1"}},
-                    ReturnValues="UPDATED_NEW",
-                )
-                return int(response["Attributes"]["next_id"]["N"])
-            except ConditionFailedError:
-                pass  # no counter: a new namespace, or an erased one
-            first = {
-                "TableName": self._table,
-                "Item": {**counter, "next_id": {"N": "1"}},
-                "ConditionExpression": ABSENT,
-            }
-            try:
-                transact_fenced(self._items, self._table, [{"Put": first}], live_key)
-                return 1
-            except TransactionCancelledError as cancelled:
-                if not cancelled.failed(0):
-                    raise storage_refused(cancelled) from None
-                # Another create started the counter meanwhile: draw from it.
+        # An id drawn without an answer is at most an id lost (ids may have gaps); the create stored nothing.
+        with incidental():
+            for _ in range(TRANSACTION_ATTEMPTS):
+                try:
+                    response = call(
+                        self._client.update_item,
+                        TableName=self._table,
+                        Key=counter,
+                        UpdateExpression="ADD next_id :one",
+                        ConditionExpression="attribute_exists(pk)",
+                        ExpressionAttributeValues={":one": {"N": "1"}},
+                        ReturnValues="UPDATED_NEW",
+                    )
+                    return int(response["Attributes"]["next_id"]["N"])
+                except ConditionFailedError:
+                    pass  # no counter: a new namespace, or an erased one
+                first = {
+                    "TableName": self._table,
+                    "Item": {**counter, "next_id": {"N": "1"}},
+                    "ConditionExpression": ABSENT,
+                }
+                try:
+                    transact_fenced(self._items, self._table, [{"Put": first}], live_key)
+                    return 1
+                except TransactionCancelledError as cancelled:
+                    if not cancelled.failed(0):
+                        raise storage_refused(cancelled) from None
+                    # Another create started the counter meanwhile: draw from it.
         raise WriteConflictError(f"the id counter of namespace {namespace} kept changing; retry the create")
 
     def add(
@@ -172,13 +181,19 @@ class DynamoDBMemoryRepository:
         stored = self._items.read(namespace, memory_id)
         return stored.memory if stored else None
 
-    def read(self, namespace: str, memory_id: int, accessed_at: str | None) -> Memory:
+    def read(self, namespace: str, memory_id: int, accessed_at: str | None, live_key: LiveKey | None = None) -> Memory:
+        confirm = None if live_key is None else partial(confirm_live, self._items, live_key)
         if accessed_at is not None:
-            return self._stamps.read(namespace, memory_id, accessed_at)
+            return self._stamps.read(namespace, memory_id, accessed_at, confirm)
         stored = self._items.read(namespace, memory_id)
+        if confirm is not None:
+            confirm()
         if stored is None or stored.memory.status == "deleted":
             raise MemoryNotFoundError(memory_id)
         return stored.memory
+
+    def confirm_live(self, live_key: LiveKey) -> None:
+        confirm_live(self._items, live_key)
 
     def apply(
         self,

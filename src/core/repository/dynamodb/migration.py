@@ -1,6 +1,6 @@
 """`agent-memory migrate`: bring a table's stored memories up to this version's layout.
 
-Two steps. Tag copies (codec.py) for every memory stored before they existed: each memory is copied in a
+Five jobs. Tag copies (codec.py) for every memory stored before they existed: each memory is copied in a
 transaction conditioned on its version and status and on having no copies yet, so a concurrent PATCH or delete
 (which copies a memory it writes) is never double counted. Once a pass over the table finds every memory of a
 namespace copied, its STATS item says so and tag searches there read the tag's copies instead of the namespace.
@@ -13,7 +13,7 @@ of a namespace with one, its STATS item says so and `q` searches there read the 
 an access item (accessitems.py) for every memory stored before they existed, its stamp moved from the record in a
 transaction conditioned on the stamp as read too (a concurrent stamp makes it read again); once a pass finds every
 memory of a namespace with one, its STATS item says so and its stamps go to the access items alone.
-Run it once after deploying this version (writers of the previous version store memories without these).
+Run it once after deploying this version, with no earlier writer left: it never repairs a copy one left stale after it.
 """
 
 from __future__ import annotations

@@ -167,8 +167,18 @@ class Namespaces:
         """Write every memory with its revisions, search and tag copies, access item, and with `indexer` its recall
         digest (an export carries no vectors: the backfill embeds the digests), IMPORT_WRITERS batches at a time.
         Each write is a plain put of what the file says, so a run that stopped half-way is finished by writing it all
-        again; the counts are set once, from the whole file, by `finish_import`."""
-        items = [item for memory in memories for item in _items(namespace, memory, indexer)]
+        again, but for the access items already there: a read since may have stamped one, and the file's stamp would
+        set it back (only an import creates access items in a namespace it claims, and a stamp only moves forward, so
+        one found stored needs nothing from the file). The counts are set once, from the whole file, by
+        `finish_import`."""
+        partition = memory_partition(namespace)
+        stamped = self._access_items(namespace, memories)
+        items = [
+            item
+            for memory in memories
+            for item in _items(namespace, memory, indexer)
+            if not (item["pk"] == partition and item["sk"]["S"] in stamped)
+        ]
         batches = [items[start : start + BATCH_WRITE_ITEMS] for start in range(0, len(items), BATCH_WRITE_ITEMS)]
         written = Counter[str]()
 
@@ -181,6 +191,13 @@ class Namespaces:
                     _kind(item) if item["pk"] == memory_partition(namespace) else "tag copies" for item in batch
                 )
                 progress(written)
+
+    def _access_items(self, namespace: str, memories: list[ExportedMemory]) -> set[str]:
+        """The sort keys of the access items of `memories` already stored (by a run of this import that stopped)."""
+        if not memories:
+            return set()
+        request = AccessItems.range_request(namespace, memories[0].memory.id, memories[-1].memory.id)
+        return {item["sk"]["S"] for page in self._items.pages({**request, "ConsistentRead": True}) for item in page}
 
     def finish_import(self, namespace: str, memories: list[ExportedMemory]) -> None:
         """Set the namespace's and each tag's counts from the memories imported, the id counter to the highest

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import wait
 from typing import TYPE_CHECKING, Any, Final
 
@@ -16,7 +16,7 @@ from core.budget import carried
 from core.errors import MemoryNotFoundError, StorageUnavailableError, TableMissingError
 from core.model import Memory
 from core.repository.dynamodb.accessitems import access_key, joined
-from core.repository.dynamodb.client import READERS, STAMPERS, ConditionFailedError, call
+from core.repository.dynamodb.client import READERS, STAMPERS, ConditionFailedError, call, incidental
 from core.repository.dynamodb.codec import ACCESS_ITEMS, ACCESSED_KEY, DELETED, from_item, memory_key, sort_value
 from core.repository.dynamodb.marks import Marks
 from core.repository.dynamodb.stored import Items
@@ -47,15 +47,35 @@ class Stamps:
         self._items = items
         self._marks = marks
 
-    def read(self, namespace: str, memory_id: int, accessed_at: str) -> Memory:
+    def read(
+        self, namespace: str, memory_id: int, accessed_at: str, confirm: Callable[[], None] | None = None
+    ) -> Memory:
         """Stamp one visible memory and return it: a conditional write of its access item, sent with a strongly
-        consistent read of its record (one round trip)."""
+        consistent read of its record (one round trip). With `confirm` (the read fence, core.repository.LiveKey), the
+        record is read first, then `confirm` runs, and only then is the memory stamped (one round trip after another:
+        the stamp must not land before the check, nor the check come before the read)."""
         stamp = sort_value(accessed_at, memory_id)
+        if confirm is not None:
+            item = self._items.get(memory_key(namespace, memory_id))
+            confirm()
+            if item is None or item["status"] == DELETED:
+                raise MemoryNotFoundError(memory_id)
+            return self._stamped_read(namespace, memory_id, stamp, lambda: item)
         record = READERS.submit(carried(lambda: self._items.get(memory_key(namespace, memory_id))))
+        try:
+            return self._stamped_read(namespace, memory_id, stamp, record.result)
+        except Exception:
+            wait([record])  # no call of this request outlives it
+            raise
+
+    def _stamped_read(
+        self, namespace: str, memory_id: int, stamp: dict[str, Any], record: Callable[[], dict[str, Any] | None]
+    ) -> Memory:
+        """Stamp the memory and return it, its record being `record()` (read before, or meanwhile)."""
         try:
             access = self._stamped(access_key(namespace, memory_id), memory_id, stamp, "UPDATED_NEW")
         except MemoryNotFoundError:
-            item = record.result()
+            item = record()
             if item is None or ACCESS_ITEMS in item:
                 raise  # never stored, or purged (or being purged) meanwhile
             # Stored before access items: the record holds its stamp, unless migrate has just moved it into a new
@@ -64,10 +84,7 @@ class Stamps:
             if ACCESS_ITEMS in item:
                 item = joined(item, self._stamped(access_key(namespace, memory_id), memory_id, stamp, "UPDATED_NEW"))
             return from_item(item)
-        except Exception:
-            wait([record])  # no call of this request outlives it
-            raise
-        item = record.result()
+        item = record()
         if item is None or item["status"] == DELETED:
             raise MemoryNotFoundError(memory_id)  # deleted (or purged) since the stamp
         return from_item(joined(item, access))
@@ -78,17 +95,18 @@ class Stamps:
         such item or its memory is deleted."""
         try:
             # The sort value starts with the timestamp and ends with this memory's id, so it compares as the stamp.
-            response = call(
-                self._client.update_item,
-                TableName=self._table,
-                Key=key,
-                UpdateExpression=f"SET {ACCESSED_KEY} = :stamp",
-                ConditionExpression=f"attribute_exists(pk) AND {ACCESSED_KEY} < :stamp AND #status <> :deleted",
-                ExpressionAttributeNames={"#status": "status"},
-                ExpressionAttributeValues={":stamp": stamp, ":deleted": DELETED},
-                ReturnValues=returns,
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
+            with incidental():
+                response = call(
+                    self._client.update_item,
+                    TableName=self._table,
+                    Key=key,
+                    UpdateExpression=f"SET {ACCESSED_KEY} = :stamp",
+                    ConditionExpression=f"attribute_exists(pk) AND {ACCESSED_KEY} < :stamp AND #status <> :deleted",
+                    ExpressionAttributeNames={"#status": "status"},
+                    ExpressionAttributeValues={":stamp": stamp, ":deleted": DELETED},
+                    ReturnValues=returns,
+                    ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                )
         except ConditionFailedError as failed:
             # Missing, deleted, or already stamped later by a concurrent reader: the old item tells which.
             old = failed.old_item
@@ -117,7 +135,8 @@ class Stamps:
             for stamp in [sort_value(accessed_at, memory_id)]
         ]
         for attempt in range(BATCH_ATTEMPTS):
-            response = call(self._client.batch_execute_statement, Statements=pending)
+            with incidental():
+                response = call(self._client.batch_execute_statement, Statements=pending)
             refused = []
             for sent, answer in zip(pending, response["Responses"], strict=True):
                 code = answer.get("Error", {}).get("Code")

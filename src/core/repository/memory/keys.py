@@ -34,12 +34,17 @@ class InMemoryKeyRepository:
             found = [key for key in self._keys.values() if namespace is None or key.namespace == namespace]
         return iter(found)
 
-    def check_live(self, live_key: LiveKey) -> None:
-        """Refuse a write behind `live_key` unless its key is stored, not revoked and not expired at its `now` (as the
-        DynamoDB adapter's ConditionCheck on the key item)."""
+    def check_live(self, live_key: LiveKey, refusal: str = KEY_NOT_LIVE) -> None:
+        """Refuse a write (or, with READ_KEY_NOT_LIVE, a read) behind `live_key` unless its key is stored, not revoked
+        and not expired at its `now` (as the DynamoDB adapter's ConditionCheck on the key item, or its read fence)."""
         key = self.get(live_key.key_id)
         if key is None or key.state(parse_timestamp(live_key.now)) != "active":
-            raise AuthenticationError(KEY_NOT_LIVE)
+            raise AuthenticationError(refusal)
+
+    def erase(self, namespace: str) -> None:
+        """Delete every key of the namespace, as erasing it does first (core.repository.dynamodb.erasure)."""
+        with self._lock:
+            self._keys = {key_id: key for key_id, key in self._keys.items() if key.namespace != namespace}
 
     def revoke(self, key_id: str) -> ApiKey | None:
         with self._lock:

@@ -15,6 +15,7 @@ from core.limits import IDEMPOTENCY_WINDOW_SECONDS
 from core.model import IdempotentCreate, Memory, MemoryChanges
 from core.repository import (
     KEY_NOT_LIVE,
+    READ_KEY_NOT_LIVE,
     IdempotencyKeyTakenError,
     LiveKey,
     Matches,
@@ -75,13 +76,32 @@ class InMemoryMemoryRepository:
         revisions = self._revisions.setdefault((namespace, memory.id), [])
         revisions.append(Revision.of(memory, len(revisions) + 1, change, now, key_id))
 
-    def _fence(self, live_key: LiveKey | None) -> None:
-        """Refuse a write whose live key is not stored, revoked or expired (called before anything is changed)."""
+    def _fence(self, live_key: LiveKey | None, refusal: str = KEY_NOT_LIVE) -> None:
+        """Refuse a write (or, with READ_KEY_NOT_LIVE, a read) whose live key is not stored, revoked or expired (called
+        before anything is changed or answered)."""
         if live_key is None:
             return
         if self._keys is None:
-            raise AuthenticationError(KEY_NOT_LIVE)
-        self._keys.check_live(live_key)
+            raise AuthenticationError(refusal)
+        self._keys.check_live(live_key, refusal)
+
+    def confirm_live(self, live_key: LiveKey) -> None:
+        self._fence(live_key, READ_KEY_NOT_LIVE)
+
+    def erase(self, namespace: str) -> None:
+        """Remove everything of the namespace, its keys first, as `agent-memory namespace erase` does on DynamoDB
+        (core.repository.dynamodb.erasure); without `keys`, only its memories. Not part of the port: the doors'
+        tests erase with it."""
+        if self._keys is not None:
+            self._keys.erase(namespace)
+        with self._lock:
+            for stored_in, memory_id in [key for key in self._rows if key[0] == namespace]:
+                del self._rows[stored_in, memory_id]
+                self._deleted.pop((stored_in, memory_id), None)
+                self._revisions.pop((stored_in, memory_id), None)
+                self._digests.drop(stored_in, memory_id)
+            self._next_ids.pop(namespace, None)
+            self._idempotency = {key: value for key, value in self._idempotency.items() if key[0] != namespace}
 
     def next_id(self, namespace: str, live_key: LiveKey | None = None) -> int:
         with self._lock:
@@ -132,10 +152,13 @@ class InMemoryMemoryRepository:
         self._rows[namespace, memory.id] = stamped = memory.model_copy(update={"last_accessed_at": accessed_at})
         return stamped
 
-    def read(self, namespace: str, memory_id: int, accessed_at: str | None) -> Memory:
+    def read(self, namespace: str, memory_id: int, accessed_at: str | None, live_key: LiveKey | None = None) -> Memory:
         with self._lock:
-            visible = self._visible(namespace, memory_id)
-            return _copy(visible if accessed_at is None else self._stamp_one(namespace, visible, accessed_at))
+            stored = self._rows.get((namespace, memory_id))
+            self._fence(live_key, READ_KEY_NOT_LIVE)  # read, then check, then stamp or answer (LiveKey)
+            if stored is None or stored.status == "deleted":
+                raise MemoryNotFoundError(memory_id)
+            return _copy(stored if accessed_at is None else self._stamp_one(namespace, stored, accessed_at))
 
     def apply(
         self,
