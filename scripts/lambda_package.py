@@ -16,7 +16,7 @@ from pathlib import Path
 import grimp
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("core", "handlers", "local")
+PACKAGES = ("core", "adapters", "handlers", "local")
 # A package's files that are not Python but ship with it (served as they are) live in this directory of it.
 STATIC = "static"
 

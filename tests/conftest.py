@@ -31,6 +31,14 @@ from fastapi.testclient import TestClient
 from moto import mock_aws
 
 import core.errors
+from adapters.dynamodb import (
+    DynamoDBGrantRepository,
+    DynamoDBKeyRepository,
+    DynamoDBMemoryRepository,
+    ensure_table,
+    make_client,
+)
+from adapters.memory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 from core.access import SCOPES, ApiKey, hash_key, key_id_of
 from core.errors import DomainError, StorageUnavailableError
 from core.grants import GrantService
@@ -41,14 +49,6 @@ from core.recall.indexing import RecallIndexer
 from core.recall.service import RecallService
 from core.recall.standin import StandInEmbedder
 from core.repository import GrantRepository, KeyRepository, MemoryRepository
-from core.repository.dynamodb import (
-    DynamoDBGrantRepository,
-    DynamoDBKeyRepository,
-    DynamoDBMemoryRepository,
-    ensure_table,
-    make_client,
-)
-from core.repository.memory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 from handlers import bootstrap
 from handlers.auth import open_access
 from handlers.bootstrap.runtime import STATE_DIR_VARIABLE
@@ -96,7 +96,7 @@ class StoredMemories(MemoryRepository, Protocol):
 @dataclass
 class Engine:
     """One store the ports run on: a DynamoDB-compatible engine with a client pointed at it, or the in-memory
-    repositories (core.repository.memory; `client` None), where a "table" names one pair of them."""
+    repositories (adapters.memory; `client` None), where a "table" names one pair of them."""
 
     name: str
     client: Any

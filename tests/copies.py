@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.repository.dynamodb import LISTED_ATTRIBUTES
-from core.repository.dynamodb.codec import (
+from adapters.dynamodb import LISTED_ATTRIBUTES
+from adapters.dynamodb.codec import (
     SEARCH_COPIES,
     SEARCH_PREFIX,
     STATS_SK,
@@ -14,7 +14,7 @@ from core.repository.dynamodb.codec import (
     tag_partition,
     totals_attribute,
 )
-from core.repository.dynamodb.searchcopies import from_search_copy
+from adapters.dynamodb.searchcopies import from_search_copy
 from tests.conftest import Engine
 
 COMPARED = [name for name in (*LISTED_ATTRIBUTES, "folded") if name != "pk"]

@@ -1,6 +1,6 @@
 """An https server on 127.0.0.1 for Client ID Metadata Documents, under a certificate authority of its own (made with
 `cryptography`), answering each path as a test sets it: a document, a status, a delay, a body trickled byte by byte.
-What it serves is trusted only by a fetcher given its CA (core.clientdocs.https: `test_loopback_ca`)."""
+What it serves is trusted only by a fetcher given its CA (adapters.https: `test_loopback_ca`)."""
 
 from __future__ import annotations
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from adapters.dynamodb import DynamoDBMemoryRepository
+from adapters.dynamodb.accessitems import access_key, to_access_item
+from adapters.dynamodb.codec import ACCESS_ITEMS, ACCESSED_KEY, STATS_SK, memory_key, memory_partition
 from core.model import Memory
-from core.repository.dynamodb import DynamoDBMemoryRepository
-from core.repository.dynamodb.accessitems import access_key, to_access_item
-from core.repository.dynamodb.codec import ACCESS_ITEMS, ACCESSED_KEY, STATS_SK, memory_key, memory_partition
 
 
 class BeforeAccessItems(DynamoDBMemoryRepository):

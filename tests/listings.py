@@ -9,11 +9,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from adapters.dynamodb import Migrated, migrate
 from core.contract import RetrievalQuery
 from core.errors import DomainError
 from core.memories import MemoryService
 from core.model import MEMORY_TYPES, MemoryChanges, NewMemory
-from core.repository.dynamodb import Migrated, migrate
 from tests.conftest import Engine, FakeClock
 
 NS = "alice"

@@ -30,16 +30,16 @@ REGION = "us-east-1"
 
 def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log: Any) -> dict[str, Any]:
     """`reps`: per namespace size, (timed repeats, repeats with units computed)."""
+    from adapters.dynamodb import ensure_table, make_client
+    from adapters.dynamodb.client import READERS, STAMPERS
+    from adapters.offline import offline_embedder
     from bench.baseline import TodayRepository
     from bench.capacity import PAGE_BYTES, Recorder, TableShape, requested_at_submit
     from bench.dataset import load
     from bench.ops import OperationBench
     from bench.recall import CountingEmbedder, passage_tokens, question_tokens
     from core.memories import MemoryService
-    from core.repository.dynamodb import ensure_table, make_client
-    from core.repository.dynamodb.client import READERS, STAMPERS
     from handlers.bootstrap import Settings, build_services, use_placeholder_credentials
-    from local.embedding import offline_embedder
     from local.template import table_definition
 
     use_placeholder_credentials()

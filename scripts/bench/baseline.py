@@ -7,12 +7,9 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any, Final
 
-from core.contract import RetrievalQuery
-from core.model import MEMORY_TYPES, MemoryType, Status
-from core.repository import Matches
-from core.repository.dynamodb import DynamoDBMemoryRepository
-from core.repository.dynamodb.client import STAMPERS, ConditionFailedError, call
-from core.repository.dynamodb.codec import (
+from adapters.dynamodb import DynamoDBMemoryRepository
+from adapters.dynamodb.client import STAMPERS, ConditionFailedError, call
+from adapters.dynamodb.codec import (
     DELETED,
     INDEXES,
     LISTED_ATTRIBUTES,
@@ -25,6 +22,9 @@ from core.repository.dynamodb.codec import (
     tags_value,
     totals_attribute,
 )
+from core.contract import RetrievalQuery
+from core.model import MEMORY_TYPES, MemoryType, Status
+from core.repository import Matches
 
 
 class TodayRepository(DynamoDBMemoryRepository):

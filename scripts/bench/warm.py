@@ -12,13 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from adapters.memory import InMemoryKeyRepository, InMemoryMemoryRepository
 from core.access import SCOPES, ApiKey, hash_key, key_id_of
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import Memory
 from core.recall.service import RecallService
 from core.recall.standin import StandInEmbedder
-from core.repository.memory import InMemoryKeyRepository, InMemoryMemoryRepository
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 # The API key the files in events/ carry (tests/conftest.py EVENT_API_KEY): a public fixture value.
@@ -70,7 +70,7 @@ def doors() -> dict[str, tuple[Handler, InMemoryMemoryRepository]]:
     """Both Lambda handlers built as their modules build them, over the in-memory ports; each door's handler again
     with the metrics its entrypoint emits (`+metrics`), and the MCP handler as it was before performance round two
     (`mcp@today`: an endpoint and its session manager started and stopped on every invocation)."""
-    from core.repository.dynamodb.usage import CapacityTally
+    from adapters.dynamodb.usage import CapacityTally
     from handlers.auth import key_authenticator
     from handlers.aws.events import invoke
     from handlers.http import app as http_api

@@ -17,8 +17,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from adapters.offline import offline_embedder
 from core.recall.ranking import PARTS, Part, RankingSettings
-from local.embedding import offline_embedder
 from recall_eval.dataset import Namespace, Question, load
 from recall_eval.metrics import ndcg_at, recall_at
 from recall_eval.report import Quantisation, render

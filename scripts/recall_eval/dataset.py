@@ -1,7 +1,7 @@
 """The labelled set (eval/recall/*.json: one namespace a file) loaded into the in-memory store the recall service
 reads, each memory with its digest (embedded once), each question's embedding kept for every variant asked.
 
-With a model that also gives its float vectors (local.embedding's), the questions can be asked `exact`: the service
+With a model that also gives its float vectors (adapters.offline's), the questions can be asked `exact`: the service
 then compares the model's float vectors instead of their int8 codes, everything else the same, which measures what
 storing vectors as int8 costs.
 """
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 from unittest import mock
 
+from adapters.memory import InMemoryMemoryRepository
 from core.digest import Digest, Vector
 from core.model import Memory
 from core.recall import service as recall_service
@@ -27,7 +28,6 @@ from core.recall.lexical import memory_terms
 from core.recall.query import RecallQuery
 from core.recall.ranking import RankingSettings
 from core.recall.service import RecallService
-from core.repository.memory import InMemoryMemoryRepository
 
 
 @dataclass(frozen=True)

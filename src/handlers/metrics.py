@@ -23,12 +23,28 @@ import json
 import time
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from aws_lambda_powertools.metrics import Metrics, MetricUnit
 
-from core.repository.dynamodb.usage import CapacityTally
+
+class Consumed(Protocol):
+    """Capacity units consumed (the DynamoDB adapter's usage.Consumed)."""
+
+    @property
+    def read_units(self) -> float: ...
+
+    @property
+    def write_units(self) -> float: ...
+
+
+class CapacityTally(Protocol):
+    """What the storage calls consumed since the last `take()` (the DynamoDB adapter's usage.CapacityTally, which the
+    composition root passes in)."""
+
+    def take(self) -> Consumed: ...
+
 
 OTHER: Final = "other"
 OAUTH: Final = "oauth"

@@ -10,10 +10,10 @@ import sys
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Final
 
+from adapters.dynamodb import DynamoDBMemoryRepository
+from adapters.dynamodb.migration import unembed_other_models
 from core.recall.backfill import Backfill, Backfilled
 from core.recall.embedding import Embedder, EmbedderUnavailableError
-from core.repository.dynamodb import DynamoDBMemoryRepository
-from core.repository.dynamodb.migration import unembed_other_models
 from handlers import bootstrap
 from local.store import on_store
 
@@ -25,7 +25,7 @@ MODELS: Final = ("offline", "bedrock")
 
 def embedder_for(args: argparse.Namespace, settings: bootstrap.Settings) -> Embedder:
     """The model `--model` names; by default the deployed one on AWS (`--aws`), else the offline one serve runs."""
-    from local.embedding import offline_embedder
+    from adapters.offline import offline_embedder
 
     model = getattr(args, "model", None) or ("bedrock" if args.aws else "offline")
     return bootstrap.bedrock_embedder(settings) if model == "bedrock" else offline_embedder()

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from adapters.dynamodb.namespaces import Namespaces
 from core.clock import format_timestamp, utc_now
 from core.limits import IMPORT_MAX_LINE_CHARS
 from core.portable import BadLineError, ExportHeader, header_line, parse_export
 from core.recall.indexing import RecallIndexer
-from core.repository.dynamodb.namespaces import Namespaces
 from handlers import bootstrap
 from local.store import on_store
 

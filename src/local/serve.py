@@ -13,10 +13,10 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import IO, TYPE_CHECKING
 
+from adapters.dynamodb import ensure_table, make_client
 from core.access import DEFAULT_NAMESPACE, ApiKey
 from core.hosts import is_loopback
 from core.keys import KeyService
-from core.repository.dynamodb import ensure_table, make_client
 from handlers import bootstrap
 from handlers.bootstrap.runtime import process_id, serve_state_dir
 from local.backfilling import embedder_for

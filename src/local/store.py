@@ -8,9 +8,9 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
+from adapters.dynamodb import make_client, migrate, table_exists
 from core.errors import DomainError, StorageUnavailableError
 from core.recall.indexing import RecallIndexer
-from core.repository.dynamodb import make_client, migrate, table_exists
 from handlers import bootstrap
 from handlers.bootstrap.runtime import serve_state_dir
 from local.running import running_serves

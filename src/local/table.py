@@ -9,8 +9,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from adapters.dynamodb import ensure_table
 from core.errors import DomainError, TableMissingError
-from core.repository.dynamodb import ensure_table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

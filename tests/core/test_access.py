@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from adapters.memory import InMemoryKeyRepository
 from core.access import ApiKey, Principal, hash_key, key_id_of, require
 from core.errors import (
     AuthenticationError,
@@ -24,7 +25,6 @@ from core.errors import (
 )
 from core.keys import CACHE_TTL, KeyService
 from core.repository import KeyRepository
-from core.repository.memory import InMemoryKeyRepository
 from tests.conftest import Engine, FakeClock
 
 KEY_FORMAT = re.compile(r"am_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")

@@ -13,18 +13,18 @@ import pytest
 from botocore.awsrequest import AWSResponse
 
 import core.budget
+from adapters.bedrock import CONNECT_TIMEOUT_SECONDS, READ_TIMEOUT_SECONDS, BedrockEmbedder, make_bedrock_client
+from adapters.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository
 from core.budget import REQUEST_STORAGE_SECONDS, seconds_left, storage_budget
 from core.contract import RetrievalQuery
 from core.errors import StorageUnavailableError
 from core.memories import MemoryService
 from core.model import NewMemory
-from core.recall.bedrock import CONNECT_TIMEOUT_SECONDS, READ_TIMEOUT_SECONDS, BedrockEmbedder, make_bedrock_client
 from core.recall.embedding import EmbedderUnavailableError
 from core.recall.indexing import RecallIndexer
 from core.recall.query import RecallQuery
 from core.recall.service import RecallService
 from core.recall.standin import StandInEmbedder
-from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository
 from handlers.concurrency import in_worker_thread
 from tests.conftest import Engine
 

@@ -18,9 +18,9 @@ from mcp.client import Client
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent
 
+from adapters.dynamodb import DynamoDBKeyRepository, ensure_table
 from core.memories import MemoryService
 from core.recall.service import RecallService
-from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table
 from handlers import bootstrap
 from handlers.auth import open_access
 from handlers.mcp import create_server

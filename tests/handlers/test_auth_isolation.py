@@ -13,11 +13,11 @@ import httpx2
 import pytest
 from fastapi.testclient import TestClient
 
+from adapters.memory import InMemoryMemoryRepository
 from core.contract import SORT_KEYS
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import Memory
-from core.repository.memory import InMemoryMemoryRepository
 from handlers.auth import key_authenticator
 from handlers.http.app import create_app
 from handlers.mcp import create_server

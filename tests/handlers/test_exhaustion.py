@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
+from adapters.memory import InMemoryMemoryRepository
 from core.limits import MAX_MEMORY_ID, MAX_VERSION
-from core.repository.memory import InMemoryMemoryRepository
 from tests.handlers.http.test_http_auth import assert_problem
 from tests.integration.test_repository_contract import memory
 

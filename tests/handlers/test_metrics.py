@@ -11,9 +11,9 @@ from urllib.parse import parse_qsl
 import pytest
 from botocore.stub import Stubber
 
+from adapters.dynamodb import DynamoDBKeyRepository, make_client
+from adapters.dynamodb.usage import CapacityTally, Consumed
 from core.contract import RetrievalQuery
-from core.repository.dynamodb import DynamoDBKeyRepository, make_client
-from core.repository.dynamodb.usage import CapacityTally, Consumed
 from handlers import bootstrap
 from handlers.aws import http as lambda_http
 from handlers.aws import mcp as lambda_mcp

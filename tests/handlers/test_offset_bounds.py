@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from adapters.dynamodb import DynamoDBMemoryRepository
 from core.contract import RetrievalQuery
 from core.memories import MemoryService
 from core.model import NewMemory
-from core.repository.dynamodb import DynamoDBMemoryRepository
 from handlers.auth import open_access
 from handlers.http.app import create_app
 from handlers.mcp import create_server

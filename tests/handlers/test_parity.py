@@ -12,9 +12,9 @@ import pytest
 from fastapi.testclient import TestClient
 from mcp.client import Client
 
+from adapters.memory import InMemoryMemoryRepository
 from core.memories import MemoryService
 from core.model import MemoryChanges, NewMemory
-from core.repository.memory import InMemoryMemoryRepository
 from handlers.auth import open_access
 from handlers.http.app import create_app
 from handlers.mcp import create_server

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from adapters.memory import InMemoryKeyRepository, InMemoryMemoryRepository
 from core.history import HistoryQuery
 from core.keys import KeyService
 from core.memories import MemoryService
@@ -19,7 +20,6 @@ from core.model import Memory, NewMemory
 from core.recall.service import RecallService
 from core.recall.standin import StandInEmbedder
 from core.repository import READ_KEY_NOT_LIVE
-from core.repository.memory import InMemoryKeyRepository, InMemoryMemoryRepository
 from handlers.auth import key_authenticator
 from handlers.http.app import create_app
 from handlers.mcp import create_server

@@ -14,12 +14,12 @@ import pytest
 from fastapi.testclient import TestClient
 from mcp.client import Client
 
+from adapters.memory import InMemoryMemoryRepository
 from core.contract import RetrievalQuery
 from core.memories import MemoryService
 from core.recall.indexing import RecallIndexer
 from core.recall.service import RecallService
 from core.recall.standin import StandInEmbedder
-from core.repository.memory import InMemoryMemoryRepository
 from handlers.auth import open_access
 from handlers.http.app import create_app
 from handlers.mcp import create_server

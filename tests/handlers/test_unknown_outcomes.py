@@ -1,7 +1,7 @@
 """A write whose outcome storage left unknown, at both doors: a request that timed out after it was sent may have been
 stored, so the 503 (and the MCP tool error) says so and says how to retry that write without doing it twice; a write
 storage refused before acting on it (throttled) keeps the plain 503. Faults are injected in front of moto through
-botocore's event hooks, as tests/core/repository/dynamodb/test_faults.py does."""
+botocore's event hooks, as tests/adapters/dynamodb/test_faults.py does."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ReadTimeoutError
 from fastapi.testclient import TestClient
 
+from adapters.dynamodb import DynamoDBMemoryRepository
 from core.memories import MemoryService
 from core.model import NewMemory
-from core.repository.dynamodb import DynamoDBMemoryRepository
 from handlers.auth import open_access
 from handlers.http.app import create_app
 from handlers.mcp.server import create_server

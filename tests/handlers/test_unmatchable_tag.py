@@ -10,12 +10,12 @@ import anyio
 import pytest
 from fastapi.testclient import TestClient
 
+from adapters.memory import InMemoryMemoryRepository
 from core.contract import RetrievalQuery
 from core.limits import TAG_MAX_CHARS
 from core.memories import MemoryService
 from core.model import NewMemory
 from core.repository import Matches
-from core.repository.memory import InMemoryMemoryRepository
 from handlers.auth import open_access
 from handlers.http.app import create_app
 from handlers.mcp import create_server

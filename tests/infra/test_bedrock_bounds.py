@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 from botocore.awsrequest import AWSResponse
 
-from core.budget import REQUEST_STORAGE_SECONDS
-from core.recall.bedrock import (
+from adapters.bedrock import (
     ATTEMPTS,
     CALL_SECONDS,
     CONNECT_TIMEOUT_SECONDS,
     READ_TIMEOUT_SECONDS,
     make_bedrock_client,
 )
+from core.budget import REQUEST_STORAGE_SECONDS
 from core.recall.embedding import EmbedderUnavailableError
 from core.recall.guard import EMBEDDING_WAIT_SECONDS
 from handlers import bootstrap

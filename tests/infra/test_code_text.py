@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-import core.repository.dynamodb
-from core.repository.dynamodb import Migrated
+import adapters.dynamodb
+from adapters.dynamodb import Migrated
 from local import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ def unnamed(text: str) -> list[str]:
 
 
 def test_the_adapters_docstring_names_every_module_of_the_package() -> None:
-    assert unnamed(core.repository.dynamodb.__doc__ or "") == []
+    assert unnamed(adapters.dynamodb.__doc__ or "") == []
 
 
 def test_the_architecture_page_names_every_module_of_the_adapter() -> None:

@@ -34,7 +34,7 @@ def lambda_package() -> ModuleType:
             {
                 "handlers/http/app.py",
                 "handlers/http/openapi.py",
-                "core/repository/dynamodb/memories.py",
+                "adapters/dynamodb/memories.py",
                 # the console's page is served from the package's static files
                 "handlers/console/static/index.html",
                 "handlers/console/static/console.js",
@@ -47,12 +47,12 @@ def lambda_package() -> ModuleType:
             {
                 "handlers/mcp/tools.py",
                 "handlers/mcp/endpoint.py",
-                "core/repository/dynamodb/memories.py",
+                "adapters/dynamodb/memories.py",
                 # imported on the first OAuth request only, yet shipped: a function cannot fetch a module later
                 "handlers/oauth/provider.py",
                 "handlers/oauth/guard.py",
                 "handlers/oauth/consent.py",
-                "core/repository/dynamodb/grants.py",
+                "adapters/dynamodb/grants.py",
             },
             {"handlers/http/app.py", "handlers/http/openapi.py", "handlers/aws/http.py", "handlers/console", "local"},
         ),
@@ -64,7 +64,7 @@ def test_a_function_carries_its_entrypoints_modules_and_not_the_other_doors_or_l
     assert lambda_package.main(entry, ROOT / "src", tmp_path) == 0
     files = {path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*") if path.is_file()}
     assert carried <= files
-    assert {"core/__init__.py", "handlers/__init__.py", "core/repository/dynamodb/__init__.py"} <= files
+    assert {"core/__init__.py", "handlers/__init__.py", "adapters/dynamodb/__init__.py"} <= files
     assert not {path for path in files for name in left_out if path == name or path.startswith(f"{name}/")}
 
 
@@ -89,8 +89,8 @@ def test_the_artifact_answers_the_projects_version_from_its_metadata(lambda_pack
 
 @pytest.mark.parametrize("entry", ["handlers.aws.http", "handlers.aws.mcp", "handlers.aws.purge"])
 def test_no_function_carries_the_in_memory_store(lambda_package: ModuleType, tmp_path: Path, entry: str):
-    # core.repository.memory is the tests' and the bench's store: no entrypoint imports it, so none ships it.
+    # adapters.memory is the tests' and the bench's store: no entrypoint imports it, so none ships it.
     assert lambda_package.main(entry, ROOT / "src", tmp_path) == 0
     files = {path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*") if path.is_file()}
-    assert "core/repository/dynamodb/memories.py" in files
-    assert not [path for path in files if path.startswith("core/repository/memory/")]
+    assert "adapters/dynamodb/memories.py" in files
+    assert not [path for path in files if path.startswith("adapters/memory/")]

@@ -20,10 +20,10 @@ from aws_lambda_powertools.shared import constants as powertools_constants
 from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError
 
-from core.recall.bedrock import TITAN_DIMENSIONS
-from core.repository import dynamodb
-from core.repository.dynamodb import INDEXES, LISTED_ATTRIBUTES, make_client
-from core.repository.dynamodb.codec import DELETED_INDEX, UNEMBEDDED_INDEX
+from adapters import dynamodb
+from adapters.bedrock import TITAN_DIMENSIONS
+from adapters.dynamodb import INDEXES, LISTED_ATTRIBUTES, make_client
+from adapters.dynamodb.codec import DELETED_INDEX, UNEMBEDDED_INDEX
 from handlers import bootstrap
 from handlers.bootstrap.recall import RANKING_VARIABLES
 from lambda_package import ROOT, closure

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from adapters.dynamodb import DynamoDBMemoryRepository
+from adapters.memory import InMemoryMemoryRepository
 from core.memories import MemoryService
-from core.repository.dynamodb import DynamoDBMemoryRepository
-from core.repository.memory import InMemoryMemoryRepository
 from tests.conftest import FakeClock
 
 

@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
+from adapters.dynamodb import DynamoDBMemoryRepository, migrate
+from adapters.dynamodb.accessitems import access_key
+from adapters.dynamodb.client import make_client
+from adapters.dynamodb.codec import ACCESS_ITEMS, ACCESS_PREFIX, ACCESSED_KEY, STATS_SK, memory_partition
+from adapters.memory import InMemoryMemoryRepository
 from core.contract import RetrievalQuery
 from core.errors import StorageUnavailableError
 from core.memories import MemoryService
 from core.model import MemoryChanges, NewMemory
-from core.repository.dynamodb import DynamoDBMemoryRepository, migrate
-from core.repository.dynamodb.accessitems import access_key
-from core.repository.dynamodb.client import make_client
-from core.repository.dynamodb.codec import ACCESS_ITEMS, ACCESS_PREFIX, ACCESSED_KEY, STATS_SK, memory_partition
-from core.repository.memory import InMemoryMemoryRepository
 from tests.conftest import REGION, Engine, FakeClock
 from tests.copies import scan
 from tests.layouts import BeforeAccessItems

@@ -21,11 +21,11 @@ import uvicorn
 from fastapi.testclient import TestClient
 from starlette.types import ASGIApp
 
+from adapters.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
 from core.contract import RetrievalQuery
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import NewMemory
-from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
 from local import cli
 from local.template import table_definition
 from tests.conftest import PRINTED_KEY, REGION, SERVE_ROOT, Engine, serve_env, wait_until_healthy

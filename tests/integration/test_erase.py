@@ -18,11 +18,11 @@ import pytest
 from mcp.client import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
 
+from adapters.dynamodb import DynamoDBGrantRepository, DynamoDBKeyRepository, make_client
+from adapters.dynamodb.erasure import ERASE_PASSES, EraseUnfinishedError
+from adapters.dynamodb.namespaces import Namespaces
 from core.keys import KeyService
 from core.repository import Grant, LiveKey
-from core.repository.dynamodb import DynamoDBGrantRepository, DynamoDBKeyRepository, make_client
-from core.repository.dynamodb.erasure import ERASE_PASSES, EraseUnfinishedError
-from core.repository.dynamodb.namespaces import Namespaces
 from tests.conftest import REGION, Engine
 from tests.integration.test_portability import run
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from adapters.dynamodb import DynamoDBMemoryRepository
 from core.contract import RetrievalQuery
 from core.digest import Vector
 from core.errors import MemoryNotFoundError
@@ -24,7 +25,6 @@ from core.model import NewMemory
 from core.recall.embedding import EmbedderUnavailableError, Kind
 from core.recall.indexing import RecallIndexer
 from core.recall.standin import StandInEmbedder
-from core.repository.dynamodb import DynamoDBMemoryRepository
 from handlers import bootstrap
 from tests.conftest import REGION, Engine, FakeClock, serve_env
 

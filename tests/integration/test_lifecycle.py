@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 from botocore.awsrequest import AWSResponse
 
+from adapters.dynamodb import DynamoDBMemoryRepository, ensure_table, migrate
+from adapters.dynamodb.codec import DELETED_INDEX
 from core.clock import format_timestamp
 from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, StorageUnavailableError, VersionMismatchError
 from core.history import HistoryQuery
 from core.memories import MemoryService
 from core.model import IdempotentCreate, MemoryChanges, NewMemory
-from core.repository.dynamodb import DynamoDBMemoryRepository, ensure_table, migrate
-from core.repository.dynamodb.codec import DELETED_INDEX
 from local.purging import start_purging
 from local.template import table_definition
 from tests.conftest import Engine, FakeClock

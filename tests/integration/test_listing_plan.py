@@ -13,11 +13,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from core.contract import RetrievalQuery
-from core.limits import MAX_MEMORY_ID
-from core.memories import MemoryService
-from core.model import MemoryChanges, NewMemory
-from core.repository.dynamodb import (
+from adapters.dynamodb import (
     DynamoDBMemoryRepository,
     accessitems,
     listing,
@@ -25,9 +21,9 @@ from core.repository.dynamodb import (
     searchcopies,
     searches,
 )
-from core.repository.dynamodb import queries as queries_module
-from core.repository.dynamodb.client import make_client
-from core.repository.dynamodb.codec import (
+from adapters.dynamodb import queries as queries_module
+from adapters.dynamodb.client import make_client
+from adapters.dynamodb.codec import (
     COUNTER_SK,
     INDEXES,
     TAG_COPIES,
@@ -36,7 +32,11 @@ from core.repository.dynamodb.codec import (
     memory_sort_key,
     tag_partition,
 )
-from core.repository.memory import InMemoryMemoryRepository
+from adapters.memory import InMemoryMemoryRepository
+from core.contract import RetrievalQuery
+from core.limits import MAX_MEMORY_ID
+from core.memories import MemoryService
+from core.model import MemoryChanges, NewMemory
 from tests.conftest import REGION, Engine, FakeClock
 from tests.copies import assert_copies_mirror, scan
 from tests.listings import NS, TAGS, Queries, same_page, stock

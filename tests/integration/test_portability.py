@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
+from adapters.dynamodb.namespaces import Namespaces
 from core.contract import RetrievalQuery
 from core.history import HistoryQuery
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import IdempotentCreate, MemoryChanges, NewMemory
 from core.portable import ExportedMemory, parse_line
-from core.repository.dynamodb.namespaces import Namespaces
 from tests.conftest import SERVE_ROOT, Engine, free_port, serve_env, serving
 from tests.copies import assert_copies_mirror, scan
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from adapters.dynamodb.namespaces import Namespaces
 from core.clock import format_timestamp, parse_timestamp
 from core.contract import RetrievalQuery
 from core.errors import AuthenticationError
@@ -26,7 +27,6 @@ from core.recall.query import RecallQuery
 from core.recall.service import RecallService
 from core.recall.standin import StandInEmbedder
 from core.repository import READ_KEY_NOT_LIVE, LiveKey
-from core.repository.dynamodb.namespaces import Namespaces
 from tests.conftest import Engine, FakeClock
 
 NS = "alice"

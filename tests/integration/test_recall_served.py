@@ -13,8 +13,8 @@ import httpx2
 from mcp.client import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
 
+from adapters.dynamodb import DynamoDBKeyRepository, make_client
 from core.keys import KeyService
-from core.repository.dynamodb import DynamoDBKeyRepository, make_client
 from tests.conftest import REGION
 from tests.embedding_models import wait_for
 

@@ -12,6 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from adapters.dynamodb import DynamoDBMemoryRepository
+from adapters.dynamodb.migration import unembed_other_models
+from adapters.dynamodb.namespaces import Namespaces
+from adapters.offline import offline_embedder
 from core.contract import RetrievalQuery
 from core.digest import Vector
 from core.memories import MemoryService
@@ -21,12 +25,8 @@ from core.recall.embedding import EmbedderUnavailableError, Kind
 from core.recall.indexing import RecallIndexer
 from core.recall.lexical import memory_terms
 from core.recall.standin import StandInEmbedder
-from core.repository.dynamodb import DynamoDBMemoryRepository
-from core.repository.dynamodb.migration import unembed_other_models
-from core.repository.dynamodb.namespaces import Namespaces
 from handlers import bootstrap
 from local import cli
-from local.embedding import offline_embedder
 from local.portability import export_namespace
 from tests.conftest import Engine, FakeClock
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from adapters.dynamodb import DynamoDBMemoryRepository, migrate
+from adapters.dynamodb.codec import SEARCH_COPIES, SEARCH_PREFIX, STATS_SK, memory_partition
+from adapters.dynamodb.searchcopies import searchable
 from core.contract import RetrievalQuery
 from core.memories import MemoryService
 from core.model import MEMORY_TYPES, MemoryChanges, NewMemory
-from core.repository.dynamodb import DynamoDBMemoryRepository, migrate
-from core.repository.dynamodb.codec import SEARCH_COPIES, SEARCH_PREFIX, STATS_SK, memory_partition
-from core.repository.dynamodb.searchcopies import searchable
 from tests.conftest import Engine
 from tests.copies import assert_search_copies_mirror, scan
 from tests.listings import NS, TAGS, Queries, migrate_under_load, migrated_again, same_page, stock

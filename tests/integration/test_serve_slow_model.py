@@ -15,13 +15,13 @@ from typing import Any
 import httpx2
 import pytest
 
+from adapters.dynamodb import DynamoDBGrantRepository, DynamoDBKeyRepository, DynamoDBMemoryRepository
 from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.recall.backfill import Backfill
 from core.recall.indexing import RecallIndexer
 from core.recall.service import RecallService
-from core.repository.dynamodb import DynamoDBGrantRepository, DynamoDBKeyRepository, DynamoDBMemoryRepository
 from handlers import bootstrap
 from handlers.auth import key_authenticator
 from local import serve as cli

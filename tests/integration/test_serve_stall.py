@@ -18,7 +18,7 @@ import httpx2
 import pytest
 import uvicorn
 
-from core.repository.dynamodb import POOL_CONNECTIONS, STAMP_CONCURRENCY, make_client
+from adapters.dynamodb import POOL_CONNECTIONS, STAMP_CONCURRENCY, make_client
 from handlers import bootstrap
 from handlers.auth import Authenticator, key_authenticator, open_access
 from local import serve as cli

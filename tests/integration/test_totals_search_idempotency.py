@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from adapters.dynamodb import DynamoDBMemoryRepository
 from core.contract import RetrievalQuery
 from core.errors import InvalidInputError, MemoryNotFoundError, VersionMismatchError, WriteConflictError
 from core.memories import MemoryService
 from core.model import MEMORY_TYPES, IdempotentCreate, Memory, MemoryChanges, NewMemory
-from core.repository.dynamodb import DynamoDBMemoryRepository
 from tests.conftest import Engine, FakeClock, StoredMemories
 
 NS = "alice"

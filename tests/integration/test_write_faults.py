@@ -15,11 +15,11 @@ from typing import Any, TypeVar
 
 from botocore.exceptions import ClientError
 
+from adapters.dynamodb import DynamoDBMemoryRepository
 from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, StorageUnavailableError
 from core.memories import MemoryService
 from core.model import MEMORY_TYPES, IdempotentCreate, MemoryChanges, NewMemory
-from core.repository.dynamodb import DynamoDBMemoryRepository
 from tests.conftest import Engine, FakeClock
 from tests.integration.test_totals_search_idempotency import assert_totals_match, stored
 

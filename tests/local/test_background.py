@@ -10,6 +10,7 @@ from datetime import timedelta
 
 import pytest
 
+from adapters.memory import InMemoryMemoryRepository
 from core.digest import Vector
 from core.memories import MemoryService
 from core.model import NewMemory
@@ -17,7 +18,6 @@ from core.recall.backfill import Backfill
 from core.recall.embedding import EmbedderUnavailableError, Kind
 from core.recall.indexing import RecallIndexer
 from core.recall.standin import StandInEmbedder
-from core.repository.memory import InMemoryMemoryRepository
 from local.cli import build_parser
 from local.purging import start_embedding
 from local.serve import embed_in_background

@@ -14,10 +14,10 @@ from typing import IO, Any
 
 import pytest
 
+from adapters.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository
 from core.contract import RetrievalQuery
 from core.keys import KeyService
 from core.memories import MemoryService
-from core.repository.dynamodb import DynamoDBKeyRepository, DynamoDBMemoryRepository
 from handlers import bootstrap
 from handlers.bootstrap.runtime import STATE_DIR_VARIABLE, process_id
 from local import cli

@@ -31,7 +31,7 @@ VALUES = {
 
 
 class FloatModel:
-    """A model that gives float vectors (from VALUES) and the int8 ones they quantise to, as local.embedding's."""
+    """A model that gives float vectors (from VALUES) and the int8 ones they quantise to, as adapters.offline's."""
 
     model = "test:floats"
     floor = 0.0

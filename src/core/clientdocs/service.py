@@ -1,5 +1,5 @@
 """ClientDocuments: the client a Client ID Metadata Document describes, read through a DocumentFetcher (the network,
-core.clientdocs.https) and kept for its lifetime (core.clientdocs.document), a refusal for a minute, in bounded caches,
+adapters.https) and kept for its lifetime (core.clientdocs.document), a refusal for a minute, in bounded caches,
 so one authorization fetches its client's document once; and the bound on fetches at once (FetchGate), so that URLs
 that stall hold no more than a few of the threads every other request needs."""
 

@@ -1,5 +1,5 @@
 """The fence a keyed caller's writes and reads are made behind (LiveKey), and what a refused one answers; each store
-checks it its own way (core.repository.dynamodb.fence, core.repository.memory)."""
+checks it its own way (adapters.dynamodb.fence, adapters.memory)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,23 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
-from core.clientdocs.https import HttpsDocumentFetcher
+from adapters.bedrock import (
+    DEFAULT_DIMENSIONS,
+    TITAN_DIMENSIONS,
+    TITAN_FLOOR,
+    TITAN_V2,
+    BedrockEmbedder,
+    make_bedrock_client,
+)
+from adapters.dynamodb import (
+    DynamoDBGrantRepository,
+    DynamoDBKeyRepository,
+    DynamoDBMemoryRepository,
+    make_client,
+)
+from adapters.dynamodb.client import report_health
+from adapters.dynamodb.usage import CapacityTally
+from adapters.https import HttpsDocumentFetcher
 from core.clientdocs.service import ClientDocuments
 from core.grants import GrantService
 from core.health import StorageHealth
@@ -30,24 +46,8 @@ from core.keys import KeyService
 from core.limits import MAX_RETENTION_DAYS, MIN_RETENTION_DAYS
 from core.memories import MemoryService
 from core.recall.backfill import Backfill
-from core.recall.bedrock import (
-    DEFAULT_DIMENSIONS,
-    TITAN_DIMENSIONS,
-    TITAN_FLOOR,
-    TITAN_V2,
-    BedrockEmbedder,
-    make_bedrock_client,
-)
 from core.recall.embedding import Embedder
 from core.recall.ranking import RankingSettings
-from core.repository.dynamodb import (
-    DynamoDBGrantRepository,
-    DynamoDBKeyRepository,
-    DynamoDBMemoryRepository,
-    make_client,
-)
-from core.repository.dynamodb.client import report_health
-from core.repository.dynamodb.usage import CapacityTally
 from handlers.bootstrap.recall import RANKING_VARIABLES, ranking_from_env
 from handlers.metrics import RequestMetrics
 
@@ -96,14 +96,14 @@ class Settings(BaseModel):
     oauth_enabled: bool = True
     oauth_issuer: str | None = None
     # TESTS ONLY, never set in a deployment: a CA file (PEM) trusted for Client ID Metadata Documents instead of the
-    # system's, and loopback addresses admitted, so a test's own https server can serve them (core.clientdocs.https).
+    # system's, and loopback addresses admitted, so a test's own https server can serve them (adapters.https).
     test_only_client_metadata_ca: str | None = None
     # The Amazon Bedrock model that embeds memories when they are written and recall's questions, and the dimensions
     # of its vectors (Titan Text Embeddings V2: 256, 512 or 1,024).
     embedding_model: str = Field(TITAN_V2, pattern=r"^[A-Za-z0-9][A-Za-z0-9.:_-]{0,199}$")
     embedding_dimensions: int = DEFAULT_DIMENSIONS
     # The cosine at or below which the Bedrock model's vectors say two texts are unrelated (recall's semantic part is
-    # what lies above it); None: the model's own (core.recall.bedrock).
+    # what lies above it); None: the model's own (adapters.bedrock).
     semantic_floor: float | None = Field(None, ge=-1, lt=1)
     # Recall's weights, half-lives and type priors (core.recall.ranking's defaults unless set).
     ranking: RankingSettings = Field(default_factory=RankingSettings)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from core.recall.bedrock import BedrockEmbedder
+from adapters.bedrock import BedrockEmbedder
 from handlers.bootstrap import Services
 
 

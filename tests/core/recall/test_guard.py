@@ -9,6 +9,7 @@ import logging
 
 import pytest
 
+from adapters.memory import InMemoryMemoryRepository
 from core.memories import MemoryService
 from core.model import NewMemory
 from core.recall.backfill import Backfill
@@ -16,7 +17,6 @@ from core.recall.embedding import EmbedderUnavailableError
 from core.recall.guard import GuardedEmbedder, guarded
 from core.recall.indexing import RecallIndexer
 from core.recall.standin import StandInEmbedder
-from core.repository.memory import InMemoryMemoryRepository
 from tests.conftest import FakeClock
 from tests.embedding_models import FAILURES, FailingModel, raising
 

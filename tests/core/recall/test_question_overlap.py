@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
+from adapters.memory import InMemoryMemoryRepository
 from core.digest import Vector
 from core.memories import MemoryService
 from core.model import NewMemory
@@ -15,7 +16,6 @@ from core.recall.query import RecallQuery
 from core.recall.service import RecallService
 from core.recall.standin import StandInEmbedder
 from core.repository.digests import Candidate, CandidateFilter
-from core.repository.memory import InMemoryMemoryRepository
 from tests.conftest import FakeClock
 
 NS = "alice"

@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from adapters.memory import InMemoryMemoryRepository
 from core.clock import parse_timestamp
 from core.limits import RECALL_MAX_LIMIT
 from core.memories import MemoryService
@@ -19,7 +20,6 @@ from core.recall.query import RecallQuery
 from core.recall.ranking import PARTS, Part, RankingSettings
 from core.recall.service import RecallPage, RecallService
 from core.recall.standin import StandInEmbedder
-from core.repository.memory import InMemoryMemoryRepository
 from tests.conftest import FakeClock
 
 NS = "alice"

@@ -5,6 +5,7 @@ meaning. A short wait keeps these tests quick; nothing here measures time."""
 
 from __future__ import annotations
 
+from adapters.memory import InMemoryMemoryRepository
 from core.digest import Digest
 from core.memories import MemoryService
 from core.model import NewMemory
@@ -14,7 +15,6 @@ from core.recall.lexical import memory_terms
 from core.recall.query import RecallQuery
 from core.recall.service import RecallService
 from core.recall.standin import StandInEmbedder
-from core.repository.memory import InMemoryMemoryRepository
 from tests.conftest import FakeClock
 from tests.embedding_models import TINY_WAIT_SECONDS, SlowModel, wait_for
 

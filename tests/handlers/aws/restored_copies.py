@@ -29,14 +29,14 @@ from typing import Any
 import snapshot_restore_py as runtime  # type: ignore[import-untyped]  # one untyped module, no stubs published
 from pydantic._internal._config import config_defaults
 
+from adapters.dynamodb import make_client
+from adapters.memory.grants import InMemoryGrantRepository
+from adapters.memory.keys import InMemoryKeyRepository
+from adapters.memory.memories import InMemoryMemoryRepository
 from core.errors import AuthenticationError
 from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
-from core.repository.dynamodb import make_client
-from core.repository.memory.grants import InMemoryGrantRepository
-from core.repository.memory.keys import InMemoryKeyRepository
-from core.repository.memory.memories import InMemoryMemoryRepository
 from handlers import bootstrap
 from handlers.aws import models
 

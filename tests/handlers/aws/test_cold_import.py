@@ -71,9 +71,9 @@ from core.access import SCOPES, ApiKey, hash_key, key_id_of
 from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
-from core.repository.memory.grants import InMemoryGrantRepository
-from core.repository.memory.keys import InMemoryKeyRepository
-from core.repository.memory.memories import InMemoryMemoryRepository
+from adapters.memory.grants import InMemoryGrantRepository
+from adapters.memory.keys import InMemoryKeyRepository
+from adapters.memory.memories import InMemoryMemoryRepository
 from handlers import bootstrap
 key = {key!r}
 store = InMemoryKeyRepository()

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from adapters.dynamodb import DynamoDBKeyRepository
 from core.keys import KeyService
-from core.repository.dynamodb import DynamoDBKeyRepository
 from handlers import bootstrap
 from handlers.aws import http as lambda_http
 from handlers.aws.events import UNINTERPRETABLE_EVENT

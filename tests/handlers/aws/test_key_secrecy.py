@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
+from adapters.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
 from core.keys import KeyService
 from core.memories import MemoryService
-from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
 from handlers import bootstrap
 from handlers.aws import http as lambda_http
 from handlers.aws import mcp as lambda_mcp
@@ -152,7 +152,7 @@ events, table = sys.argv[1], sys.argv[2]
 context = SimpleNamespace(function_name="f", memory_limit_in_mb=512, aws_request_id="r",
                           invoked_function_arn="arn:aws:lambda:us-east-1:123456789012:function:f")
 with mock_aws():
-    from core.repository.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
+    from adapters.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
     from local.template import table_definition
     from tests.conftest import store_event_key
     client = make_client(None, "us-east-1")

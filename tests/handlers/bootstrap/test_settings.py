@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from core.recall.bedrock import TITAN_FLOOR
+from adapters.bedrock import TITAN_FLOOR
 from core.recall.ranking import DEFAULT_WEIGHTS, RankingSettings
 from core.recall.standin import StandInEmbedder
 from handlers import bootstrap

@@ -13,6 +13,7 @@ from fastapi.routing import iter_route_contexts
 from fastapi.testclient import TestClient
 from starlette.routing import BaseRoute
 
+from adapters.memory import InMemoryKeyRepository, InMemoryMemoryRepository
 from core.contract import RetrievalQuery
 from core.errors import DomainError
 from core.keys import CACHE_TTL, KeyService
@@ -20,7 +21,6 @@ from core.memories import MemoryService
 from core.model import NewMemory
 from core.recall.service import RecallService
 from core.repository import KEY_NOT_LIVE, READ_KEY_NOT_LIVE, KeyRepository
-from core.repository.memory import InMemoryKeyRepository, InMemoryMemoryRepository
 from handlers.auth import bearer_token, key_authenticator
 from handlers.http.app import create_app
 from handlers.problem import DOMAIN_STATUS

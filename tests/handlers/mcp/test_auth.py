@@ -15,12 +15,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
+from adapters.memory import InMemoryKeyRepository, InMemoryMemoryRepository
 from core.contract import RetrievalQuery
 from core.keys import CACHE_TTL, KeyService
 from core.memories import MemoryService
 from core.model import NewMemory
 from core.repository import KEY_NOT_LIVE, READ_KEY_NOT_LIVE, KeyRepository
-from core.repository.memory import InMemoryKeyRepository, InMemoryMemoryRepository
 from handlers.auth import Authenticator, key_authenticator
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint

@@ -10,6 +10,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.tools import Tool as ServedTool
 from mcp.types import Tool
 
+from adapters.memory import InMemoryMemoryRepository
 from core.contract import RETRIEVAL_FIELDS, Page, RetrievalQuery
 from core.errors import (
     AuthenticationError,
@@ -29,7 +30,6 @@ from core.errors import (
 )
 from core.memories import MemoryService
 from core.model import STANDARD_TAGS, Memory, MemoryChanges, NewMemory
-from core.repository.memory import InMemoryMemoryRepository
 from handlers.auth import open_access
 from handlers.mcp.results import TOOL_ERROR_HINTS
 from handlers.mcp.server import INSTRUCTIONS, create_server

@@ -8,10 +8,10 @@ import anyio
 import pytest
 from mcp.server import MCPServer
 
+from adapters.memory import InMemoryMemoryRepository
 from core.contract import RetrievalQuery
 from core.memories import MemoryService
 from core.model import NOT_A_FIELD, NewMemory
-from core.repository.memory import InMemoryMemoryRepository
 from handlers.auth import open_access
 from handlers.mcp.server import create_server
 from tests.conftest import NAMESPACE

@@ -13,6 +13,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from adapters.memory import InMemoryGrantRepository
 from core.grant_terms import UNUSED_CLIENT_TTL
 from core.grants import GrantService
 from core.keys import KeyService
@@ -20,7 +21,6 @@ from core.limits import REGISTRATIONS_PER_CALLER
 from core.memories import MemoryService
 from core.registration import RegistrationBounds
 from core.repository import Client
-from core.repository.memory import InMemoryGrantRepository
 from handlers.auth import key_authenticator
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint, create_handler

@@ -20,14 +20,14 @@ from mcp.client import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 
+from adapters.https import HttpsDocumentFetcher
+from adapters.memory import InMemoryGrantRepository
 from core.clientdocs.document import ClientDocumentError
-from core.clientdocs.https import HttpsDocumentFetcher
 from core.clientdocs.service import ClientDocuments
 from core.grants import GrantService
 from core.keys import KeyService
 from core.limits import MAX_CLIENT_NAME_CHARS
 from core.memories import MemoryService
-from core.repository.memory import InMemoryGrantRepository
 from handlers.auth import key_authenticator
 from handlers.bootstrap import Settings, client_documents
 from handlers.mcp import create_server

@@ -13,12 +13,12 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from adapters.dynamodb import DynamoDBKeyRepository
+from adapters.memory import InMemoryGrantRepository
 from core.grant_terms import ACCESS_TTL
 from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
-from core.repository.dynamodb import DynamoDBKeyRepository
-from core.repository.memory import InMemoryGrantRepository
 from handlers.auth import key_authenticator
 from handlers.aws import mcp as lambda_mcp
 from handlers.mcp import create_server

@@ -14,6 +14,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from adapters.memory import InMemoryGrantRepository
 from core.contract import RetrievalQuery
 from core.grant_terms import ACCESS_TTL, CODE_TTL, REFRESH_TTL, TOKEN_CACHE_TTL, UNUSED_CLIENT_TTL
 from core.grants import GrantService
@@ -21,7 +22,6 @@ from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import NewMemory
 from core.repository import KeyRepository
-from core.repository.memory import InMemoryGrantRepository
 from handlers import bootstrap
 from handlers.auth import key_authenticator
 from handlers.http.app import create_app

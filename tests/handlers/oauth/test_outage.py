@@ -14,20 +14,20 @@ import pytest
 from botocore.awsrequest import AWSResponse
 
 import core.budget
+from adapters.dynamodb import DynamoDBGrantRepository, DynamoDBKeyRepository, make_client
+from adapters.memory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 from core.budget import REQUEST_STORAGE_SECONDS
 from core.clock import Clock, utc_now
 from core.errors import StorageUnavailableError
 from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
-from core.repository.dynamodb import DynamoDBGrantRepository, DynamoDBKeyRepository, make_client
-from core.repository.memory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 from handlers.auth import key_authenticator
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint
 from handlers.oauth import OAuthServer
+from tests.adapters.dynamodb.test_faults import RawBody
 from tests.conftest import REGION, Engine, FakeClock
-from tests.core.repository.dynamodb.test_faults import RawBody
 from tests.handlers.oauth.flow import pkce
 from tests.handlers.oauth.test_oauth import (
     ORIGIN,

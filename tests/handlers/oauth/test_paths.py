@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from adapters.memory import InMemoryGrantRepository
 from core.grants import GrantService
 from core.keys import KeyService
-from core.repository.memory import InMemoryGrantRepository
 from handlers.concurrency import inline
 from handlers.oauth.paths import PATHS
 from handlers.oauth.routes import authorization_routes

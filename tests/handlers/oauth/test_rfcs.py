@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 import httpx2
 import pytest
 
+from adapters.memory import InMemoryGrantRepository
 from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
-from core.repository.memory import InMemoryGrantRepository
 from handlers.auth import key_authenticator
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint

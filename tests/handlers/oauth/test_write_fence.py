@@ -12,13 +12,13 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from adapters.memory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 from core.contract import RetrievalQuery
 from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import NewMemory
 from core.repository import KEY_NOT_LIVE, READ_KEY_NOT_LIVE
-from core.repository.memory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 from handlers.auth import key_authenticator
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import create_handler

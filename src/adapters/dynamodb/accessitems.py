@@ -1,0 +1,135 @@
+"""Access items: each memory's `last_accessed_at` in a small item of its own beside it (codec.py), so an access stamp
+rewrites about 100 bytes, 1 WCU, and no index entry (the record is 1 KB or more, and an index keyed on the stamp
+would move its entry, a delete and a put, on every stamp).
+
+What reads a stamp joins it to the record (`joined`), and a listing by last use reads the namespace's access items
+(DynamoDB filters status and type, which they carry) in id segments read at once, orders them in the function,
+then reads the page's records: three sequential round trips (the id counter, every segment, the page) whatever the
+namespace's size, and about 100 bytes read per memory. A `q` or `tag` search by last use reads the records, as
+any search does, and joins each segment's stamps (searches.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from adapters.dynamodb.client import READERS
+from adapters.dynamodb.codec import (
+    ACCESS_PREFIX,
+    ACCESSED_KEY,
+    from_item,
+    item_id,
+    memory_key,
+    memory_partition,
+    sort_value,
+)
+from adapters.dynamodb.queries import kind_conditions, leading_rows, segments
+from adapters.dynamodb.rawitems import raw_items, watch
+from core.budget import carried
+from core.contract import RetrievalQuery
+from core.limits import ID_DIGITS
+from core.model import Memory
+from core.repository import Matches
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+    from adapters.dynamodb.stored import Items
+
+# Ids per segment: 4,096 access items of about 120 bytes (a namespace name of up to 64 characters) are one 1 MB page.
+ACCESS_SEGMENT_IDS: Final = 4096
+
+Item = dict[str, Any]
+
+
+def access_sort_key(memory_id: int) -> dict[str, Any]:
+    return {"S": f"{ACCESS_PREFIX}{memory_id:0{ID_DIGITS}d}"}
+
+
+def access_key(namespace: str, memory_id: int) -> dict[str, Any]:
+    return {"pk": memory_partition(namespace), "sk": access_sort_key(memory_id)}
+
+
+def to_access_item(namespace: str, memory: Memory) -> dict[str, Any]:
+    return {
+        **access_key(namespace, memory.id),
+        ACCESSED_KEY: sort_value(memory.last_accessed_at, memory.id),
+        "status": {"S": memory.status},
+        "memory_type": {"S": memory.memory_type},
+    }
+
+
+def joined(record: Item, access: Mapping[str, Any] | None) -> Item:
+    """The memory item with its stamp: its access item's, or its own from before access items (the later of the two:
+    `agent-memory migrate` moves it, and a stamp only ever moves forward)."""
+    if access is None or ACCESSED_KEY not in access:
+        return record
+    own, stamp = record.get(ACCESSED_KEY), access[ACCESSED_KEY]
+    return {**record, ACCESSED_KEY: stamp if own is None or own["S"] < stamp["S"] else own}
+
+
+def joined_all(records: Iterable[Item], accesses: Iterable[Mapping[str, Any]]) -> list[Item]:
+    """`joined` for each record, with the access items among `accesses` (of any memories)."""
+    by_id = {item_id(access): access for access in accesses}
+    return [joined(record, by_id.get(item_id(record))) for record in records]
+
+
+class AccessItems:
+    """The access items of one table's namespaces, read for a listing by last use."""
+
+    def __init__(self, client: DynamoDBClient, items: Items) -> None:
+        self._items = items
+        watch(client)
+
+    def find(self, namespace: str, query: RetrievalQuery, highest_id: int) -> Matches:
+        """The page of `query` (by last use, without `q` or `tag`) and the number of matches, from the access items of
+        ids up to `highest_id` (an eventually consistent counter: the last segment is open-ended), then the page's
+        records (a memory purged since is left out of the page)."""
+        leading = leading_rows(query.sort, query.offset + query.limit)
+        parts = list(
+            READERS.map(
+                carried(lambda bound: self._segment(namespace, query, leading, *bound)),
+                segments(highest_id, ACCESS_SEGMENT_IDS),
+            )
+        )
+        page = leading([row for _, rows in parts for row in rows])[query.offset :]
+        records = self._items.get_many([memory_key(namespace, item_id(row)) for row in page]) if page else []
+        items = [from_item(joined(record, row)) for record, row in zip(records, page, strict=True) if record]
+        return Matches(items=items, total=sum(count for count, _ in parts), stored_stamps=True)
+
+    def _segment(
+        self, namespace: str, query: RetrievalQuery, leading: Callable[[list[Item]], list[Item]], first: int, last: int
+    ) -> tuple[int, list[Item]]:
+        """The number of matching access items of ids first..last, and the `leading` (most recently used) of them."""
+        conditions, values = kind_conditions(query.status, query.memory_type, None)
+        request = {
+            **self.range_request(namespace, first, last),
+            "FilterExpression": " AND ".join(conditions),
+            "ExpressionAttributeNames": {"#status": "status"},
+        }
+        request["ExpressionAttributeValues"] |= values
+        count, kept = 0, list[Item]()
+        with raw_items():  # thousands of items: read from the answer's JSON, not through botocore's parser
+            for page in self._items.pages(request):
+                count += len(page)
+                kept = leading(kept + page)
+        return count, kept
+
+    def stamps(self, namespace: str, first: int, last: int) -> list[Item]:
+        """The access items of ids first..last, their keys and stamps only (eventually consistent, as a listing)."""
+        request = self.range_request(namespace, first, last)
+        with raw_items():
+            return [item for page in self._items.pages(request) for item in page]
+
+    @staticmethod
+    def range_request(namespace: str, first: int, last: int) -> dict[str, Any]:
+        return {
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
+            "ProjectionExpression": f"sk, {ACCESSED_KEY}",
+            "ExpressionAttributeValues": {
+                ":pk": memory_partition(namespace),
+                ":first": access_sort_key(first),
+                ":last": access_sort_key(last),
+            },
+        }

@@ -1,0 +1,217 @@
+"""Recall's digests in the table (codec.py has the layout): the transaction actions that keep each digest beside its
+memory, recall's reads of them, and the backfill's reads and conditional writes.
+
+Recall reads the whole namespace's digests, as a `q` search reads its records, split by id into segments read at once
+(listing.py), so a digest must cost less than a record: a record holds its content twice (as written and casefolded)
+and three sort keys; a digest holds its terms deflated (about 60 % of the content's bytes) and its vector (a byte a
+dimension). Measured on the bench's memories, a recall over 1,000 of them reads fewer units than a `q` search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Final
+
+from adapters.dynamodb.client import READERS, ConditionFailedError, call
+from adapters.dynamodb.codec import (
+    COUNTER_SK,
+    DIGEST_PREFIX,
+    DIGESTED,
+    NAMESPACE_PREFIX,
+    PURGE_SHARDS,
+    UNEMBEDDED_INDEX,
+    deflated,
+    digest_key,
+    digest_sort_key,
+    from_item,
+    inflated,
+    memory_partition,
+    purge_shard,
+    tags_value,
+)
+from adapters.dynamodb.expressions import Write
+from adapters.dynamodb.queries import kind_conditions, segments
+from adapters.dynamodb.rawitems import raw_items, watch
+from adapters.dynamodb.stored import Items, Stored
+from core.budget import carried
+from core.digest import Digest, Vector
+from core.model import Memory
+from core.repository.digests import Candidate, CandidateFilter, Unembedded
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+Item = dict[str, Any]
+
+# Ids per segment of a recall's read: 1,024 digests of up to about 1 KB (terms, and a vector of up to 1,024 bytes) are
+# one 1 MB page.
+DIGEST_SEGMENT_IDS: Final = 1024
+# What recall reads of a digest (filters are evaluated by DynamoDB on the rest).
+_CANDIDATE_ATTRIBUTES: Final = "sk, terms, vec, vec_scale, vec_model, updated_at, memory_type"
+
+
+class Keep(Enum):
+    """A change that leaves the content and tags as they were keeps the digest: it follows the memory's status."""
+
+    DIGEST = "keep"
+
+
+KEEP: Final = Keep.DIGEST
+
+
+def to_digest(namespace: str, memory: Memory, digest: Digest) -> Item:
+    item: Item = {
+        **digest_key(namespace, memory.id),
+        "memory_type": {"S": memory.memory_type},
+        "status": {"S": memory.status},
+        "updated_at": {"S": memory.updated_at},
+        "version": {"N": str(memory.version)},
+    }
+    if digest.terms:
+        item["terms"] = {"B": deflated(" ".join(digest.terms))}
+    if memory.tags:
+        item["tags"] = {"S": tags_value(memory.tags)}
+    if digest.vector is None or digest.model is None:
+        item["embed_shard"] = purge_shard(namespace, memory.id)
+    else:
+        item |= _vector(digest.vector, digest.model)
+    return item
+
+
+def _vector(vector: Vector, model: str) -> Item:
+    return {"vec": {"B": vector.codes}, "vec_scale": {"N": repr(vector.scale)}, "vec_model": {"S": model}}
+
+
+def _terms(stored: Mapping[str, Any] | None) -> str:
+    """A digest's space-joined terms: deflated (B), or as a string (S) in a digest written before they were deflated,
+    which is read as it is until its memory's next change of content or tags rewrites it."""
+    if stored is None:
+        return ""
+    if "S" in stored:
+        return str(stored["S"])
+    return inflated(stored["B"])
+
+
+def to_candidate(item: Mapping[str, Any]) -> Candidate:
+    terms = _terms(item.get("terms"))
+    vector = Vector(item["vec"]["B"], float(item["vec_scale"]["N"])) if "vec" in item else None
+    return Candidate(
+        memory_id=int(item["sk"]["S"][len(DIGEST_PREFIX) :]),
+        terms=tuple(terms.split()),
+        vector=vector,
+        model=item["vec_model"]["S"] if vector is not None else None,
+        updated_at=item["updated_at"]["S"],
+        memory_type=item["memory_type"]["S"],
+    )
+
+
+def digest_actions(
+    table: str, namespace: str, stored: Stored, after: Memory, write: Write, digest: Digest | Keep | None
+) -> list[Item]:
+    """What a change of the memory `stored` holds into `after` (written by `write`) does to its digest, as actions of
+    the change's transaction: `digest` replaces it (None: the writer has none, so the stored one goes); KEEP carries
+    the memory's status, type, `updated_at` and version into the stored one, if there is one."""
+    if isinstance(digest, Digest):
+        write.set(f"{DIGESTED} = :digested", digested={"BOOL": True})
+        return [{"Put": {"TableName": table, "Item": to_digest(namespace, after, digest)}}]
+    if not stored.digested:
+        return []  # none to keep or remove: `agent-memory migrate` writes it
+    key = digest_key(namespace, after.id)
+    if digest is None:
+        write.removes.append(DIGESTED)
+        return [{"Delete": {"TableName": table, "Key": key}}]
+    follow = {
+        "TableName": table,
+        "Key": key,
+        "UpdateExpression": "SET #status = :status, memory_type = :type, updated_at = :updated, version = :version",
+        "ExpressionAttributeNames": {"#status": "status"},
+        "ExpressionAttributeValues": {
+            ":status": {"S": after.status},
+            ":type": {"S": after.memory_type},
+            ":updated": {"S": after.updated_at},
+            ":version": {"N": str(after.version)},
+        },
+    }
+    return [{"Update": follow}]
+
+
+class Digests:
+    """The digests of one table, as recall and the backfill read and write them."""
+
+    def __init__(self, client: DynamoDBClient, table_name: str, items: Items) -> None:
+        self._client = client
+        self._table = table_name
+        self._items = items
+        watch(client)
+
+    def candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
+        counter = self._items.get_many([{"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}])[0]
+        # Eventually consistent: the last segment is open-ended, so a stale counter misses no memory.
+        bounds = segments(int((counter or {}).get("next_id", {}).get("N", "0")), DIGEST_SEGMENT_IDS)
+        request = self._filtered(namespace, filters)
+        found = READERS.map(carried(lambda bound: self._segment(request, *bound)), bounds)
+        return [to_candidate(item) for part in found for item in part]
+
+    def _filtered(self, namespace: str, filters: CandidateFilter) -> Item:
+        """The Query of the namespace's digests with the filters' conditions, as the retrieval's (queries.py)."""
+        conditions, values = kind_conditions(filters.status, filters.memory_type, filters.tag)
+        values[":pk"] = memory_partition(namespace)
+        return {
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
+            "FilterExpression": " AND ".join(conditions),
+            "ProjectionExpression": _CANDIDATE_ATTRIBUTES,
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": values,
+        }
+
+    def _segment(self, request: Item, first: int, last: int) -> list[Item]:
+        values = {
+            **request["ExpressionAttributeValues"],
+            ":first": digest_sort_key(first),
+            ":last": digest_sort_key(last),
+        }
+        paged = {**request, "ExpressionAttributeValues": values}
+        with raw_items():  # read whole in this thread: recall's largest cost is parsing thousands of digests
+            return [item for page in self._items.pages(paged) for item in page]
+
+    def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
+        """The records (with their stamps) of those of `memory_ids` still stored, eventually consistent."""
+        ids = list(dict.fromkeys(memory_ids))
+        return [from_item(item) for item in self._items.stamped(namespace, ids) if item] if ids else []
+
+    def unembedded(self, limit: int) -> list[Unembedded]:
+        found: list[Unembedded] = []
+        for shard in range(PURGE_SHARDS):
+            request = {
+                "IndexName": UNEMBEDDED_INDEX,
+                "KeyConditionExpression": "embed_shard = :shard",
+                "ExpressionAttributeValues": {":shard": {"S": f"{shard:02d}"}},
+                "Limit": limit - len(found),
+            }
+            for page in self._items.pages(request):
+                found += [waiting(item) for item in page[: limit - len(found)]]
+                if len(found) >= limit:
+                    return found
+        return found
+
+    def embed(self, namespace: str, memory_id: int, version: int, vector: Vector, model: str) -> bool:
+        try:
+            call(
+                self._client.update_item,
+                TableName=self._table,
+                Key=digest_key(namespace, memory_id),
+                UpdateExpression="SET vec = :vec, vec_scale = :vec_scale, vec_model = :vec_model REMOVE embed_shard",
+                ConditionExpression="version = :version AND attribute_exists(embed_shard)",
+                ExpressionAttributeValues={
+                    **{f":{name}": value for name, value in _vector(vector, model).items()},
+                    ":version": {"N": str(version)},
+                },
+            )
+        except ConditionFailedError:
+            return False
+        return True
+
+
+def waiting(item: Mapping[str, Any]) -> Unembedded:
+    return Unembedded(item["pk"]["S"][len(NAMESPACE_PREFIX) :], int(item["sk"]["S"][len(DIGEST_PREFIX) :]))

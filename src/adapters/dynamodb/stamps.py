@@ -1,0 +1,157 @@
+"""Access stamps: `last_accessed_at` set by a conditional write that never moves it back, for one read, or for a
+page in batches of PartiQL statements (each with its own condition, so one row stamped later by another reader
+does not hold up the rest). A stamp writes the memory's access item (accessitems.py); in a namespace not yet wholly
+moved to access items (`agent-memory migrate`), a page's stamps also go to the records, where only those of memories
+without an access item land (the others hold no `accessed_key` to compare with)."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import wait
+from typing import TYPE_CHECKING, Any, Final
+
+from adapters.dynamodb.accessitems import access_key, joined
+from adapters.dynamodb.client import READERS, STAMPERS, ConditionFailedError, call, incidental
+from adapters.dynamodb.codec import ACCESS_ITEMS, ACCESSED_KEY, DELETED, from_item, memory_key, sort_value
+from adapters.dynamodb.marks import Marks
+from adapters.dynamodb.stored import Items
+from core.budget import carried
+from core.errors import MemoryNotFoundError, StorageUnavailableError, TableMissingError
+from core.model import Memory
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+# BatchExecuteStatement takes at most 25 statements.
+BATCH_STATEMENTS: Final = 25
+# A statement refused for a passing reason is sent again in the next batch call, this many times at most.
+BATCH_ATTEMPTS: Final = 3
+BATCH_BACKOFF_SECONDS: Final = 0.02
+_PASSING: Final = frozenset(
+    {"ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded", "InternalServerError"}
+    | {"TransactionConflict"}
+)
+# Written so that a stamp never creates a row (UPDATE finds none) and never moves one back.
+_STAMP: Final = 'UPDATE "{table}" SET accessed_key = ? WHERE pk = ? AND sk = ? AND accessed_key < ?'
+
+
+class Stamps:
+    """The access stamps of one table's memories."""
+
+    def __init__(self, client: DynamoDBClient, table_name: str, items: Items, marks: Marks) -> None:
+        self._client = client
+        self._table = table_name
+        self._items = items
+        self._marks = marks
+
+    def read(
+        self, namespace: str, memory_id: int, accessed_at: str, confirm: Callable[[], None] | None = None
+    ) -> Memory:
+        """Stamp one visible memory and return it: a conditional write of its access item, sent with a strongly
+        consistent read of its record (one round trip). With `confirm` (the read fence, core.repository.LiveKey), the
+        record is read first, then `confirm` runs, and only then is the memory stamped (one round trip after another:
+        the stamp must not land before the check, nor the check come before the read)."""
+        stamp = sort_value(accessed_at, memory_id)
+        if confirm is not None:
+            item = self._items.get(memory_key(namespace, memory_id))
+            confirm()
+            if item is None or item["status"] == DELETED:
+                raise MemoryNotFoundError(memory_id)
+            return self._stamped_read(namespace, memory_id, stamp, lambda: item)
+        record = READERS.submit(carried(lambda: self._items.get(memory_key(namespace, memory_id))))
+        try:
+            return self._stamped_read(namespace, memory_id, stamp, record.result)
+        except Exception:
+            wait([record])  # no call of this request outlives it
+            raise
+
+    def _stamped_read(
+        self, namespace: str, memory_id: int, stamp: dict[str, Any], record: Callable[[], dict[str, Any] | None]
+    ) -> Memory:
+        """Stamp the memory and return it, its record being `record()` (read before, or meanwhile)."""
+        try:
+            access = self._stamped(access_key(namespace, memory_id), memory_id, stamp, "UPDATED_NEW")
+        except MemoryNotFoundError:
+            item = record()
+            if item is None or ACCESS_ITEMS in item:
+                raise  # never stored, or purged (or being purged) meanwhile
+            # Stored before access items: the record holds its stamp, unless migrate has just moved it into a new
+            # access item (the record as it is then comes back, marked): then that one takes the stamp.
+            item = self._stamped(memory_key(namespace, memory_id), memory_id, stamp, "ALL_NEW")
+            if ACCESS_ITEMS in item:
+                item = joined(item, self._stamped(access_key(namespace, memory_id), memory_id, stamp, "UPDATED_NEW"))
+            return from_item(item)
+        item = record()
+        if item is None or item["status"] == DELETED:
+            raise MemoryNotFoundError(memory_id)  # deleted (or purged) since the stamp
+        return from_item(joined(item, access))
+
+    def _stamped(self, key: dict[str, Any], memory_id: int, stamp: dict[str, Any], returns: str) -> dict[str, Any]:
+        """Stamp the item at `key` (an access item, or a record from before them) and return what `returns` says of
+        it, or all of it as it was when another reader stamped it later first. MemoryNotFoundError when there is no
+        such item or its memory is deleted."""
+        try:
+            # The sort value starts with the timestamp and ends with this memory's id, so it compares as the stamp.
+            with incidental():
+                response = call(
+                    self._client.update_item,
+                    TableName=self._table,
+                    Key=key,
+                    UpdateExpression=f"SET {ACCESSED_KEY} = :stamp",
+                    ConditionExpression=f"attribute_exists(pk) AND {ACCESSED_KEY} < :stamp AND #status <> :deleted",
+                    ExpressionAttributeNames={"#status": "status"},
+                    ExpressionAttributeValues={":stamp": stamp, ":deleted": DELETED},
+                    ReturnValues=returns,
+                    ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                )
+        except ConditionFailedError as failed:
+            # Missing, deleted, or already stamped later by a concurrent reader: the old item tells which.
+            old = failed.old_item
+            if not old or old["status"] == DELETED:
+                raise MemoryNotFoundError(memory_id) from None
+            return dict(old)
+        attributes: dict[str, Any] = response["Attributes"]
+        return attributes
+
+    def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
+        keys = [(access_key(namespace, memory_id), memory_id) for memory_id in memory_ids]
+        if not self._marks.check(namespace, ACCESS_ITEMS):
+            keys += [(memory_key(namespace, memory_id), memory_id) for memory_id in memory_ids]
+        batches = [keys[i : i + BATCH_STATEMENTS] for i in range(0, len(keys), BATCH_STATEMENTS)]
+        if len(batches) == 1:
+            self._stamp_batch(batches[0], accessed_at)
+            return
+        # list() waits for every batch and re-raises the first failure.
+        list(STAMPERS.map(carried(lambda batch: self._stamp_batch(batch, accessed_at)), batches))
+
+    def _stamp_batch(self, keys: Sequence[tuple[dict[str, Any], int]], accessed_at: str) -> None:
+        statement = _STAMP.format(table=self._table)
+        pending = [
+            {"Statement": statement, "Parameters": [stamp, key["pk"], key["sk"], stamp]}
+            for key, memory_id in keys
+            for stamp in [sort_value(accessed_at, memory_id)]
+        ]
+        for attempt in range(BATCH_ATTEMPTS):
+            with incidental():
+                response = call(self._client.batch_execute_statement, Statements=pending)
+            refused = []
+            for sent, answer in zip(pending, response["Responses"], strict=True):
+                code = answer.get("Error", {}).get("Code")
+                # A failed condition: already stamped later by another reader, or never stored; nothing to do.
+                if code is None or code == "ConditionalCheckFailed":
+                    continue
+                if code in _PASSING:
+                    refused.append(sent)
+                elif code == "ResourceNotFound":
+                    raise TableMissingError(self._table)
+                else:
+                    raise RuntimeError(f"a stamp was refused: {code}: {answer['Error'].get('Message', '')}")
+            if not refused:
+                return
+            pending = refused
+            if attempt < BATCH_ATTEMPTS - 1:
+                time.sleep(random.uniform(0, BATCH_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
+        raise StorageUnavailableError(f"storage kept refusing {len(pending)} access stamps; retry shortly")

@@ -1,0 +1,181 @@
+"""A stored memory as the writes see it (the record and the bookkeeping beside it), its consistent read, the
+condition a write computed from that read holds on, and the all-or-nothing write they share."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from adapters.dynamodb.accessitems import access_key, joined
+from adapters.dynamodb.client import ConditionFailedError, TransactionCancelledError, call
+from adapters.dynamodb.codec import ACCESS_ITEMS, DIGESTED, TAG_COPIES, from_item, memory_key
+from core.errors import StorageUnavailableError, WriteConflictError
+from core.model import Memory
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+# Transactions touching a namespace's STATS item at the same moment cancel each other; each retries this often.
+TRANSACTION_ATTEMPTS: Final = 4
+TRANSACTION_BACKOFF_SECONDS: Final = 0.02
+# BatchWriteItem takes at most 25 requests; unprocessed ones are sent again, this many times at most.
+BATCH_WRITE_ITEMS: Final = 25
+BATCH_WRITE_ATTEMPTS: Final = 8
+BATCH_BACKOFF_SECONDS: Final = 0.05
+# BatchGetItem takes at most 100 keys; keys it did not read are asked for again after a short, growing pause, this
+# many calls in all.
+BATCH_GET_ITEMS: Final = 100
+BATCH_GET_ATTEMPTS: Final = 8
+UNPROCESSED_BACKOFF_SECONDS: Final = 0.02
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A memory item: the record, whether its tag copies exist, how many revisions it has (0 for a memory stored
+    before history existed), the status it had before a delete, when it was deleted, whether its purge has begun,
+    the hash of the idempotency key it was created with, whether its digest exists, and whether its access item does
+    (the record's stamp is its access item's then)."""
+
+    memory: Memory
+    copied: bool
+    revisions: int
+    prior_status: str | None
+    deleted_at: str | None
+    purging: bool
+    idempotency: str | None
+    digested: bool
+    accessed: bool
+
+    @classmethod
+    def of(cls, item: Mapping[str, Any]) -> Stored:
+        """The stored memory of a memory item with its stamp joined (Items.stamped, accessitems.joined)."""
+
+        def text(name: str) -> str | None:
+            return item[name]["S"] if name in item else None
+
+        return cls(
+            memory=from_item(item),
+            copied=TAG_COPIES in item,
+            revisions=int(item["revisions"]["N"]) if "revisions" in item else 0,
+            prior_status=text("prior_status"),
+            deleted_at=text("deleted_at"),
+            purging="purging" in item,
+            idempotency=text("idempotency"),
+            digested=DIGESTED in item,
+            accessed=ACCESS_ITEMS in item,
+        )
+
+    def unchanged(self) -> tuple[str, dict[str, Any]]:
+        """The condition (and its values) that holds while the item is still as read: same version, status,
+        revision count, tag copies, digest and access item, and no purge begun."""
+        values = {":was_version": {"N": str(self.memory.version)}, ":was_status": {"S": self.memory.status}}
+        terms = ["version = :was_version", "#status = :was_status", "attribute_not_exists(purging)"]
+        if self.revisions:
+            terms.append("revisions = :was_revisions")
+            values[":was_revisions"] = {"N": str(self.revisions)}
+        else:
+            terms.append("attribute_not_exists(revisions)")
+        if not self.copied:
+            terms.append(f"attribute_not_exists({TAG_COPIES})")
+        if not self.digested:
+            terms.append(f"attribute_not_exists({DIGESTED})")
+        if not self.accessed:
+            terms.append(f"attribute_not_exists({ACCESS_ITEMS})")
+        return " AND ".join(terms), values
+
+
+class Items:
+    """The items of one table as the writes use them: consistent reads (of a memory, of any item), a put that never
+    overwrites, the transaction, batch writes, and every page of a Query or Scan."""
+
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self._client = client
+        self._table = table_name
+
+    def read(self, namespace: str, memory_id: int) -> Stored | None:
+        """The memory item, with its stamp, by strongly consistent reads in one call; None when there is none."""
+        item = self.stamped(namespace, [memory_id], consistent=True)[0]
+        return Stored.of(item) if item else None
+
+    def stamped(self, namespace: str, memory_ids: list[int], consistent: bool = False) -> list[dict[str, Any] | None]:
+        """The memory items of `memory_ids` (None where there is none), each with its stamp joined from its access
+        item, read together."""
+        found = self.get_many([key(namespace, i) for key in (memory_key, access_key) for i in memory_ids], consistent)
+        records, accesses = found[: len(memory_ids)], found[len(memory_ids) :]
+        return [joined(item, access) if item else None for item, access in zip(records, accesses, strict=True)]
+
+    def get(self, key: dict[str, Any]) -> dict[str, Any] | None:
+        """The item under `key` by a strongly consistent read; None when there is none."""
+        item: dict[str, Any] | None = call(
+            self._client.get_item, TableName=self._table, Key=key, ConsistentRead=True
+        ).get("Item")
+        return item
+
+    def get_many(self, keys: list[dict[str, Any]], consistent: bool = False) -> list[dict[str, Any] | None]:
+        """The items at `keys` (None where there is none), eventually consistent unless `consistent`: one GetItem for
+        one key, else BatchGetItems of BATCH_GET_ITEMS keys, each asked again for what it leaves unprocessed."""
+        if len(keys) == 1:
+            response = call(self._client.get_item, TableName=self._table, Key=keys[0], ConsistentRead=consistent)
+            return [response.get("Item")]
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        for start in range(0, len(keys), BATCH_GET_ITEMS):
+            wanted: dict[str, Any] = {
+                self._table: {"Keys": keys[start : start + BATCH_GET_ITEMS], "ConsistentRead": consistent}
+            }
+            for attempt in range(BATCH_GET_ATTEMPTS):
+                response = call(self._client.batch_get_item, RequestItems=wanted)
+                found.update({(item["pk"]["S"], item["sk"]["S"]): item for item in response["Responses"][self._table]})
+                wanted = response.get("UnprocessedKeys") or {}
+                if not wanted:
+                    break
+                time.sleep(random.uniform(0, UNPROCESSED_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
+            else:
+                raise StorageUnavailableError("storage kept leaving reads unprocessed; retry shortly")
+        return [found.get((key["pk"]["S"], key["sk"]["S"])) for key in keys]
+
+    def put_new(self, item: dict[str, Any], what: str) -> None:
+        """Store `item` only where nothing is stored yet; WriteConflictError naming `what` otherwise."""
+        try:
+            call(
+                self._client.put_item, TableName=self._table, Item=item, ConditionExpression="attribute_not_exists(pk)"
+            )
+        except ConditionFailedError:
+            raise WriteConflictError(f"{what} is already taken; retry") from None
+
+    def transact(self, actions: list[dict[str, Any]]) -> None:
+        """One all-or-nothing write, retried (with jittered backoff) only while it collides with another one."""
+        for attempt in range(TRANSACTION_ATTEMPTS):
+            try:
+                call(self._client.transact_write_items, TransactItems=actions)
+                return
+            except TransactionCancelledError as cancelled:
+                if not cancelled.only_collided or attempt == TRANSACTION_ATTEMPTS - 1:
+                    raise
+                time.sleep(random.uniform(0, TRANSACTION_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
+
+    def batch_write(self, requests: list[dict[str, Any]]) -> None:
+        """Puts and deletes, BATCH_WRITE_ITEMS per call, each sent again while DynamoDB leaves it unprocessed."""
+        for start in range(0, len(requests), BATCH_WRITE_ITEMS):
+            pending: dict[str, Any] = {self._table: requests[start : start + BATCH_WRITE_ITEMS]}
+            for attempt in range(BATCH_WRITE_ATTEMPTS):
+                pending = call(self._client.batch_write_item, RequestItems=pending).get("UnprocessedItems") or {}
+                if not pending:
+                    break
+                time.sleep(random.uniform(0, BATCH_BACKOFF_SECONDS * 2**attempt))  # noqa: S311
+            else:
+                raise StorageUnavailableError("storage kept refusing a batch of writes; retry shortly")
+
+    def pages(
+        self, request: Mapping[str, Any], operation: Callable[..., Any] | None = None
+    ) -> Iterator[list[dict[str, Any]]]:
+        """The items of every page of a Query of this table (or of `operation`, a Scan), page by page."""
+        paged = {"TableName": self._table, **request}
+        while True:
+            response = call(operation or self._client.query, **paged)
+            yield response["Items"]
+            if "LastEvaluatedKey" not in response:
+                return
+            paged["ExclusiveStartKey"] = response["LastEvaluatedKey"]

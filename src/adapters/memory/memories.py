@@ -1,0 +1,286 @@
+"""MemoryRepository in memory: the records, their history, their digests, the idempotency records and the fence on
+live keys."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+
+from adapters.memory.digests import InMemoryDigests
+from adapters.memory.keys import InMemoryKeyRepository
+from core.clock import parse_timestamp
+from core.contract import RetrievalQuery
+from core.digest import Digest, Indexer, Vector
+from core.errors import AuthenticationError, MemoryNotFoundError, VersionMismatchError, WriteConflictError
+from core.history import Change, Revision
+from core.limits import IDEMPOTENCY_WINDOW_SECONDS
+from core.model import IdempotentCreate, Memory, MemoryChanges
+from core.repository import (
+    KEY_NOT_LIVE,
+    READ_KEY_NOT_LIVE,
+    IdempotencyKeyTakenError,
+    LiveKey,
+    Matches,
+    PriorCreate,
+    Revisions,
+)
+from core.repository.digests import Candidate, CandidateFilter, Unembedded
+
+
+def _copy(memory: Memory) -> Memory:
+    return memory.model_copy(deep=True)
+
+
+def _order(memories: list[Memory], sort: str) -> list[Memory]:
+    """The contract's total order: `id` ascending; a timestamp descending, ties by id descending, a never-set
+    timestamp (only `last_accessed_at` can be one) after every set one, by id descending too."""
+    if sort == "id":
+        return sorted(memories, key=lambda memory: memory.id)
+
+    def key(memory: Memory) -> tuple[bool, str, int]:
+        value: str | None = getattr(memory, sort)
+        return (value is not None, value or "", memory.id)
+
+    return sorted(memories, key=key, reverse=True)
+
+
+class InMemoryMemoryRepository:
+    """MemoryRepository in a dict, thread-safe; `get` (not part of the port) reads a stored memory unstamped.
+
+    `keys` is the key store of the same "table": a fenced write (LiveKey) lands only while its key is live there, as
+    the DynamoDB adapter's ConditionCheck on the key item; without `keys`, no fenced write lands."""
+
+    def __init__(self, keys: InMemoryKeyRepository | None = None) -> None:
+        self._keys = keys
+        self._lock = threading.Lock()
+        self._rows: dict[tuple[str, int], Memory] = {}
+        self._next_ids: dict[str, int] = {}
+        self._idempotency: dict[tuple[str, str], tuple[PriorCreate, float]] = {}
+        self._revisions: dict[tuple[str, int], list[Revision]] = {}
+        # A deleted memory's status before the delete, and when it was deleted.
+        self._deleted: dict[tuple[str, int], tuple[str, str]] = {}
+        self._digests = InMemoryDigests()
+
+    def reset(self, rows: Mapping[tuple[str, int], Memory], next_ids: Mapping[str, int]) -> None:
+        """Replace everything stored by `rows` (without history); each namespace's next id is `next_ids`' (the bench
+        resets with it)."""
+        with self._lock:
+            self._rows = {key: _copy(memory) for key, memory in rows.items()}
+            self._next_ids = {namespace: start - 1 for namespace, start in next_ids.items()}
+            self._idempotency = {}
+            self._revisions = {}
+            self._deleted = {}
+            self._digests.clear()
+
+    def _record(self, namespace: str, memory: Memory, change: Change, now: str, key_id: str | None) -> None:
+        revisions = self._revisions.setdefault((namespace, memory.id), [])
+        revisions.append(Revision.of(memory, len(revisions) + 1, change, now, key_id))
+
+    def _fence(self, live_key: LiveKey | None, refusal: str = KEY_NOT_LIVE) -> None:
+        """Refuse a write (or, with READ_KEY_NOT_LIVE, a read) whose live key is not stored, revoked or expired (called
+        before anything is changed or answered)."""
+        if live_key is None:
+            return
+        if self._keys is None:
+            raise AuthenticationError(refusal)
+        self._keys.check_live(live_key, refusal)
+
+    def confirm_live(self, live_key: LiveKey) -> None:
+        self._fence(live_key, READ_KEY_NOT_LIVE)
+
+    def erase(self, namespace: str) -> None:
+        """Remove everything of the namespace, its keys first, as `agent-memory namespace erase` does on DynamoDB
+        (adapters.dynamodb.erasure); without `keys`, only its memories. Not part of the port: the doors'
+        tests erase with it."""
+        if self._keys is not None:
+            self._keys.erase(namespace)
+        with self._lock:
+            for stored_in, memory_id in [key for key in self._rows if key[0] == namespace]:
+                del self._rows[stored_in, memory_id]
+                self._deleted.pop((stored_in, memory_id), None)
+                self._revisions.pop((stored_in, memory_id), None)
+                self._digests.drop(stored_in, memory_id)
+            self._next_ids.pop(namespace, None)
+            self._idempotency = {key: value for key, value in self._idempotency.items() if key[0] != namespace}
+
+    def next_id(self, namespace: str, live_key: LiveKey | None = None) -> int:
+        with self._lock:
+            if namespace not in self._next_ids:
+                self._fence(live_key)  # as the adapter: only a live key starts a namespace's counter
+            self._next_ids[namespace] = self._next_ids.get(namespace, 0) + 1
+            return self._next_ids[namespace]
+
+    def add(
+        self,
+        namespace: str,
+        memory: Memory,
+        idempotency: IdempotentCreate | None = None,
+        key_id: str | None = None,
+        live_key: LiveKey | None = None,
+        digest: Digest | None = None,
+    ) -> None:
+        with self._lock:
+            self._fence(live_key)
+            now = parse_timestamp(memory.created_at).timestamp()
+            if idempotency is not None:
+                recorded = self._idempotency.get((namespace, idempotency.key_hash))
+                if recorded is not None and recorded[1] > now:
+                    raise IdempotencyKeyTakenError(recorded[0])
+            if (namespace, memory.id) in self._rows:
+                raise WriteConflictError(f"id {memory.id} collided with another write; retry the create")
+            self._rows[namespace, memory.id] = _copy(memory)
+            self._digests.put(namespace, memory, digest)
+            self._record(namespace, memory, "created", memory.created_at, key_id)
+            if idempotency is not None:
+                prior = PriorCreate(memory.id, memory.created_at, idempotency.fingerprint)
+                self._idempotency[namespace, idempotency.key_hash] = (prior, now + IDEMPOTENCY_WINDOW_SECONDS)
+
+    def get(self, namespace: str, memory_id: int) -> Memory | None:
+        with self._lock:
+            stored = self._rows.get((namespace, memory_id))
+            return None if stored is None else _copy(stored)
+
+    def _visible(self, namespace: str, memory_id: int) -> Memory:
+        stored = self._rows.get((namespace, memory_id))
+        if stored is None or stored.status == "deleted":
+            raise MemoryNotFoundError(memory_id)
+        return stored
+
+    def _stamp_one(self, namespace: str, memory: Memory, accessed_at: str) -> Memory:
+        if memory.last_accessed_at is not None and memory.last_accessed_at >= accessed_at:
+            return memory
+        self._rows[namespace, memory.id] = stamped = memory.model_copy(update={"last_accessed_at": accessed_at})
+        return stamped
+
+    def read(self, namespace: str, memory_id: int, accessed_at: str | None, live_key: LiveKey | None = None) -> Memory:
+        with self._lock:
+            stored = self._rows.get((namespace, memory_id))
+            self._fence(live_key, READ_KEY_NOT_LIVE)  # read, then check, then stamp or answer (LiveKey)
+            if stored is None or stored.status == "deleted":
+                raise MemoryNotFoundError(memory_id)
+            return _copy(stored if accessed_at is None else self._stamp_one(namespace, stored, accessed_at))
+
+    def apply(
+        self,
+        namespace: str,
+        memory_id: int,
+        changes: MemoryChanges,
+        expected_versions: frozenset[int] | None,
+        now: str,
+        key_id: str | None = None,
+        live_key: LiveKey | None = None,
+        indexer: Indexer | None = None,
+    ) -> Memory:
+        with self._lock:
+            current = self._visible(namespace, memory_id)
+            if expected_versions is not None and current.version not in expected_versions:
+                raise VersionMismatchError(memory_id, current.version)
+            updated = changes.apply_to(current, now)
+            if updated is not current:
+                self._fence(live_key)
+                self._rows[namespace, memory_id] = _copy(updated)
+                if (updated.content, updated.tags) == (current.content, current.tags):
+                    self._digests.follow(namespace, updated)
+                else:
+                    digest = indexer.digest(updated.content, updated.tags) if indexer else None
+                    self._digests.put(namespace, updated, digest)
+                self._record(namespace, updated, "updated", now, key_id)
+            return _copy(updated)
+
+    def delete(
+        self, namespace: str, memory_id: int, now: str, key_id: str | None = None, live_key: LiveKey | None = None
+    ) -> None:
+        with self._lock:
+            current = self._visible(namespace, memory_id)
+            self._fence(live_key)
+            self._rows[namespace, memory_id] = deleted = current.model_copy(update={"status": "deleted"})
+            self._deleted[namespace, memory_id] = (current.status, now)
+            self._digests.follow(namespace, deleted)
+            self._record(namespace, deleted, "deleted", now, key_id)
+
+    def _stored_deleted(self, namespace: str, memory_id: int) -> Memory:
+        stored = self._rows.get((namespace, memory_id))
+        if stored is None:
+            raise MemoryNotFoundError(memory_id)
+        if stored.status != "deleted":
+            raise MemoryNotFoundError(memory_id, "is not deleted")
+        return stored
+
+    def restore(
+        self, namespace: str, memory_id: int, now: str, key_id: str | None = None, live_key: LiveKey | None = None
+    ) -> Memory:
+        with self._lock:
+            stored = self._stored_deleted(namespace, memory_id)
+            self._fence(live_key)
+            prior, _ = self._deleted.pop((namespace, memory_id))
+            self._rows[namespace, memory_id] = restored = stored.model_copy(update={"status": prior})
+            self._digests.follow(namespace, restored)
+            self._record(namespace, restored, "restored", now, key_id)
+            return _copy(restored)
+
+    def history(self, namespace: str, memory_id: int, limit: int, offset: int) -> Revisions:
+        with self._lock:
+            if (namespace, memory_id) not in self._rows:
+                raise MemoryNotFoundError(memory_id)
+            newest_first = self._revisions.get((namespace, memory_id), [])[::-1]
+            return Revisions(items=newest_first[offset : offset + limit], total=len(newest_first))
+
+    def purge(self, namespace: str, memory_id: int) -> None:
+        with self._lock:
+            self._stored_deleted(namespace, memory_id)
+            self._forget(namespace, memory_id)
+
+    def _forget(self, namespace: str, memory_id: int) -> None:
+        del self._rows[namespace, memory_id], self._deleted[namespace, memory_id]
+        self._revisions.pop((namespace, memory_id), None)
+        self._digests.drop(namespace, memory_id)
+        for key, (prior, _) in list(self._idempotency.items()):
+            if key[0] == namespace and prior.memory_id == memory_id:
+                del self._idempotency[key]
+
+    def purge_deleted(self, deleted_before: str) -> int:
+        with self._lock:
+            due = [key for key, (_, deleted_at) in self._deleted.items() if deleted_at < deleted_before]
+            for namespace, memory_id in due:
+                self._forget(namespace, memory_id)
+            return len(due)
+
+    def find(self, namespace: str, query: RetrievalQuery) -> Matches:
+        with self._lock:
+            matches = [
+                memory
+                for (stored_in, _), memory in self._rows.items()
+                if stored_in == namespace
+                and (memory.status == query.status if query.status else memory.status != "deleted")
+                and (query.memory_type is None or memory.memory_type == query.memory_type)
+                and query.matches(memory)
+            ]
+            page = _order(matches, query.sort)[query.offset : query.offset + query.limit]
+            # As DynamoDB's listing: every row, but its stamp only where the order reads it.
+            if query.sort == "last_accessed_at":
+                return Matches(items=[_copy(memory) for memory in page], total=len(matches), stored_stamps=True)
+            unstamped = [memory.model_copy(update={"last_accessed_at": None}, deep=True) for memory in page]
+            return Matches(items=unstamped, total=len(matches))
+
+    def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
+        with self._lock:
+            for memory_id in memory_ids:
+                stored = self._rows.get((namespace, memory_id))
+                if stored is not None:
+                    self._stamp_one(namespace, stored, accessed_at)
+
+    def recall_candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
+        with self._lock:
+            return self._digests.candidates(namespace, filters)
+
+    def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
+        with self._lock:
+            return [_copy(self._rows[namespace, i]) for i in dict.fromkeys(memory_ids) if (namespace, i) in self._rows]
+
+    def unembedded(self, limit: int) -> list[Unembedded]:
+        with self._lock:
+            return self._digests.unembedded(limit)
+
+    def embed(self, namespace: str, memory_id: int, version: int, vector: Vector, model: str) -> bool:
+        with self._lock:
+            return self._digests.embed(namespace, memory_id, version, vector, model)
