@@ -16,7 +16,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -41,7 +41,6 @@ from adapters.dynamodb import (
 from adapters.memory import InMemoryGrantRepository, InMemoryKeyRepository, InMemoryMemoryRepository
 from core.access import SCOPES, ApiKey, hash_key, key_id_of
 from core.errors import DomainError, StorageUnavailableError
-from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import Memory
@@ -56,7 +55,6 @@ from handlers.http.app import create_app
 from local.engines import DYNAMODB_LOCAL_LIB, DynamoDBLocal, DynamoDBLocalUnavailableError
 from local.serve import ENGINE_JVM_OPTIONS
 from local.template import table_definition
-from tests.layouts import BeforeAccessItems
 
 REGION = "us-east-1"
 DDB_LOCAL_DIR = DYNAMODB_LOCAL_LIB
@@ -103,8 +101,6 @@ class Engine:
     tables: dict[str, tuple[InMemoryMemoryRepository, InMemoryKeyRepository, InMemoryGrantRepository]] = field(
         default_factory=dict
     )
-    # On a DynamoDB engine, the repository its memories are written and read through (tests.layouts: another layout).
-    layout: type[DynamoDBMemoryRepository] = DynamoDBMemoryRepository
 
     def new_table(self) -> str:
         name = f"memories-{uuid.uuid4().hex[:12]}"
@@ -118,7 +114,7 @@ class Engine:
     def memories(self, table: str) -> StoredMemories:
         if self.client is None:
             return self.tables[table][0]
-        return self.layout(self.client, table)
+        return DynamoDBMemoryRepository(self.client, table)
 
     def keys(self, table: str) -> KeyRepository:
         if self.client is None:
@@ -353,25 +349,15 @@ def ddb_local_engine(dynamodb_local_endpoint: str) -> Engine:
 
 
 @pytest.fixture
-def ddb_local_before_access_items_engine(dynamodb_local_endpoint: str) -> Engine:
-    return Engine(
-        "dynamodb-local (before access items)", make_client(dynamodb_local_endpoint, REGION), layout=BeforeAccessItems
-    )
-
-
-@pytest.fixture
 def in_memory_engine() -> Engine:
     return Engine("in-memory", None)
 
 
 # Not moto: its PartiQL (moto 5.2) cannot run the access stamps' batched UPDATE statements (it miscounts their
 # parameters and ignores their conditions), so it cannot keep the memory contract; it serves key and unit tests.
-# DynamoDB Local twice: as this version writes a table, and as the version before access items did (tests.layouts),
-# which a namespace `migrate` has not moved yet still holds.
 ENGINE_FIXTURES = {
     "in-memory": "in_memory_engine",
     "dynamodb-local": "ddb_local_engine",
-    "dynamodb-local-before-access-items": "ddb_local_before_access_items_engine",
 }
 
 
@@ -394,6 +380,8 @@ def repository(engine: Engine) -> StoredMemories:
 
 # Every write of content or tags computes the memory's recall digest, as deployed: with the stand-in model (no model).
 INDEXER = RecallIndexer(StandInEmbedder())
+# A Lambda function's handler: a payload 2.0 event and a context in, the response out.
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
 @pytest.fixture
@@ -503,21 +491,39 @@ def http_on_ddb_local(ddb_local_service: MemoryService) -> Iterator[TestClient]:
 
 
 @pytest.fixture
-def lambda_services(monkeypatch: pytest.MonkeyPatch) -> bootstrap.Services:
-    """The services the Lambda handlers' default wiring hands out (`lambda_http.handler`, `lambda_mcp.handler`), swapped
-    for in-memory ones whose key store holds EVENT_API_KEY: the doors as deployed, without a store behind them.
-    tests/handlers/aws/test_http_handler.py and tests/handlers/aws/test_mcp_handler.py keep the real wiring over
-    moto."""
+def lambda_services() -> bootstrap.Services:
+    """The Lambda functions' services as the composition root wires them (bootstrap.services_over), over in-memory
+    stores whose key store holds EVENT_API_KEY and the stand-in model: the doors as deployed, without a store
+    behind them. tests/handlers/aws/test_http_handler.py and tests/handlers/aws/test_mcp_handler.py also build them
+    from the environment, over DynamoDB."""
     keys = InMemoryKeyRepository()
     store_event_key(keys)
-    key_service = KeyService(keys)
-    grants = GrantService(InMemoryGrantRepository(), key_service)
-    memories = InMemoryMemoryRepository()
-    services = bootstrap.Services(
-        MemoryService(memories, indexer=INDEXER),
-        key_service,
-        grants,
-        recall=RecallService(memories, StandInEmbedder()),
+    return bootstrap.services_over(
+        bootstrap.Settings(), InMemoryMemoryRepository(keys), keys, InMemoryGrantRepository(keys), StandInEmbedder()
     )
-    monkeypatch.setattr(bootstrap, "default_services", lambda: services)
-    return services
+
+
+@dataclass(frozen=True)
+class LambdaFunctions:
+    """The two door functions' handlers, built by their entrypoints over one set of services."""
+
+    http: Handler
+    mcp: Handler
+
+    @classmethod
+    def over(cls, services: bootstrap.Services) -> LambdaFunctions:
+        """What the entrypoints build at init (handlers.aws.http, handlers.aws.mcp), over `services`."""
+        from handlers.aws import http, mcp
+        from handlers.bootstrap.http import lambda_app
+        from handlers.bootstrap.mcp import lambda_handler
+
+        return cls(
+            http.entrypoint(lambda_app(services), services.settings),
+            mcp.entrypoint(lambda_handler(services), services.settings),
+        )
+
+
+@pytest.fixture
+def lambda_functions(lambda_services: bootstrap.Services) -> LambdaFunctions:
+    """The functions' handlers over lambda_services, as their entrypoints build them."""
+    return LambdaFunctions.over(lambda_services)

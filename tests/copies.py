@@ -5,15 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.dynamodb import LISTED_ATTRIBUTES
-from adapters.dynamodb.codec import (
-    SEARCH_COPIES,
-    SEARCH_PREFIX,
-    STATS_SK,
-    TAG_COPIES,
-    from_item,
-    tag_partition,
-    totals_attribute,
-)
+from adapters.dynamodb.codec import SEARCH_PREFIX, STATS_SK, from_item, tag_partition, totals_attribute
 from adapters.dynamodb.searchcopies import from_search_copy
 from tests.conftest import Engine
 
@@ -45,7 +37,6 @@ def assert_copies_mirror(engine: Engine, table: str, namespace: str) -> None:
     expected: dict[tuple[str, str], dict[str, Any]] = {}
     counts: dict[str, dict[str, int]] = {}
     for sort_key, item in memories.items():
-        assert TAG_COPIES in item, sort_key
         memory = from_item(item)
         for tag in memory.tags:
             expected[(tag_partition(namespace, tag)["S"], sort_key)] = item
@@ -62,7 +53,7 @@ def assert_copies_mirror(engine: Engine, table: str, namespace: str) -> None:
 
 
 def assert_search_copies_mirror(engine: Engine, table: str, namespace: str) -> None:
-    """Every memory of `namespace` is marked as having its search copy, and has exactly one, holding it as a listing
+    """Every memory of `namespace` has exactly one search copy, holding it as a listing
     returns it (no access stamp); no copy outlives its memory."""
     items = scan(engine, table)
     home = f"NS#{namespace}"
@@ -76,6 +67,5 @@ def assert_search_copies_mirror(engine: Engine, table: str, namespace: str) -> N
     }
     assert copies.keys() == memories.keys()
     for memory_id, item in memories.items():
-        assert SEARCH_COPIES in item, memory_id
         stored = from_item(item).model_copy(update={"last_accessed_at": None})
         assert from_search_copy(copies[memory_id]) == stored

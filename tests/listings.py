@@ -1,20 +1,15 @@
 """Listings on Amazon DynamoDB Local checked against the in-memory store: a stock of varied memories written to both
-twins alike, a page compared on both, a recorder of the Queries a client sends, and a `migrate` run under load."""
+twins alike, a page compared on both, and a recorder of the Queries a client sends."""
 
 from __future__ import annotations
 
-import contextlib
 import random
-import threading
-from collections.abc import Callable
 from typing import Any
 
-from adapters.dynamodb import Migrated, migrate
 from core.contract import RetrievalQuery
-from core.errors import DomainError
 from core.memories import MemoryService
 from core.model import MEMORY_TYPES, MemoryChanges, NewMemory
-from tests.conftest import Engine, FakeClock
+from tests.conftest import Engine
 
 NS = "alice"
 TAGS = ["travel", "food", "work"]
@@ -81,57 +76,3 @@ def same_page(twins: tuple[MemoryService, MemoryService], query: RetrievalQuery)
     stored, oracle = (service.search(NS, query) for service in twins)
     assert ([m.id for m in stored.items], stored.total) == ([m.id for m in oracle.items], oracle.total), query
     return oracle.total
-
-
-Change = Callable[[MemoryService], object]
-
-
-def migrate_under_load(
-    twins: tuple[MemoryService, MemoryService],
-    engine: Engine,
-    table: str,
-    change: Callable[[random.Random, int], Change],
-    clock: FakeClock | None = None,
-) -> tuple[Migrated, int]:
-    """`migrate` of the engine's `table` while a thread makes `change(rng, n)` on both twins alike, one at a time (a
-    second apart on `clock`), until it is done: the run's result and the number of changes made (a failure of the
-    thread is raised here)."""
-    stop, made, failures = threading.Event(), [0], list[BaseException]()
-
-    def load() -> None:
-        rng = random.Random(3)
-        try:
-            while not stop.is_set():
-                one = change(rng, made[0])
-                for service in twins:
-                    with contextlib.suppress(DomainError):  # deleted, not deleted, ...: the same on both twins
-                        one(service)
-                if clock is not None:
-                    clock.advance(seconds=1)
-                made[0] += 1
-        except BaseException as exc:  # surfaced in the test's own thread
-            failures.append(exc)
-            raise
-
-    worker = threading.Thread(target=load)
-    worker.start()
-    assert engine.client is not None
-    try:
-        done = migrate(engine.client, table)
-    finally:
-        stop.set()
-        worker.join()
-    if failures:
-        raise failures[0]
-    return done, made[0]
-
-
-def migrated_again(engine: Engine, table: str, done: Migrated, left: Callable[[Migrated], int]) -> Migrated:
-    """`migrate` run again (3 times at most) while `left(done)` says memories kept changing under the last run (it
-    leaves them to the next, as it says); the last run's result."""
-    assert engine.client is not None
-    for _ in range(3):
-        if not left(done):
-            break
-        done = migrate(engine.client, table)
-    return done

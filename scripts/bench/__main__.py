@@ -1,7 +1,8 @@
 """`make bench`: cold start, warm overhead, per-operation capacity and latency on DynamoDB Local, cost and artifact
 sizes, printed as a table and written to .bench/<timestamp>.json and .bench/latest.json. No AWS is needed.
 
-    python -m bench [--quick] [--strict] [--build] [--skip cold,warm,ops,serve,artifacts] [--render .bench/latest.json]
+    python -m bench [--quick] [--strict] [--build] [--skip cold,warm,ops,serve,portability,artifacts]
+                    [--render .bench/latest.json]
     python -m bench --markdown docs/performance.json > docs/performance.md   (what `make perf-doc` runs)
 """
 
@@ -183,7 +184,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="a smoke run: sizes 100 and 1,000, fewer repeats")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--build", action="store_true", help="run `make build` first, for artifact sizes")
-    parser.add_argument("--skip", default="", help="comma-separated parts to skip: cold,warm,ops,serve,artifacts")
+    parser.add_argument(
+        "--skip", default="", help="comma-separated parts to skip: cold,warm,ops,serve,portability,artifacts"
+    )
     parser.add_argument("--render", metavar="JSON", help="print the table of a stored run (.bench/*.json) and stop")
     parser.add_argument("--markdown", metavar="JSON", help="print docs/performance.md for a stored run and stop")
     return parser.parse_args(argv)
@@ -220,6 +223,12 @@ def measure(quick: bool, build: bool, skip: set[str], log: Any) -> dict[str, Any
         memories = 1000 if quick else 10_000
         print(f"one serve: {memories:,} memories, 16 concurrent clients ...", file=log, flush=True)
         result["serve"] = serve.measure(clients=16, seconds=5 if quick else 8, rounds=3, memories=memories)
+    if "portability" not in skip:
+        from bench import portability
+
+        memories = 1000 if quick else 10_000
+        print(f"export and import: {memories:,} memories, twice ...", file=log, flush=True)
+        result["portability"] = portability.measure(memories)
     if "artifacts" not in skip:
         result["artifacts"] = run_artifacts(build)
     result["cost"] = pricing.costs(result)

@@ -57,7 +57,14 @@ def render(result: dict[str, Any]) -> str:
         f"agent-memory bench  {result['started']}  git {result['git']}  python {result['python']}"
         + ("  (QUICK)" if result["quick"] else "")
     ]
-    sections = (("cold", _cold), ("warm", _warm), ("ops", _ops), ("cost", _cost), ("serve", _serve))
+    sections = (
+        ("cold", _cold),
+        ("warm", _warm),
+        ("ops", _ops),
+        ("cost", _cost),
+        ("serve", _serve),
+        ("portability", _portability),
+    )
     out.extend(part(result[name]) for name, part in sections if result.get(name))
     if any("recall" in entry["ops"] for entry in result.get("ops", {}).get("sizes", {}).values()):
         out.append(_recall(result))
@@ -255,6 +262,16 @@ def _serve(served: dict[str, Any]) -> str:
     rows = [[f"{r['ops_per_s']:.0f}", str(int(r["failed"]))] for r in served["rounds"]]
     out.append(table(["ops/s", "non-2xx"], rows) + f"\nmedian: {served['median_ops_per_s']:.0f} ops/s")
     return "\n".join(out)
+
+
+def _portability(moved: dict[str, Any]) -> str:
+    head = (
+        f"\n== Export and import through the command line on DynamoDB Local: {moved['memories']:,} memories, "
+        "imported, exported, imported from that export and exported again (each export the source line for line)"
+    )
+    rows = [[leg, f"{moved[f'{leg}_import_s']:.1f}", f"{moved[f'{leg}_export_s']:.1f}"] for leg in ("first", "second")]
+    rates = f"\nbest: {moved['import_per_s']:,.0f} memories/s imported, {moved['export_per_s']:,.0f} exported"
+    return head + "\n" + table(["round trip", "import s", "export s"], rows) + rates
 
 
 def _artifacts(artifacts: dict[str, Any]) -> str:

@@ -2,7 +2,7 @@
 `Vector`, with the name of the model that made it. The core computes a digest before a write (an `Indexer`:
 core.recall.indexing over an embedding model) and the store keeps it in the same atomic write as the memory's change,
 so recall reads digests (small) instead of records. A digest without a vector (the model was unavailable, or the memory
-came from an import or an older version) waits for the backfill (core.recall.backfill), which embeds it later.
+came from an import) waits for the backfill (core.recall.backfill), which embeds it later.
 
 This module sits below the storage port, which carries digests, and needs no package beyond the standard library: the
 purge function, which embeds what waits but computes no terms, ships it without recall's extra.

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Set
+from collections.abc import Iterator, Sequence, Set
 from contextlib import contextmanager
 from datetime import timedelta
 
 from core import outcome
 from core.clock import Clock, format_timestamp, utc_now
 from core.contract import Page, RetrievalQuery
-from core.digest import Indexer
+from core.digest import Digest, Indexer
 from core.errors import FieldError, InvalidInputError, MemoryNotFoundError, NamespaceFullError, VersionMismatchError
 from core.history import HistoryPage, HistoryQuery
 from core.limits import IDEMPOTENCY_WINDOW_HOURS, MAX_MEMORY_ID
 from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory
+from core.recall.lexical import memory_terms
 from core.repository import IdempotencyKeyTakenError, LiveKey, MemoryRepository, PriorCreate, fence_of
 
 ANY_VERSION = None
@@ -35,11 +36,12 @@ class MemoryService:
 
         `indexer` (what every deployed or served service has: core.recall.indexing) computes the digest recall ranks
         a memory by, before each write of its content or tags; without one (the purge function, which writes none,
-        and tests of other things) memories are stored without digests, which recall does not find."""
+        and tests of other things) a write still stores its digest, its terms only, which the backfill embeds: every
+        memory has its digest from its first write."""
         self._repository = repository
         self._clock = clock
         self._fenced = fenced
-        self._indexer = indexer
+        self._indexer = indexer or _TermsOnly()
 
     def _now(self) -> str:
         """Now, as records store it: one reading of the clock per operation."""
@@ -81,7 +83,7 @@ class MemoryService:
         if memory_id > MAX_MEMORY_ID:
             raise NamespaceFullError
         memory = _created(memory_id, new, now)
-        digest = self._indexer.digest(memory.content, memory.tags) if self._indexer else None
+        digest = self._indexer.digest(memory.content, memory.tags)
         try:
             with outcome.advised(outcome.create(idempotency)):
                 self._repository.add(namespace, memory, idempotency, key_id, fence, digest=digest)
@@ -182,6 +184,13 @@ class MemoryService:
             record.id: record.last_accessed_at for record in self._repository.records(namespace, [m.id for m in page])
         }
         return [memory.model_copy(update={"last_accessed_at": stamps.get(memory.id)}) for memory in page]
+
+
+class _TermsOnly:
+    """The Indexer of a service given none: the digest's terms, its vector left to the backfill."""
+
+    def digest(self, content: str, tags: Sequence[str]) -> Digest:
+        return Digest(tuple(memory_terms(content, tags)))
 
 
 def _replayed(prior: PriorCreate, new: NewMemory, idempotency: IdempotentCreate | None) -> Memory:

@@ -1,5 +1,5 @@
 """`agent-memory embed`: the memories whose recall digest waits for a vector (written while the model was
-unavailable, imported, migrated) embedded until none is left, on any store; with --all, after a change of model,
+unavailable, or imported) embedded until none is left, on any store; with --all, after a change of model,
 every memory another model embedded first. The embedding model is the one the store's servers rank with: serve's
 offline model locally, the deployed Bedrock model on AWS."""
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Final
 
 from adapters.dynamodb import DynamoDBMemoryRepository
-from adapters.dynamodb.migration import unembed_other_models
+from adapters.dynamodb.digests import unembed_other_models
 from core.recall.backfill import Backfill, Backfilled
 from core.recall.embedding import Embedder, EmbedderUnavailableError
 from handlers import bootstrap

@@ -1,8 +1,7 @@
 """The `agent-memory` command line: `serve` (local.serve) runs the whole service locally in one process; `keys`
-(local.keys) manages API keys, `migrate` brings stored memories up to this version's layout, `embed`
-(local.backfilling) embeds the memories waiting for their recall vector, and `export`, `import` and `namespace
-erase` (local.portability) move or remove whole namespaces, in any store (a running `serve`'s DynamoDB Local,
-DynamoDB Local, AWS)."""
+(local.keys) manages API keys, `embed` (local.backfilling) embeds the memories waiting for their recall vector,
+and `export`, `import` and `namespace erase` (local.portability) move or remove whole namespaces, in any store (a
+running `serve`'s DynamoDB Local, DynamoDB Local, AWS)."""
 
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ from local.engine_watch import ENGINE_EXITED, STARTUP_FAILED
 from local.keys import manage_keys
 from local.portability import erase_namespace, export_namespace, import_namespace
 from local.serve import DEFAULT_PORT, serve
-from local.store import DEFAULT_DDB_PORT, migrate_store
+from local.store import DEFAULT_DDB_PORT
 
 _DURATION = re.compile(r"([0-9]{1,6})([dhm])")
 _DURATION_UNITS = {"d": "days", "h": "hours", "m": "minutes"}
@@ -130,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--no-embed",
         action="store_true",
-        help="do not embed in the background the memories waiting for their recall vector (imported, migrated): "
+        help="do not embed in the background the memories waiting for their recall vector (imported ones, say): "
         "they wait, ranked by their terms only, until `agent-memory embed` runs; for a serve that only moves data",
     )
 
@@ -165,23 +164,15 @@ def build_parser() -> argparse.ArgumentParser:
     revoke = keys_commands.add_parser("revoke", help="revoke an API key: it reads and writes nothing from now on")
     revoke.add_argument("key_id", help="the key id, as `keys list` shows it (the 12 characters after `am_`)")
     _store_options(revoke, env, reach)
-    migrate = commands.add_parser(
-        "migrate",
-        help="bring the stored memories up to this version's layout (tag copies, search copies, access items, recall "
-        "digests, deletion times); run once after a deploy, with every writer of an earlier version stopped",
-        description="Bring the memories an earlier version stored up to this version's layout, in one pass over the "
-        "table, safe beside live traffic and safe to run again: give every memory its tag copies, its search copy, "
-        "its access item (its access stamp moved there from the record) and its recall digest (terms only: "
-        "`agent-memory embed`, serve or the hourly purge function embeds it), and every memory deleted before "
-        "deletion times were recorded the run's time as its deletion time (its retention window starts then); then "
-        "it marks each namespace whose memories all have their copies and access items, so that its tag and `q` "
-        "searches read the copies and its stamps write only the access items. Run it once after deploying this "
-        "version, once no writer of an earlier version is left (the deploy finished; any serve or command of an "
-        "earlier version stopped): such a writer changes a memory without its copies, and a copy it leaves stale "
-        "after migrate wrote it is never repaired.",
+    _embed_options(
+        commands.add_parser(
+            "embed",
+            help="embed the memories waiting for their recall vector (written while the model was unavailable, or "
+            "imported) until none is left",
+        ),
+        env,
+        reach,
     )
-    _store_options(migrate, env, reach)
-    _embed_command(commands, env, reach)
 
     export = commands.add_parser(
         "export", help="write a namespace's memories to standard output, one JSON object per line (NDJSON)"
@@ -210,14 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _embed_command(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], env: bootstrap.Settings, reach: str
-) -> None:
-    embed = commands.add_parser(
-        "embed",
-        help="embed the memories waiting for their recall vector (written while the model was unavailable, imported, "
-        "migrated) until none is left",
-    )
+def _embed_options(embed: argparse.ArgumentParser, env: bootstrap.Settings, reach: str) -> None:
     embed.add_argument(
         "--all",
         action="store_true",
@@ -245,8 +229,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve(args)
     if args.command == "keys":
         return manage_keys(args)
-    if args.command == "migrate":
-        return migrate_store(args)
     if args.command == "embed":
         return embed_store(args)
     if args.command == "export":

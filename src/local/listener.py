@@ -18,10 +18,6 @@ from local.access_log import log_config
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
-# ReadableOrAnswered overrides a method of uvicorn's h11 protocol class and reads its connection and transport, none of
-# them uvicorn's public API: checked against these versions, which tests/local/test_listener.py requires, so an upgrade
-# of either fails the tests until the override is checked again.
-CHECKED_WITH: Final = {"uvicorn": "0.54.0", "h11": "0.16.0"}
 # The request line and headers of one request, in bytes (h11's own default): the longest recall (1,000 characters,
 # each percent-encoded to at most 12) and a key fit with room to spare; API Gateway admits less (10,240).
 REQUEST_HEAD_BYTES: Final = 16 * 1024
@@ -52,7 +48,11 @@ def server_config(app: ASGIApp, host: str, port: int, forwarded_allow_ips: str |
 class ReadableOrAnswered(H11Protocol):
     """uvicorn's h11 protocol, answering a request it cannot read with a problem document (414 for a request line
     too long, 431 for headers, 400 for anything else h11 refuses), then lingering: it shuts its side, and reads and
-    drops what the client still sends until the client closes (LINGER_SECONDS, LINGER_BYTES)."""
+    drops what the client still sends until the client closes (LINGER_SECONDS, LINGER_BYTES).
+
+    It overrides a method of uvicorn's protocol class and reads its connection and transport, none of them uvicorn's
+    public API: core.reaches lists the uvicorn and h11 it was checked against, and an upgrade of either fails the
+    tests until the override is checked again."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -1,6 +1,6 @@
 """`serve`'s background work, each in a thread of its own, as the stack's hourly PurgeFunction does it on AWS: the
 memories deleted longer than the retention window ago purged now and then, and the recall digests still waiting for
-their vector (written while the model was unavailable, imported, migrated) embedded every few seconds."""
+their vector (written while the model was unavailable, or imported) embedded every few seconds."""
 
 from __future__ import annotations
 

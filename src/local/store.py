@@ -1,5 +1,5 @@
 """The store a local command uses: its settings from the command line over the environment's, and the commands
-that work on an existing store (`keys`, `migrate`) run against it with their failures told plainly."""
+that work on an existing store (`keys`, `embed`, `export`, `import`) run against it with their failures told plainly."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from adapters.dynamodb import make_client, migrate, table_exists
+from adapters.dynamodb import make_client, table_exists
 from core.errors import DomainError, StorageUnavailableError
-from core.recall.indexing import RecallIndexer
 from handlers import bootstrap
 from handlers.bootstrap.runtime import serve_state_dir
 from local.running import running_serves
@@ -88,56 +87,3 @@ def on_store(args: argparse.Namespace, action: Callable[[bootstrap.Settings, Dyn
         print(f"agent-memory: {exc}", file=sys.stderr)
         return 1
     return 0
-
-
-def migrate_store(args: argparse.Namespace) -> int:
-    """`agent-memory migrate`."""
-
-    def run(settings: bootstrap.Settings, client: DynamoDBClient) -> None:
-        # Terms only: the backfill embeds them (`agent-memory embed`, serve, the hourly purge function).
-        done = migrate(client, settings.table_name, indexer=RecallIndexer(None))
-        memories = "memory" if done.copied == 1 else "memories"
-        namespaces = "namespace searches" if done.namespaces == 1 else "namespaces search"
-        print(f"Copied the tags of {done.copied} {memories}; {done.namespaces} {namespaces} tags by their copies.")
-        if done.dated:
-            print(
-                f"{done.dated} deleted {'memory' if done.dated == 1 else 'memories'} deleted before this version now "
-                "count their retention window from today, then the purge removes them."
-            )
-        if done.digested:
-            print(
-                f"Wrote the recall digests of {done.digested} {'memory' if done.digested == 1 else 'memories'} "
-                "stored before this version; `agent-memory embed` embeds them now (or the hourly purge function, "
-                "or serve, later)."
-            )
-        if done.searchable:
-            print(
-                f"Wrote the search copies of {done.searchable} {'memory' if done.searchable == 1 else 'memories'} "
-                "stored before this version; `q` searches read them once a namespace's memories all have one."
-            )
-        if done.accessed:
-            print(
-                f"Moved the access stamps of {done.accessed} {'memory' if done.accessed == 1 else 'memories'} "
-                "stored before this version into their access items; a stamp writes only those once a namespace's "
-                "memories all have one."
-            )
-        if done.skipped or done.unsearchable or done.unaccessed:
-            print(
-                f"{max(done.skipped, done.unsearchable, done.unaccessed)} memories kept changing meanwhile; their "
-                "namespaces search and stamp the slow way until `agent-memory migrate` runs again.",
-                file=sys.stderr,
-            )
-        if done.undigested:
-            print(
-                f"{done.undigested} memories kept changing meanwhile and have no recall digest yet; run "
-                "`agent-memory migrate` again.",
-                file=sys.stderr,
-            )
-        if done.copied or done.searchable or done.accessed or done.digested or done.dated:
-            print(
-                "agent-memory: a writer of an earlier version (a serve, a function not yet updated) changes memories "
-                "without their copies: a copy it left stale after this run is never repaired, so none may still run.",
-                file=sys.stderr,
-            )
-
-    return on_store(args, run)

@@ -17,6 +17,11 @@ from tests.conftest import SERVE_ROOT, free_port, missing_test_peer
 
 # Written by each run, looked at by people (the README's console picture is one of them); git-ignored.
 SCREENSHOTS = SERVE_ROOT / ".pytest_cache" / "screenshots"
+# The ceiling on any one wait of a browser test: a page's load event, an element, an assertion, a request. What is
+# waited for is the signal itself (the load event, the element shown), so a quiet machine never nears this; it is
+# generous because on a machine busy with two test runs the browser, serve and its engine share two cores, and a wait
+# cut short there (once 30 s) turns slowness into a failure.
+PATIENCE_MS = 120_000
 
 
 def chromium_executable() -> str:
@@ -24,6 +29,13 @@ def chromium_executable() -> str:
     if found is None:
         missing_test_peer("Chromium", "no `chromium` on PATH", "run `make browser` (apt-get install -y chromium)")
     return found
+
+
+def patient(page: Page) -> Page:
+    """`page`, its actions, navigations (each waits for the page's load event) and waits bounded by PATIENCE_MS."""
+    page.set_default_timeout(PATIENCE_MS)
+    page.set_default_navigation_timeout(PATIENCE_MS)
+    return page
 
 
 def screenshot(page: Page, name: str) -> None:

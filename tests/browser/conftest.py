@@ -5,8 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from playwright.sync_api import expect
 
+from tests.browser.chromium import PATIENCE_MS
 from tests.browser.console_scene import Scene, console_scene
+
+# Every expect() waits for its condition up to the browser tests' one ceiling (Playwright's own default is 5 s).
+expect.set_options(timeout=PATIENCE_MS)
 
 
 @pytest.fixture(scope="module")

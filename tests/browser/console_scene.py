@@ -17,7 +17,7 @@ import httpx2
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect, sync_playwright
 
-from tests.browser.chromium import chromium_executable
+from tests.browser.chromium import PATIENCE_MS, chromium_executable, patient
 from tests.conftest import SERVE_ROOT, serve_env
 
 AXE = SERVE_ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
@@ -47,9 +47,7 @@ class Scene:
 
     def page(self, **options: Any) -> Page:
         context: BrowserContext = self.browser.new_context(**options)
-        page = context.new_page()
-        page.set_default_timeout(20_000)
-        return page
+        return patient(context.new_page())
 
     def open_console(self, page: Page, key: str | None = None, fragment: str = "") -> None:
         page.goto(f"{self.base}/console/{fragment}")
@@ -100,7 +98,7 @@ def console_scene(shared_serve_engine: tuple[str, str, int]) -> Iterator[Scene]:
     with (
         sync_playwright() as playwright,
         # A write waits for its embedding: on a loaded machine more than httpx's default 5 s.
-        httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {agent}"}, timeout=30) as api,
+        httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {agent}"}, timeout=PATIENCE_MS / 1000) as api,
     ):
         for memory in SEED:
             assert api.post("/memories", json=memory).status_code == 201

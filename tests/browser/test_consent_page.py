@@ -13,7 +13,7 @@ import httpx2
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.browser.chromium import chromium_executable, page_origin, screenshot
+from tests.browser.chromium import chromium_executable, page_origin, patient, screenshot
 from tests.handlers.oauth.flow import client_metadata, pkce
 
 pytestmark = pytest.mark.browser
@@ -35,8 +35,7 @@ class Scene:
     def consent_page(self, *, javascript: bool = False) -> Page:
         """A new browser tab (JavaScript off unless asked) at the consent page of a fresh authorization request."""
         context = self.browser.new_context(java_script_enabled=javascript)
-        page = context.new_page()
-        page.set_default_timeout(30_000)
+        page = patient(context.new_page())
         page.on("console", lambda message: self.violations.append(message.text))
         challenge = pkce()[1]
         query = {

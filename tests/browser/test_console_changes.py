@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import httpx2
 import pytest
 from playwright.sync_api import Locator, Page, Request, Route, expect
 
-from tests.browser.chromium import screenshot
+from tests.browser.chromium import PATIENCE_MS, screenshot
 from tests.browser.console_scene import Scene, agent_memory, axe_violations, keys_create
 
 pytestmark = pytest.mark.browser
@@ -362,10 +363,9 @@ def deletes_with_progress(page: Page) -> None:
     expect(progress).to_have_js_property("max", 3)
     expect(progress).to_have_js_property("value", 0)
     expect(page.get_by_role("status")).to_have_text("0 of 3")
-    for _ in range(200):  # the three deletions are on their way (four at a time), each held
-        if len(held) == 3:
-            break
-        page.wait_for_timeout(50)
+    deadline = time.monotonic() + PATIENCE_MS / 1000
+    while len(held) < 3 and time.monotonic() < deadline:  # the three deletions are on their way (four at a time)
+        page.wait_for_timeout(50)  # lets Playwright hand over the requests it holds
     assert len(held) == 3
     screenshot(page, "console-bulk-progress")
     held[0].continue_()
@@ -448,7 +448,9 @@ def test_an_export_of_more_than_a_page_reads_every_page_of_100_and_holds_every_m
 ) -> None:
     namespace = f"export-{uuid.uuid4().hex[:8]}"  # 120 memories of its own: the module's counts stay as they are
     key = keys_create(shared_serve_engine[2], namespace, "read,write", "exporter")
-    with httpx2.Client(base_url=scene.base, headers={"Authorization": f"Bearer {key}"}, timeout=30) as api:
+    with httpx2.Client(
+        base_url=scene.base, headers={"Authorization": f"Bearer {key}"}, timeout=PATIENCE_MS / 1000
+    ) as api:
         for n in range(125):
             tags = ["wide"] if n % 25 else ["narrow"]  # five of them outside the filter
             assert api.post("/memories", json={"content": f"Wide export {n}.", "tags": tags}).status_code == 201

@@ -4,6 +4,7 @@ itself refuses."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -11,8 +12,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.browser.chromium import chromium_executable, page_origin
-from tests.conftest import free_port, serving
+from tests.browser.chromium import chromium_executable, page_origin, patient
+from tests.conftest import serving
 
 pytestmark = pytest.mark.browser
 
@@ -68,8 +69,7 @@ class Scene:
     browser: Browser
 
     def open(self, origin: str) -> Page:
-        page = self.browser.new_page()
-        page.set_default_timeout(30_000)
+        page = patient(self.browser.new_page())
         page.goto(f"{origin}/")
         return page
 
@@ -81,12 +81,14 @@ class Scene:
 
 
 @pytest.fixture(scope="module")
-def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
+def scene(tmp_path_factory: pytest.TempPathFactory, dynamodb_local_endpoint: str) -> Iterator[Scene]:
     executable = chromium_executable()
+    # A serve of its own (it admits the allowed page's origin), over a fresh table in the session's DynamoDB Local.
+    store = ["--endpoint-url", dynamodb_local_endpoint, "--table", f"cors-{uuid.uuid4().hex[:12]}"]
     with page_origin(PAGE) as (allowed, _), page_origin(PAGE) as (foreign, _), pytest.MonkeyPatch.context() as env:
         env.setenv("MCP_ALLOWED_ORIGINS", allowed)
         log_dir = tmp_path_factory.mktemp("serve")
-        with serving(log_dir, "--ddb-port", str(free_port())) as (base, key), sync_playwright() as playwright:
+        with serving(log_dir, *store) as (base, key), sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=executable)
             try:
                 yield Scene(f"{base}/mcp", key, allowed, foreign, browser)

@@ -25,7 +25,7 @@ from handlers import bootstrap
 from handlers.auth import open_access
 from handlers.mcp import create_server
 from local.template import table_definition
-from tests.conftest import SERVE_ROOT, Engine, store_event_key
+from tests.conftest import SERVE_ROOT, Engine, LambdaFunctions, store_event_key
 
 EVENTS = SERVE_ROOT / "events"
 FUNCTION_URL_HOST = "k7x2m4q9p1r8s3t6v5w0y2z4a6b8c0d1.lambda-url.us-east-1.on.aws"
@@ -153,13 +153,11 @@ class FunctionUrlBridge(httpx2.AsyncBaseTransport):
 
 
 @pytest.fixture
-def deployed_environment(moto_engine: Engine, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The environment the template gives the function, over moto: the module's own `handler` then works as
-    deployed, through bootstrap's process-wide service."""
+def deployed_environment(moto_engine: Engine, monkeypatch: pytest.MonkeyPatch) -> LambdaFunctions:
+    """The environment the template gives the functions, over moto, and the handlers their entrypoints build from
+    it (bootstrap.from_environment): the functions as deployed."""
     monkeypatch.setenv("TABLE_NAME", "agent-memory-mcp-test")
     monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
     ensure_table(moto_engine.client, "agent-memory-mcp-test", table_definition())
     store_event_key(DynamoDBKeyRepository(moto_engine.client, "agent-memory-mcp-test"))
-    bootstrap.default_services.cache_clear()
-    yield
-    bootstrap.default_services.cache_clear()
+    return LambdaFunctions.over(bootstrap.from_environment())

@@ -15,10 +15,8 @@ from adapters.dynamodb import DynamoDBKeyRepository, make_client
 from adapters.dynamodb.usage import CapacityTally, Consumed
 from core.contract import RetrievalQuery
 from handlers import bootstrap
-from handlers.aws import http as lambda_http
-from handlers.aws import mcp as lambda_mcp
 from handlers.metrics import RequestMetrics, http_operation, is_tool_error, mcp_operation, rows_served
-from tests.conftest import Engine, store_event_key
+from tests.conftest import Engine, Handler, LambdaFunctions, store_event_key
 from tests.handlers.aws.test_http_handler import CONTEXT
 from tests.handlers.aws.test_http_handler import load_event as load_http_event
 from tests.handlers.conftest import LambdaWorker, load_event
@@ -40,7 +38,6 @@ def emitted(out: str) -> list[dict[str, Any]]:
     return blobs
 
 
-@pytest.mark.usefixtures("lambda_services")
 @pytest.mark.parametrize(
     ("event", "operation", "status", "rows"),
     [
@@ -57,13 +54,18 @@ def emitted(out: str) -> list[dict[str, Any]]:
     ],
 )
 def test_each_http_request_emits_one_line_of_metrics_for_its_operation(
-    event: str, operation: str, status: int, rows: int, capsys: pytest.CaptureFixture[str]
+    lambda_functions: LambdaFunctions,
+    event: str,
+    operation: str,
+    status: int,
+    rows: int,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     if event not in ("http_create", "http_create_invalid", "http_get_unauthenticated", "http_healthz"):
-        assert lambda_http.handler(load_http_event("http_create"), CONTEXT)["statusCode"] == 201  # memory 1
+        assert lambda_functions.http(load_http_event("http_create"), CONTEXT)["statusCode"] == 201  # memory 1
     capsys.readouterr()
 
-    response = lambda_http.handler(load_http_event(event), CONTEXT)
+    response = lambda_functions.http(load_http_event(event), CONTEXT)
 
     assert response["statusCode"] == status
     (blob,) = emitted(capsys.readouterr().out)
@@ -79,7 +81,6 @@ def test_each_http_request_emits_one_line_of_metrics_for_its_operation(
     assert (blob["Status4xx"], blob["Status5xx"]) == ([float(400 <= status < 500)], [0.0])
 
 
-@pytest.mark.usefixtures("lambda_services")
 @pytest.mark.parametrize(
     ("event", "operation", "status", "tool_error"),
     [
@@ -93,6 +94,7 @@ def test_each_http_request_emits_one_line_of_metrics_for_its_operation(
     ],
 )
 def test_each_mcp_request_emits_one_line_of_metrics_for_its_tool_or_method(
+    lambda_functions: LambdaFunctions,
     event: str,
     operation: str,
     status: int,
@@ -102,7 +104,7 @@ def test_each_mcp_request_emits_one_line_of_metrics_for_its_tool_or_method(
 ) -> None:
     capsys.readouterr()
 
-    response = lambda_worker.invoke(lambda_mcp.handler, load_event(event))
+    response = lambda_worker.invoke(lambda_functions.mcp, load_event(event))
 
     assert response["statusCode"] == status
     (blob,) = emitted(capsys.readouterr().out)
@@ -113,13 +115,16 @@ def test_each_mcp_request_emits_one_line_of_metrics_for_its_tool_or_method(
 
 
 def test_a_search_reports_the_rows_it_returned_and_stamped(
-    lambda_services: bootstrap.Services, lambda_worker: LambdaWorker, capsys: pytest.CaptureFixture[str]
+    lambda_functions: LambdaFunctions,
+    lambda_services: bootstrap.Services,
+    lambda_worker: LambdaWorker,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     for _ in range(3):
-        lambda_worker.invoke(lambda_mcp.handler, load_event("mcp_tools_call_create.json"))
+        lambda_worker.invoke(lambda_functions.mcp, load_event("mcp_tools_call_create.json"))
     capsys.readouterr()
 
-    lambda_worker.invoke(lambda_mcp.handler, load_event("mcp_tools_call_search.json"))
+    lambda_worker.invoke(lambda_functions.mcp, load_event("mcp_tools_call_search.json"))
 
     (blob,) = emitted(capsys.readouterr().out)
     arguments = json.loads(load_event("mcp_tools_call_search.json")["body"])["params"]["arguments"]
@@ -139,13 +144,10 @@ def test_on_dynamodb_the_units_each_request_consumed_are_reported(
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamodb_local_endpoint)
     assert ddb_local_engine.client is not None
     store_event_key(DynamoDBKeyRepository(ddb_local_engine.client, table))
-    bootstrap.default_services.cache_clear()
-    try:
-        capsys.readouterr()
-        lambda_http.handler(load_http_event("http_create"), CONTEXT)
-        lambda_http.handler(load_http_event("http_search"), CONTEXT)
-    finally:
-        bootstrap.default_services.cache_clear()
+    handler = LambdaFunctions.over(bootstrap.from_environment()).http
+    capsys.readouterr()
+    handler(load_http_event("http_create"), CONTEXT)
+    handler(load_http_event("http_search"), CONTEXT)
 
     create, search = emitted(capsys.readouterr().out)
     assert create["WriteUnits"][0] > 0  # the memory, its totals (a transaction), and the key lookup's read
@@ -270,19 +272,19 @@ def http_request(method: str, path: str, query: str = "", headers: dict[str, str
     return event
 
 
-def served(event: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+def served(handler: Handler, event: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
     """The status of the HTTP function's answer to `event`, and the one EMF line it printed for it."""
     capsys.readouterr()
-    response = lambda_http.handler(event, CONTEXT)
+    response = handler(event, CONTEXT)
     (blob,) = emitted(capsys.readouterr().out)
     return response["statusCode"], blob
 
 
 @pytest.fixture
-def deleted_memory(lambda_services: bootstrap.Services) -> int:
+def deleted_memory(lambda_functions: LambdaFunctions) -> int:
     """Memory 1, created and deleted through the HTTP function (so it has a history and can be restored or purged)."""
-    assert lambda_http.handler(load_http_event("http_create"), CONTEXT)["statusCode"] == 201
-    assert lambda_http.handler(load_http_event("http_delete"), CONTEXT)["statusCode"] == 204
+    assert lambda_functions.http(load_http_event("http_create"), CONTEXT)["statusCode"] == 201
+    assert lambda_functions.http(load_http_event("http_delete"), CONTEXT)["statusCode"] == 204
     return 1
 
 
@@ -300,6 +302,7 @@ def deleted_memory(lambda_services: bootstrap.Services) -> int:
     ],
 )
 def test_history_restore_purge_console_key_and_openapi_each_have_their_own_operation(
+    lambda_functions: LambdaFunctions,
     deleted_memory: int,
     method: str,
     path: str,
@@ -308,7 +311,7 @@ def test_history_restore_purge_console_key_and_openapi_each_have_their_own_opera
     status: int,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    answered, blob = served(http_request(method, path, query), capsys)
+    answered, blob = served(lambda_functions.http, http_request(method, path, query), capsys)
 
     assert answered == status
     assert (blob["door"], blob["operation"]) == ("http", operation)
@@ -327,6 +330,7 @@ def test_history_restore_purge_console_key_and_openapi_each_have_their_own_opera
     ],
 )
 def test_rows_stamped_counts_only_the_rows_a_request_stamped(
+    lambda_functions: LambdaFunctions,
     lambda_services: bootstrap.Services,
     path: str,
     query: str,
@@ -336,10 +340,10 @@ def test_rows_stamped_counts_only_the_rows_a_request_stamped(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     for _ in range(2):
-        assert lambda_http.handler(load_http_event("http_create"), CONTEXT)["statusCode"] == 201
+        assert lambda_functions.http(load_http_event("http_create"), CONTEXT)["statusCode"] == 201
     before = lambda_services.memories.get("default", 1, stamp=False).last_accessed_at
 
-    status, blob = served(http_request("GET", path, query, headers=headers), capsys)
+    status, blob = served(lambda_functions.http, http_request("GET", path, query, headers=headers), capsys)
 
     assert status == 200
     assert (blob["RowsReturned"], blob["RowsStamped"]) == ([float(returned)], [float(stamped)])
@@ -347,23 +351,24 @@ def test_rows_stamped_counts_only_the_rows_a_request_stamped(
     assert (after != before) is bool(stamped)  # the figure says what happened to the stored stamp
 
 
-@pytest.mark.usefixtures("lambda_services")
 def test_a_request_that_fails_unexpectedly_counts_as_a_5xx(
-    lambda_services: bootstrap.Services, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    lambda_functions: LambdaFunctions,
+    lambda_services: bootstrap.Services,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     def broken(*_: object, **__: object) -> None:
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(lambda_services.memories, "search", broken)
 
-    status, blob = served(load_http_event("http_search"), capsys)
+    status, blob = served(lambda_functions.http, load_http_event("http_search"), capsys)
 
     assert status == 500
     assert (blob["operation"], blob["Status5xx"], blob["Status4xx"]) == ("search", [1.0], [0.0])
     assert (blob["RowsReturned"], blob["RowsStamped"]) == ([0.0], [0.0])
 
 
-@pytest.mark.usefixtures("lambda_services")
 @pytest.mark.parametrize(
     ("path", "operation"),
     [
@@ -374,13 +379,17 @@ def test_a_request_that_fails_unexpectedly_counts_as_a_5xx(
     ],
 )
 def test_oauth_requests_to_the_mcp_function_are_their_own_operation(
-    path: str, operation: str, lambda_worker: LambdaWorker, capsys: pytest.CaptureFixture[str]
+    lambda_functions: LambdaFunctions,
+    path: str,
+    operation: str,
+    lambda_worker: LambdaWorker,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     event = load_event("mcp_get.json")
     event["rawPath"] = event["requestContext"]["http"]["path"] = path
     capsys.readouterr()
 
-    lambda_worker.invoke(lambda_mcp.handler, event)
+    lambda_worker.invoke(lambda_functions.mcp, event)
 
     (blob,) = emitted(capsys.readouterr().out)
     assert (blob["door"], blob["operation"]) == ("mcp", operation)

@@ -5,7 +5,6 @@ botocore's event hooks, as tests/adapters/dynamodb/test_faults.py does."""
 
 from __future__ import annotations
 
-import json
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -24,21 +23,11 @@ from handlers.auth import open_access
 from handlers.http.app import create_app
 from handlers.mcp.server import create_server
 from tests.conftest import NAMESPACE, Engine, FakeClock
+from tests.faults import error_answer
 from tests.handlers.conftest import call_tool, tool_text
 
 UNKNOWN = "urn:agent-memory:problem:write-outcome-unknown"
 UNAVAILABLE = "urn:agent-memory:problem:storage-unavailable"
-
-
-class _Body:
-    def __init__(self, raw: bytes) -> None:
-        self.raw = raw
-
-    def stream(self, **_: Any) -> Iterator[bytes]:
-        yield self.raw
-
-    def read(self, *_: Any, **__: Any) -> bytes:
-        return self.raw
 
 
 def timing_out(client: Any, operation: str = "TransactWriteItems") -> None:
@@ -54,9 +43,7 @@ def throttled(client: Any, operation: str = "TransactWriteItems") -> None:
     """Every attempt of `operation` is turned away before storage acts on it."""
 
     def send(request: Any, **_: Any) -> AWSResponse:
-        body = json.dumps({"__type": "com.amazonaws.dynamodb.v20120810#ThrottlingException", "message": "injected"})
-        headers = {"x-amzn-ErrorType": "ThrottlingException"}
-        return AWSResponse(request.url, 400, headers, _Body(body.encode()))  # type: ignore[arg-type]
+        return error_answer(request, "ThrottlingException")
 
     client.meta.events.register_first(f"before-send.dynamodb.{operation}", send)
 

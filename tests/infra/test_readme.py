@@ -84,7 +84,7 @@ def test_the_readme_lists_every_page_of_the_docs() -> None:
 
 def test_the_readme_and_the_docs_run_the_cli_by_its_path_in_the_venv() -> None:
     # A bare `agent-memory keys ...` is "command not found": the venv's bin is not on PATH.
-    bare = re.compile(r"(?<![/\w-])agent-memory (?:keys|serve|namespace|export|import|migrate) [-\w]")
+    bare = re.compile(r"(?<![/\w-])agent-memory (?:keys|serve|namespace|export|import) [-\w]")
     assert [f"{page.name}: {found}" for page in PAGES for found in bare.findall(page.read_text())] == []
     assert ".venv/bin/agent-memory keys create" in README.read_text()
 

@@ -22,10 +22,7 @@ from fastapi.testclient import TestClient
 from starlette.types import ASGIApp
 
 from adapters.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
-from core.contract import RetrievalQuery
 from core.keys import KeyService
-from core.memories import MemoryService
-from core.model import NewMemory
 from local import cli
 from local.template import table_definition
 from tests.conftest import PRINTED_KEY, REGION, SERVE_ROOT, Engine, serve_env, wait_until_healthy
@@ -68,64 +65,6 @@ def test_keys_create_list_and_revoke_work_against_dynamodb_local(
     assert [(row["key_id"], row["state"]) for row in listed] == [(created["key_id"], "active")]
     assert revoked[0] == 0
     assert [(row["key_id"], row["state"]) for row in relisted] == [(created["key_id"], "revoked")]
-
-
-def test_migrate_copies_older_memories_and_says_how_many(
-    dynamodb_local_endpoint: str,
-    ddb_local_table: str,
-    ddb_local_service: MemoryService,
-    ddb_local_engine: Engine,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    client = ddb_local_engine.client
-    assert client is not None
-    for n in range(3):
-        ddb_local_service.create("alice", NewMemory.parse({"content": f"note {n}", "tags": ["travel"]}))
-    key = {"pk": {"S": "NS#alice"}, "sk": {"S": "MEM#0000000002"}}
-    for stored_before in (key, {"pk": {"S": "NS#alice"}, "sk": {"S": "STATS"}}):  # as a previous version left them
-        client.update_item(
-            TableName=ddb_local_table,
-            Key=stored_before,
-            UpdateExpression="REMOVE tag_copies, search_copies, access_items",
-        )
-    client.delete_item(TableName=ddb_local_table, Key={**key, "pk": {"S": "NS#alice#TAG#travel"}})
-    client.delete_item(TableName=ddb_local_table, Key={**key, "sk": {"S": "Q#0000000002"}})
-    client.delete_item(TableName=ddb_local_table, Key={**key, "sk": {"S": "A#0000000002"}})
-    client.update_item(
-        TableName=ddb_local_table,
-        Key={"pk": {"S": "NS#alice#TAG#travel"}, "sk": {"S": "STATS"}},
-        UpdateExpression="ADD n_active_fact :less",
-        ExpressionAttributeValues={":less": {"N": "-1"}},
-    )
-
-    code = cli.main(["migrate", "--endpoint-url", dynamodb_local_endpoint, "--table", ddb_local_table])
-
-    assert code == 0
-    # ddb_local_service keeps no recall digests (no indexer): migrate writes the three memories' too.
-    assert capsys.readouterr().out == (
-        "Copied the tags of 1 memory; 1 namespace searches tags by their copies.\n"
-        "Wrote the recall digests of 3 memories stored before this version; `agent-memory embed` embeds them now (or "
-        "the hourly purge function, or serve, later).\n"
-        "Wrote the search copies of 1 memory stored before this version; `q` searches read them once a namespace's "
-        "memories all have one.\n"
-        "Moved the access stamps of 1 memory stored before this version into their access items; a stamp writes only "
-        "those once a namespace's memories all have one.\n"
-    )
-    stored = client.get_item(TableName=ddb_local_table, Key=key)["Item"]
-    assert {"tag_copies", "search_copies", "access_items"} <= stored.keys()
-    found = ddb_local_service.search("alice", RetrievalQuery.parse({"tag": "travel"}))
-    assert (found.total, [m.id for m in found.items]) == (3, [1, 2, 3])
-    searched = ddb_local_service.search("alice", RetrievalQuery.parse({"q": "NOTE"}))
-    assert (searched.total, [m.content for m in searched.items]) == (3, ["note 0", "note 1", "note 2"])
-
-
-def test_migrate_names_a_missing_table_and_fails(
-    dynamodb_local_endpoint: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code = cli.main(["migrate", "--endpoint-url", dynamodb_local_endpoint, "--table", "no-such-table"])
-
-    assert code == 1
-    assert "no table 'no-such-table'" in capsys.readouterr().err
 
 
 def test_keys_reach_the_engine_of_a_running_serve_by_its_ddb_port(

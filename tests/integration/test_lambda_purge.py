@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -26,6 +26,7 @@ from core.recall.embedding import EmbedderUnavailableError, Kind
 from core.recall.indexing import RecallIndexer
 from core.recall.standin import StandInEmbedder
 from handlers import bootstrap
+from handlers.aws import purge
 from tests.conftest import REGION, Engine, FakeClock, serve_env
 
 EVENT = Path(__file__).resolve().parents[2] / "events" / "purge_scheduled.json"
@@ -38,22 +39,19 @@ CONTEXT = SimpleNamespace(
 
 
 @pytest.fixture
-def table(ddb_local_engine: Engine, dynamodb_local_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def table(ddb_local_engine: Engine, dynamodb_local_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
     name = ddb_local_engine.new_table()
     monkeypatch.setenv("AWS_REGION", REGION)
     monkeypatch.setenv("TABLE_NAME", name)
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamodb_local_endpoint)
     monkeypatch.setenv("DELETED_RETENTION_DAYS", "7")
-    bootstrap.default_services.cache_clear()
-    yield name
-    bootstrap.default_services.cache_clear()
+    return name
 
 
 def test_a_scheduled_run_purges_what_was_deleted_before_the_window_and_nothing_else(
     ddb_local_engine: Engine, table: str
 ) -> None:
-    from handlers.aws import purge as lambda_purge
-
+    handler = purge.entrypoint(bootstrap.from_environment(ranking=False))
     now = datetime.now(UTC)
     ten_days_ago, three_days_ago = FakeClock(now), FakeClock(now)
     ten_days_ago.advance(days=-10)
@@ -65,14 +63,14 @@ def test_a_scheduled_run_purges_what_was_deleted_before_the_window_and_nothing_e
     old.delete("alice", gone.id)
     recent.delete("alice", kept.id)
 
-    answer: dict[str, Any] = lambda_purge.handler(json.loads(EVENT.read_text()), CONTEXT)
+    answer: dict[str, Any] = handler(json.loads(EVENT.read_text()), CONTEXT)
 
     # Embedded: 0, as these writers keep no digests (nothing waits for a vector).
     assert answer == {"purged": 1, "embedded": 0}
     with pytest.raises(MemoryNotFoundError):
         recent.restore("alice", gone.id)
     assert recent.restore("alice", kept.id).content == "kept"
-    assert lambda_purge.handler(json.loads(EVENT.read_text()), CONTEXT) == {"purged": 0, "embedded": 0}
+    assert handler(json.loads(EVENT.read_text()), CONTEXT) == {"purged": 0, "embedded": 0}
 
 
 class Unavailable(StandInEmbedder):
@@ -90,26 +88,24 @@ def waiting_memories(engine: Engine, table: str, count: int) -> DynamoDBMemoryRe
 
 
 def test_a_scheduled_run_embeds_the_digests_waiting_for_a_vector_with_the_deployed_model(
-    ddb_local_engine: Engine, table: str, monkeypatch: pytest.MonkeyPatch
+    ddb_local_engine: Engine, table: str
 ) -> None:
     repository = waiting_memories(ddb_local_engine, table, 3)
-    monkeypatch.setattr(bootstrap, "bedrock_embedder", lambda settings: StandInEmbedder())
-    from handlers.aws import purge as lambda_purge
+    handler = purge.entrypoint(bootstrap.from_environment(embedder=StandInEmbedder(), ranking=False))
 
-    assert lambda_purge.handler(json.loads(EVENT.read_text()), CONTEXT) == {"purged": 0, "embedded": 3}
+    assert handler(json.loads(EVENT.read_text()), CONTEXT) == {"purged": 0, "embedded": 3}
     assert repository.unembedded(10) == []
     found = repository.recall_candidates("alice", RetrievalQuery())
     assert {candidate.model for candidate in found} == {StandInEmbedder.model}
 
 
 def test_a_model_that_cannot_embed_fails_no_purge_run_and_leaves_the_digests_waiting(
-    ddb_local_engine: Engine, table: str, monkeypatch: pytest.MonkeyPatch
+    ddb_local_engine: Engine, table: str
 ) -> None:
     repository = waiting_memories(ddb_local_engine, table, 2)
-    monkeypatch.setattr(bootstrap, "bedrock_embedder", lambda settings: Unavailable())
-    from handlers.aws import purge as lambda_purge
+    handler = purge.entrypoint(bootstrap.from_environment(embedder=Unavailable(), ranking=False))
 
-    assert lambda_purge.handler(json.loads(EVENT.read_text()), CONTEXT) == {"purged": 0, "embedded": 0}
+    assert handler(json.loads(EVENT.read_text()), CONTEXT) == {"purged": 0, "embedded": 0}
     assert len(repository.unembedded(10)) == 2
 
 

@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 from botocore.awsrequest import AWSResponse
 
-from adapters.dynamodb import DynamoDBMemoryRepository, ensure_table, migrate
+from adapters.dynamodb import DynamoDBMemoryRepository, ensure_table
 from adapters.dynamodb.codec import DELETED_INDEX
-from core.clock import format_timestamp
 from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, StorageUnavailableError, VersionMismatchError
 from core.history import HistoryQuery
@@ -25,6 +24,7 @@ from local.purging import start_purging
 from local.template import table_definition
 from tests.conftest import Engine, FakeClock
 from tests.copies import assert_copies_mirror, scan
+from tests.threads import all_ended, threads_started
 
 NS = "alice"
 KEY = "0123456789ab"
@@ -297,14 +297,14 @@ def test_a_failed_background_purge_is_reported_and_tried_again(capsys: pytest.Ca
             return 2
 
     flaky = Flaky()
-    stop = start_purging(flaky, RETENTION, timedelta(milliseconds=10))  # type: ignore[arg-type]
+    with threads_started() as purging:
+        stop = start_purging(flaky, RETENTION, timedelta(milliseconds=10))  # type: ignore[arg-type]
     deadline = time.monotonic() + 30  # ends at once when done; long only on a loaded machine
     while flaky.calls < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
     stop()
-    calls = flaky.calls
-    time.sleep(0.05)
-    assert flaky.calls == calls  # stopped: no run after the stop returned
+    assert purging  # the thread that purged ...
+    assert all_ended(purging)  # ... has ended when stop returns: no run can come after it
 
     captured = capsys.readouterr()
     assert "purge of deleted memories failed" in captured.err
@@ -363,29 +363,3 @@ def test_a_change_storage_refused_leaves_no_revision_and_a_retry_leaves_one(
         ("updated", "landed"),
         ("created", created.content),
     ]
-
-
-def test_migrate_dates_memories_deleted_before_deletes_kept_a_time_so_the_purge_finds_them(
-    ddb_local_engine: Engine, ddb_local_table: str, ddb_local_service: MemoryService, clock: FakeClock
-) -> None:
-    gone, back = ddb_local_service.create(NS, new("gone")), ddb_local_service.create(NS, new("back", status="invalid"))
-    for memory in (gone, back):
-        ddb_local_service.delete(NS, memory.id)
-        # As a delete of the version before history left it: no deletion time, no status kept.
-        key = {"pk": {"S": f"NS#{NS}"}, "sk": {"S": f"MEM#{memory.id:010d}"}}
-        ddb_local_engine.client.update_item(
-            TableName=ddb_local_table, Key=key, UpdateExpression="REMOVE deleted_at, purge_shard, prior_status"
-        )
-    clock.advance(days=31)
-    assert ddb_local_service.purge_expired(RETENTION) == 0  # not in the purge's index
-
-    assert migrate(ddb_local_engine.client, ddb_local_table, format_timestamp(clock.now)).dated == 2
-    assert migrate(ddb_local_engine.client, ddb_local_table, format_timestamp(clock.now)).dated == 0
-
-    assert ddb_local_service.restore(NS, back.id).status == "active"  # its status before the delete was not kept
-    clock.advance(days=29)
-    assert ddb_local_service.purge_expired(RETENTION) == 0  # the window counts from the migration
-    clock.advance(days=2)
-    assert ddb_local_service.purge_expired(RETENTION) == 1
-    with pytest.raises(MemoryNotFoundError):
-        history(ddb_local_service, gone.id)

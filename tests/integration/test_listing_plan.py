@@ -1,8 +1,7 @@
 """How the adapter reads a listing, on Amazon DynamoDB Local, with the in-memory store as the oracle for what it
 returns: a search reads the namespace (or a tag's copies) in id segments at once (the last one open-ended), a tag
 listing reads only the tag's copies, a filtered listing sizes its Queries from the stored totals, and a deep
-offset skips rows by their keys only. Also: the copies and their counts mirror the memories through every write,
-and `migrate` copies memories stored before copies existed."""
+offset skips rows by their keys only. Also: the copies and their counts mirror the memories through every write."""
 
 from __future__ import annotations
 
@@ -17,7 +16,6 @@ from adapters.dynamodb import (
     DynamoDBMemoryRepository,
     accessitems,
     listing,
-    migrate,
     searchcopies,
     searches,
 )
@@ -26,8 +24,6 @@ from adapters.dynamodb.client import make_client
 from adapters.dynamodb.codec import (
     COUNTER_SK,
     INDEXES,
-    TAG_COPIES,
-    TAG_PARTITION,
     memory_partition,
     memory_sort_key,
     tag_partition,
@@ -38,7 +34,7 @@ from core.limits import MAX_MEMORY_ID
 from core.memories import MemoryService
 from core.model import MemoryChanges, NewMemory
 from tests.conftest import REGION, Engine, FakeClock
-from tests.copies import assert_copies_mirror, scan
+from tests.copies import assert_copies_mirror
 from tests.listings import NS, TAGS, Queries, same_page, stock
 
 SORTS = ["id", "created_at", "updated_at", "last_accessed_at"]
@@ -169,27 +165,18 @@ def test_tag_copies_and_their_counts_mirror_the_memories_through_every_write(
     assert_copies_mirror(ddb_local_engine, ddb_local_table, NS)
 
 
-def test_migrate_copies_the_memories_stored_before_copies_existed(
+def test_a_tag_search_in_any_order_but_last_use_reads_only_the_tags_copies_through_every_write(
     twins: tuple[MemoryService, MemoryService],
     ddb_local_engine: Engine,
     ddb_local_table: str,
     ddb_local_repository: DynamoDBMemoryRepository,
 ) -> None:
     stock(twins, 90)
-    client, table = ddb_local_engine.client, ddb_local_table
-    assert client is not None
-    # As a previous version stored them: no copies, no tag counts, no marks.
-    for item in scan(ddb_local_engine, table):
-        key = {"pk": item["pk"], "sk": item["sk"]}
-        if TAG_PARTITION in item["pk"]["S"]:
-            client.delete_item(TableName=table, Key=key)
-        elif TAG_COPIES in item:
-            client.update_item(TableName=table, Key=key, UpdateExpression=f"REMOVE {TAG_COPIES}")
     queries = Queries(ddb_local_engine)
     searches = [RetrievalQuery.parse({"tag": tag, "sort": sort, "limit": 50}) for tag in TAGS for sort in SORTS]
     searches.append(RetrievalQuery.parse({"tag": "food", "q": "memory", "offset": 3}))
 
-    def all_same(*, copies: bool) -> None:
+    def all_same() -> None:
         for query in searches:
             queries.sent.clear()
             same_page(twins, query)
@@ -197,15 +184,11 @@ def test_migrate_copies_the_memories_stored_before_copies_existed(
             on_copies = [
                 q for q in queries.sent if q["ExpressionAttributeValues"][":pk"] == tag_partition(NS, query.tag)
             ]
-            if copies and query.sort != "last_accessed_at":
+            if query.sort != "last_accessed_at":
                 assert len(on_copies) == len(queries.sent), query
-            else:  # the copies are read at most once, by the first page's Query sent with the totals
-                assert len(on_copies) <= 1, query
-                assert len(queries.sent) > len(on_copies), query
 
-    # Until migrated, a tag search reads the namespace itself, and still finds what the core defines.
-    all_same(copies=False)
-    # Writes meanwhile copy the memories they change (a retagged one, a deleted one, a retyped one).
+    all_same()
+    # Writes move the copies of the memories they change (a retagged one, a deleted one, a retyped one).
     stored = [ddb_local_repository.get(NS, i) for i in range(1, 91)]
     retagged, retyped, deleted = [m.id for m in stored if m is not None and m.status != "deleted"][:3]
     for service in twins:
@@ -213,15 +196,9 @@ def test_migrate_copies_the_memories_stored_before_copies_existed(
         service.update(NS, retyped, MemoryChanges.parse({"memory_type": "event", "content": "retyped"}))
         service.delete(NS, deleted)
         service.create(NS, NewMemory.parse({"content": "new", "tags": ["food"]}))
-    all_same(copies=False)
 
-    done = migrate(client, table)
-
-    assert (done.namespaces, done.skipped) == (1, 0)
-    assert done.copied == 90 - 3  # the three written meanwhile were copied by their writes; the new one was born so
-    assert_copies_mirror(ddb_local_engine, table, NS)
-    all_same(copies=True)
-    assert migrate(client, table).copied == 0  # a second run has nothing left to do
+    assert_copies_mirror(ddb_local_engine, ddb_local_table, NS)
+    all_same()
 
 
 def test_a_search_finds_a_memory_whose_id_is_beyond_the_counter_read(

@@ -161,19 +161,19 @@ def test_purge_and_the_retention_sweep_remove_the_digest(
     assert repository.unembedded(10) == []
 
 
-def test_a_write_without_an_indexer_stores_no_digest_and_a_content_patch_without_one_drops_it(
+def test_a_write_without_an_indexer_stores_the_digest_of_its_terms_and_a_content_patch_without_one_rewrites_it(
     indexed: MemoryService, repository: StoredMemories, clock: FakeClock
 ) -> None:
     plain = MemoryService(repository, clock)
-    unindexed = create(plain, "stored by a writer that keeps no digests")
+    unindexed = create(plain, "stored by a writer without a model")
     kept = create(indexed, "indexed first")
 
-    patch(plain, unindexed.id, status="invalid")  # a status change creates no partial digest either
-    patch(plain, kept.id, content="rewritten by a writer that keeps no digests")
+    invalid = patch(plain, unindexed.id, status="invalid")  # the digest follows the status
+    rewritten = patch(plain, kept.id, content="rewritten by a writer without a model")
 
-    assert candidates(repository, status="invalid") == {}
-    assert candidates(repository) == {}
-    assert repository.unembedded(10) == []
+    assert candidates(repository, status="invalid") == {invalid.id: expected(invalid, None)}
+    assert candidates(repository) == {invalid.id: expected(invalid, None), kept.id: expected(rewritten, None)}
+    assert {entry.memory_id for entry in repository.unembedded(10)} == {unindexed.id, kept.id}
 
 
 # --- candidates filter as retrieval does --------------------------------------------------------------------

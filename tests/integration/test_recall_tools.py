@@ -1,5 +1,5 @@
-"""Recall's digests through the command line and the whole-table tools, on Amazon DynamoDB Local: `migrate` writes the
-digests of memories stored before them, `import` writes digests that wait for the backfill (an export carries no
+"""Recall's digests through the command line and the whole-table tools, on Amazon DynamoDB Local: a service without a
+model writes digests of terms only, `import` writes digests that wait for the backfill (an export carries no
 vectors), `embed` embeds what waits (and, after a change of model, what another model embedded), and an erase counts
 the digests it removed."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from adapters.dynamodb import DynamoDBMemoryRepository
-from adapters.dynamodb.migration import unembed_other_models
+from adapters.dynamodb.digests import unembed_other_models
 from adapters.dynamodb.namespaces import Namespaces
 from adapters.offline import offline_embedder
 from core.contract import RetrievalQuery
@@ -59,28 +59,22 @@ def waiting(repository: DynamoDBMemoryRepository) -> set[tuple[str, int]]:
     return {(entry.namespace, entry.memory_id) for entry in repository.unembedded(100)}
 
 
-def test_migrate_writes_the_digests_of_older_memories_and_embed_embeds_them(
+def test_a_service_without_a_model_writes_digests_of_terms_only_and_embed_embeds_them(
     dynamodb_local_endpoint: str,
     ddb_local_table: str,
     ddb_local_service: MemoryService,
     ddb_local_repository: DynamoDBMemoryRepository,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # ddb_local_service keeps no digests: its memories are as a version before digests left them.
+    # ddb_local_service has no indexer: its digests hold their terms, and wait for a vector.
     made = [ddb_local_service.create(NS, NewMemory.parse({"content": f"note {n}", "tags": ["t"]})) for n in range(3)]
     ddb_local_service.delete(NS, made[2].id)
-    assert ddb_local_repository.recall_candidates(NS, RetrievalQuery()) == []
 
-    code, out, _ = run(dynamodb_local_endpoint, ddb_local_table, capsys, "migrate")
-
-    assert code == 0
-    assert "Wrote the recall digests of 3 memories stored before this version" in out
     found = {c.memory_id: c for c in ddb_local_repository.recall_candidates(NS, RetrievalQuery())}
     assert {i: (c.terms, c.vector) for i, c in found.items()} == {
         m.id: (tuple(memory_terms(m.content, m.tags)), None) for m in made[:2]
     }
     assert waiting(ddb_local_repository) == {(NS, m.id) for m in made}
-    assert "recall digests" not in run(dynamodb_local_endpoint, ddb_local_table, capsys, "migrate")[1]
 
     code, out, _ = run(dynamodb_local_endpoint, ddb_local_table, capsys, "embed")
 

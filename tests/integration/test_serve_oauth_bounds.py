@@ -1,7 +1,8 @@
-"""Bounds a real `agent-memory serve` (over its own DynamoDB Local) keeps for callers it does not trust: client
-documents that stall are fetched only a few at a time, so they never hold up the worker threads another caller's
-storage calls need; a forwarded address is trusted only when serve is told to (so the registration bound per address
-holds from loopback); a request line or header too long to read is answered 414 or 431, not a reset connection."""
+"""Bounds a real `agent-memory serve` (over a table of its own in the session's DynamoDB Local) keeps for callers it
+does not trust: client documents that stall are fetched only a few at a time, so they never hold up the worker
+threads another caller's storage calls need; a forwarded address is trusted only when serve is told to (so the
+registration bound per address holds from loopback); a request line or header too long to read is answered 414 or
+431, not a reset connection."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -35,11 +37,16 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocumentServ
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory, documents: DocumentServer) -> Iterator[tuple[str, str]]:
-    """A serve that trusts the document server's CA (the test-only setting), and its first key."""
+def served(
+    tmp_path_factory: pytest.TempPathFactory, documents: DocumentServer, dynamodb_local_endpoint: str
+) -> Iterator[tuple[str, str]]:
+    """A serve that trusts the document server's CA (the test-only setting), and its first key. Its store is a fresh
+    table in the session's DynamoDB Local: no engine of its own to start, and none on serve's default port, which
+    another test run on the machine may hold."""
+    store = ["--endpoint-url", dynamodb_local_endpoint, "--table", f"oauth-bounds-{uuid.uuid4().hex[:12]}"]
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TEST_ONLY_CLIENT_METADATA_CA", documents.ca_file)
-        with serving(Path(tmp_path_factory.mktemp("serve-oauth-bounds"))) as (base, key):
+        with serving(Path(tmp_path_factory.mktemp("serve-oauth-bounds")), *store) as (base, key):
             yield base, key
 
 

@@ -22,6 +22,7 @@ from local.cli import build_parser
 from local.purging import start_embedding
 from local.serve import embed_in_background
 from tests.conftest import FakeClock
+from tests.threads import all_ended, threads_started
 
 EVERY = timedelta(milliseconds=10)
 
@@ -48,7 +49,7 @@ def waiting_store(count: int) -> InMemoryMemoryRepository:
 
 
 def wait_for(done: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # a ceiling only a stuck thread reaches, never a speed claim
     while not done() and time.monotonic() < deadline:
         time.sleep(0.01)
 
@@ -71,16 +72,16 @@ def test_a_background_run_the_model_cannot_serve_is_reported_and_tried_again(
 ) -> None:
     store, model = waiting_store(1), Recovering()
 
-    stop = start_embedding(Backfill(store, model), EVERY)
+    with threads_started() as embedding:
+        stop = start_embedding(Backfill(store, model), EVERY)
     try:
         wait_for(lambda: not store.unembedded(10))
     finally:
         stop()
-    calls = model.calls
-    time.sleep(0.05)
 
     assert store.unembedded(10) == []
-    assert model.calls == calls  # stopped: no run after the stop returned
+    assert embedding  # the thread that embedded ...
+    assert all_ended(embedding)  # ... has ended when stop returns: no run can come after it
     captured = capsys.readouterr()
     assert "embedding of waiting memories failed" in captured.err
     assert "the model is unreachable" in captured.err
@@ -89,9 +90,11 @@ def test_a_background_run_the_model_cannot_serve_is_reported_and_tried_again(
 def test_serve_with_no_embed_leaves_what_waits_waiting_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
     store = waiting_store(3)
 
-    stop = embed_in_background(Backfill(store, StandInEmbedder()), every=None)
-    time.sleep(0.1)  # ten of the periods the other tests embed at
+    with threads_started() as started:
+        stop = embed_in_background(Backfill(store, StandInEmbedder()), every=None)
     stop()
+
+    assert started == set()  # nothing was set going that could embed later
 
     assert len(store.unembedded(10)) == 3
     out = capsys.readouterr().out

@@ -88,7 +88,7 @@ def test_create_with_a_name_stores_it_trimmed_and_list_shows_it(run: Any, moto_k
 def test_create_with_scopes_and_a_lifetime_stores_them(
     run: Any, moto_keys: KeyService, clock: FakeClock, monkeypatch: pytest.MonkeyPatch, expires_in: str, expected: str
 ) -> None:
-    monkeypatch.setattr("handlers.bootstrap.KeyService", lambda repository: KeyService(repository, clock))
+    monkeypatch.setattr("handlers.bootstrap.KeyService", lambda repository, *_: KeyService(repository, clock))
 
     code, _, _ = run("create", "--namespace", "alice", "--scopes", "read", "--expires-in", expires_in)
 

@@ -23,6 +23,7 @@ from handlers.http.app import create_app
 from local import cli, engines
 from local.engine_watch import ENGINE_EXITED, STARTUP_FAILED, EngineWatch, run_server, unless_engine_exited
 from tests.conftest import free_port
+from tests.threads import all_ended, threads_started
 
 WAIT = 60  # seconds: a generous ceiling on every wait, never a speed claim
 LOG = "java.lang.OutOfMemoryError: Java heap space"
@@ -86,12 +87,14 @@ def test_an_engine_stopped_after_the_watch_is_not_reported(
     engine: ChildEngine, capsys: pytest.CaptureFixture[str]
 ) -> None:
     exits: list[str] = []
-    watch = EngineWatch(engine, lambda: exits.append("stop"), every=0.02).start()
+    with threads_started() as watching:
+        watch = EngineWatch(engine, lambda: exits.append("stop"), every=0.02).start()
     watch.stop()
     engine.process.terminate()
     engine.process.wait()
-    time.sleep(0.1)  # several polls' worth: a watch still running would report now
 
+    assert watching  # the watch's thread ...
+    assert all_ended(watching)  # ... had ended before the engine did: nothing is left that could report its exit
     assert (exits, watch.report, capsys.readouterr().err) == ([], None, "")
 
 

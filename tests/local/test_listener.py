@@ -3,7 +3,6 @@ the proxy that sent it; without the option the peer's own address is, loopback's
 
 from __future__ import annotations
 
-from importlib.metadata import version
 from typing import Any
 
 import anyio
@@ -11,7 +10,7 @@ import pytest
 from starlette.types import Receive, Scope, Send
 
 from local.cli import build_parser
-from local.listener import CHECKED_WITH, server_config
+from local.listener import server_config
 
 PROXY = ("127.0.0.1", 40000)
 
@@ -59,8 +58,3 @@ def test_serve_takes_the_proxies_to_trust_as_an_option_off_by_default() -> None:
 
     assert parser.parse_args(["serve"]).forwarded_allow_ips is None
     assert parser.parse_args(["serve", "--forwarded-allow-ips", "10.0.0.1"]).forwarded_allow_ips == "10.0.0.1"
-
-
-def test_the_protocol_override_runs_only_on_the_uvicorn_and_h11_it_was_checked_against() -> None:
-    # ReadableOrAnswered reaches into uvicorn's h11 protocol (not its public API): an upgrade must check it again.
-    assert {package: version(package) for package in CHECKED_WITH} == CHECKED_WITH

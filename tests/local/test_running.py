@@ -157,7 +157,6 @@ def test_serve_writes_its_state_file_through_no_link(tmp_path: Path) -> None:
     [
         ["keys", "create", "--namespace", "alice"],
         ["keys", "list"],
-        ["migrate"],
         ["embed"],
         ["export", "--namespace", "alice"],
         ["namespace", "erase", "alice", "--yes"],

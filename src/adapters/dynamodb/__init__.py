@@ -3,7 +3,7 @@
 One module per job:
 - `client`: the client, its pool, and its failures in the domain's terms
 - `provisioning`: creating the table from the template's definition
-- `codec`: keys, items and the table layout
+- `codec`: keys, items and the table layout (its only one)
 - `expressions`: update expressions, the totals' and idempotency actions, and the conditions writes share
 - `stored`: a memory item as writes read it, and the transaction they share
 - `fence`: the write and read fence on a live API key
@@ -16,14 +16,12 @@ One module per job:
 - `searchcopies`: a `q` search over the search copies
 - `accessitems`: each memory's access stamp in an item of its own, and listings by last use
 - `stamps`: access stamps, one or a page's in batches
-- `marks`: the namespace-wide marks of what `migrate` has finished
-- `digests`: recall's digests: written with each change, read by recall and the backfill
+- `digests`: recall's digests: written with each change, read by recall and the backfill, re-embedded by `embed --all`
 - `rawitems`: recall's digest reads take their items from the answer's JSON
 - `keys`: the API key repository
 - `grants`: OAuth clients and grants
 - `namespaces`: export and import of whole namespaces, for the command line
 - `erasure`: erasing a namespace so that it stays erased
-- `migration`: bringing stored memories up to this version's layout (`agent-memory migrate`)
 - `usage`: consumed capacity, summed per request for the metrics
 Only the composition root (handlers.bootstrap) and local tooling import it; the core never does.
 """
@@ -33,7 +31,6 @@ from adapters.dynamodb.codec import INDEXES, LISTED_ATTRIBUTES
 from adapters.dynamodb.grants import DynamoDBGrantRepository
 from adapters.dynamodb.keys import DynamoDBKeyRepository
 from adapters.dynamodb.memories import UPDATE_ATTEMPTS, DynamoDBMemoryRepository
-from adapters.dynamodb.migration import Migrated, migrate
 from adapters.dynamodb.provisioning import ensure_table, table_exists
 from adapters.dynamodb.stored import TRANSACTION_ATTEMPTS
 
@@ -47,9 +44,7 @@ __all__ = [
     "DynamoDBGrantRepository",
     "DynamoDBKeyRepository",
     "DynamoDBMemoryRepository",
-    "Migrated",
     "ensure_table",
     "make_client",
-    "migrate",
     "table_exists",
 ]

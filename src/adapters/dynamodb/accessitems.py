@@ -6,7 +6,8 @@ What reads a stamp joins it to the record (`joined`), and a listing by last use 
 (DynamoDB filters status and type, which they carry) in id segments read at once, orders them in the function,
 then reads the page's records: three sequential round trips (the id counter, every segment, the page) whatever the
 namespace's size, and about 100 bytes read per memory. A `q` or `tag` search by last use reads the records, as
-any search does, and joins each segment's stamps (searches.py).
+any search does, and joins each segment's stamps (searches.py). The keys and `joined` are in codec.py, which the
+writes (stored.py) share.
 """
 
 from __future__ import annotations
@@ -16,39 +17,31 @@ from typing import TYPE_CHECKING, Any, Final
 
 from adapters.dynamodb.client import READERS
 from adapters.dynamodb.codec import (
-    ACCESS_PREFIX,
     ACCESSED_KEY,
+    access_key,
+    access_sort_key,
     from_item,
     item_id,
+    joined,
     memory_key,
     memory_partition,
     sort_value,
 )
 from adapters.dynamodb.queries import kind_conditions, leading_rows, segments
 from adapters.dynamodb.rawitems import raw_items, watch
+from adapters.dynamodb.stored import Items
 from core.budget import carried
 from core.contract import RetrievalQuery
-from core.limits import ID_DIGITS
 from core.model import Memory
 from core.repository import Matches
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from adapters.dynamodb.stored import Items
-
 # Ids per segment: 4,096 access items of about 120 bytes (a namespace name of up to 64 characters) are one 1 MB page.
 ACCESS_SEGMENT_IDS: Final = 4096
 
 Item = dict[str, Any]
-
-
-def access_sort_key(memory_id: int) -> dict[str, Any]:
-    return {"S": f"{ACCESS_PREFIX}{memory_id:0{ID_DIGITS}d}"}
-
-
-def access_key(namespace: str, memory_id: int) -> dict[str, Any]:
-    return {"pk": memory_partition(namespace), "sk": access_sort_key(memory_id)}
 
 
 def to_access_item(namespace: str, memory: Memory) -> dict[str, Any]:
@@ -58,15 +51,6 @@ def to_access_item(namespace: str, memory: Memory) -> dict[str, Any]:
         "status": {"S": memory.status},
         "memory_type": {"S": memory.memory_type},
     }
-
-
-def joined(record: Item, access: Mapping[str, Any] | None) -> Item:
-    """The memory item with its stamp: its access item's, or its own from before access items (the later of the two:
-    `agent-memory migrate` moves it, and a stamp only ever moves forward)."""
-    if access is None or ACCESSED_KEY not in access:
-        return record
-    own, stamp = record.get(ACCESSED_KEY), access[ACCESSED_KEY]
-    return {**record, ACCESSED_KEY: stamp if own is None or own["S"] < stamp["S"] else own}
 
 
 def joined_all(records: Iterable[Item], accesses: Iterable[Mapping[str, Any]]) -> list[Item]:

@@ -14,16 +14,12 @@ those two sorts has a GSI on `pk` and its sort value, projecting what a listing 
 Access items (accessitems.py): a memory's `last_accessed_at` lives beside it, in the namespace's partition, in an
 item of its own, `sk = "A#<id:010d>"`, holding `accessed_key` (the stamp as a sort value, as above) and the memory's
 `status` and `memory_type`, so an access stamp rewrites about 100 bytes (1 WCU) and no index entry; ordered by last
-use, a listing reads a namespace's access items. A memory that has one carries `access_items`, and so does the
-STATS item of a namespace whose every memory does. A memory stored before access items keeps its stamp in its own
-`accessed_key` until `agent-memory migrate` moves it.
+use, a listing reads a namespace's access items. A record never holds a stamp.
 
 Tag copies: for each of its tags, a memory has a copy in the partition `pk = "NS#<namespace>#TAG#<tag>"` (no
 namespace or tag holds `#`), same `sk`, holding what a listing returns and filters on (no `accessed_key`), so the
 created_at and updated_at GSIs order a tag's memories too and a tag search reads only them; the partition's `STATS`
-item counts them per status and type. Copies and their counts change in the same transaction as the memory. A
-memory whose copies exist carries `tag_copies`; a namespace whose every memory does has `tag_copies` on its STATS
-item (set by its first create, or by `agent-memory migrate` for memories stored before copies existed).
+item counts them per status and type. Copies and their counts change in the same transaction as the memory.
 
 History: every change of a memory leaves a revision item in the namespace's partition, `sk =
 "REV#<id:010d>#<n:010d>"` (n = 1, 2, ... in the memory's life), written in the same transaction as the change; the
@@ -33,18 +29,17 @@ deleted, so the purge sweep finds what is due without scanning; `purging` marks 
 created with an idempotency key keeps its hash in `idempotency`, so a purge removes that record too.
 
 Recall's digests (core.digest; digests.py): beside each memory, in the namespace's partition, `sk = "RCL#<id:010d>"`
-holds what recall ranks by and filters on (`terms`, space-joined and deflated: B, or S in a digest written before;
-the int8 vector `vec` with `vec_scale` and `vec_model`; `memory_type`, `status`, `tags`, `updated_at`, and the
-`version` it follows), written in the same transaction as every change of its memory; a memory that has one carries
-`digested`. A digest without a vector carries `embed_shard`, which puts it in the sparse `by_unembedded` index
-(`embed_shard`, `sk`, keys only) the backfill reads.
+holds what recall ranks by and filters on (`terms`, space-joined and deflated; the int8 vector `vec` with `vec_scale`
+and `vec_model`; `memory_type`, `status`, `tags`, `updated_at`, and the `version` it follows), written in the same
+transaction as every change of its memory. A digest without a vector carries `embed_shard`, which puts it in the
+sparse `by_unembedded` index (`embed_shard`, `sk`, keys only) the backfill reads.
 
 Search copies (searchcopies.py): beside each memory, in the namespace's partition, `sk = "Q#<id:010d>"` holds what
 a listing returns of it but its access stamp, compactly (`text`: the content deflated; `memory_type`, `status`,
 `version`, `tags` as on the memory; `c` and `u`: the creation and update times), rewritten in the same transaction as
-every change of its memory; a memory that has one carries `search_copies`, and so does the STATS item of a namespace
-whose every memory does (set by its first create, by an import, or by `agent-memory migrate`). A `q` search there
-reads the copies, about 40 % of the records' bytes, instead of the records.
+every change of its memory. A `q` search reads the copies, about 40 % of the records' bytes, instead of the records.
+
+Every memory has all of these from its first write: this is the only layout there is (CHANGELOG.md).
 
 API keys share the table in one small partition (see keys.py).
 """
@@ -79,18 +74,11 @@ ACCESS_PREFIX: Final = "A#"
 COUNTER_SK: Final = "COUNTER"
 STATS_SK: Final = "STATS"
 DELETED: Final = {"S": "deleted"}
-# On a memory item: its tag copies exist and are counted; on a namespace's STATS item: every memory's do.
-TAG_COPIES: Final = "tag_copies"
 TAG_PARTITION: Final = "#TAG#"
-# On a memory item: its search copy exists; on a namespace's STATS item: every memory's does.
-SEARCH_COPIES: Final = "search_copies"
-# On a memory item: its access item exists (and holds its stamp); on a namespace's STATS item: every memory's does.
-ACCESS_ITEMS: Final = "access_items"
 # The sparse index of deleted memories by deletion time; its partitions spread the deletes' writes.
 DELETED_INDEX: Final = "by_deleted_at"
 PURGE_SHARDS: Final = 16
-# On a memory item: its digest exists. The sparse index of digests waiting for a vector, spread as the purge's.
-DIGESTED: Final = "digested"
+# The sparse index of digests waiting for a vector, spread as the purge's.
 UNEMBEDDED_INDEX: Final = "by_unembedded"
 # What a listing reads of a memory (template.yaml's indexes project exactly these): its stamp is in its access item.
 LISTED_ATTRIBUTES: Final = (
@@ -128,6 +116,19 @@ def digest_sort_key(memory_id: int) -> dict[str, Any]:
 
 def digest_key(namespace: str, memory_id: int) -> dict[str, Any]:
     return {"pk": memory_partition(namespace), "sk": digest_sort_key(memory_id)}
+
+
+def access_sort_key(memory_id: int) -> dict[str, Any]:
+    return {"S": f"{ACCESS_PREFIX}{memory_id:0{ID_DIGITS}d}"}
+
+
+def access_key(namespace: str, memory_id: int) -> dict[str, Any]:
+    return {"pk": memory_partition(namespace), "sk": access_sort_key(memory_id)}
+
+
+def joined(record: dict[str, Any], access: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The memory item with the stamp its access item holds (without one, as read: never stamped, or being purged)."""
+    return record if access is None or ACCESSED_KEY not in access else {**record, ACCESSED_KEY: access[ACCESSED_KEY]}
 
 
 def search_copy_sort_key(memory_id: int) -> dict[str, Any]:
@@ -209,9 +210,6 @@ def to_item(namespace: str, memory: Memory) -> dict[str, Any]:
         "version": {"N": str(memory.version)},
         "created_key": sort_value(memory.created_at, memory.id),
         "updated_key": sort_value(memory.updated_at, memory.id),
-        TAG_COPIES: {"BOOL": True},
-        SEARCH_COPIES: {"BOOL": True},
-        ACCESS_ITEMS: {"BOOL": True},
     }
     if memory.tags:
         item["tags"] = {"S": tags_value(memory.tags)}
@@ -221,10 +219,8 @@ def to_item(namespace: str, memory: Memory) -> dict[str, Any]:
 
 
 def to_copy(namespace: str, tag: str, memory: Memory) -> dict[str, Any]:
-    """The copy of `memory` in its tag `tag`'s partition: the stored item but its marks."""
-    item = to_item(namespace, memory)
-    del item[TAG_COPIES], item[SEARCH_COPIES], item[ACCESS_ITEMS]
-    return {**item, "pk": tag_partition(namespace, tag)}
+    """The copy of `memory` in its tag `tag`'s partition: the stored item, in that partition."""
+    return {**to_item(namespace, memory), "pk": tag_partition(namespace, tag)}
 
 
 def to_revision(namespace: str, revision: Revision) -> dict[str, Any]:
@@ -266,7 +262,7 @@ def from_revision(item: Mapping[str, Any]) -> Revision:
 
 
 def from_item(item: Mapping[str, Any]) -> Memory:
-    """A stored memory, with the stamp `accessed_key` holds (None without it: see accessitems.joined)."""
+    """A stored memory, with the stamp its access item holds when `joined` to it (None without it)."""
     accessed = item.get(ACCESSED_KEY, {}).get("S", NEVER_ACCESSED)
     tags = item.get("tags")
     return Memory.model_construct(

@@ -17,7 +17,6 @@ from adapters.dynamodb.client import READERS, ConditionFailedError, call
 from adapters.dynamodb.codec import (
     COUNTER_SK,
     DIGEST_PREFIX,
-    DIGESTED,
     NAMESPACE_PREFIX,
     PURGE_SHARDS,
     UNEMBEDDED_INDEX,
@@ -30,10 +29,9 @@ from adapters.dynamodb.codec import (
     purge_shard,
     tags_value,
 )
-from adapters.dynamodb.expressions import Write
 from adapters.dynamodb.queries import kind_conditions, segments
 from adapters.dynamodb.rawitems import raw_items, watch
-from adapters.dynamodb.stored import Items, Stored
+from adapters.dynamodb.stored import Items
 from core.budget import carried
 from core.digest import Digest, Vector
 from core.model import Memory
@@ -83,18 +81,8 @@ def _vector(vector: Vector, model: str) -> Item:
     return {"vec": {"B": vector.codes}, "vec_scale": {"N": repr(vector.scale)}, "vec_model": {"S": model}}
 
 
-def _terms(stored: Mapping[str, Any] | None) -> str:
-    """A digest's space-joined terms: deflated (B), or as a string (S) in a digest written before they were deflated,
-    which is read as it is until its memory's next change of content or tags rewrites it."""
-    if stored is None:
-        return ""
-    if "S" in stored:
-        return str(stored["S"])
-    return inflated(stored["B"])
-
-
 def to_candidate(item: Mapping[str, Any]) -> Candidate:
-    terms = _terms(item.get("terms"))
+    terms = inflated(item["terms"]["B"]) if "terms" in item else ""  # a text of no word has no terms
     vector = Vector(item["vec"]["B"], float(item["vec_scale"]["N"])) if "vec" in item else None
     return Candidate(
         memory_id=int(item["sk"]["S"][len(DIGEST_PREFIX) :]),
@@ -106,24 +94,14 @@ def to_candidate(item: Mapping[str, Any]) -> Candidate:
     )
 
 
-def digest_actions(
-    table: str, namespace: str, stored: Stored, after: Memory, write: Write, digest: Digest | Keep | None
-) -> list[Item]:
-    """What a change of the memory `stored` holds into `after` (written by `write`) does to its digest, as actions of
-    the change's transaction: `digest` replaces it (None: the writer has none, so the stored one goes); KEEP carries
-    the memory's status, type, `updated_at` and version into the stored one, if there is one."""
+def digest_actions(table: str, namespace: str, after: Memory, digest: Digest | Keep) -> list[Item]:
+    """What a change of a memory into `after` does to its digest, as actions of the change's transaction: `digest`
+    replaces it; KEEP carries the memory's status, type, `updated_at` and version into the stored one."""
     if isinstance(digest, Digest):
-        write.set(f"{DIGESTED} = :digested", digested={"BOOL": True})
         return [{"Put": {"TableName": table, "Item": to_digest(namespace, after, digest)}}]
-    if not stored.digested:
-        return []  # none to keep or remove: `agent-memory migrate` writes it
-    key = digest_key(namespace, after.id)
-    if digest is None:
-        write.removes.append(DIGESTED)
-        return [{"Delete": {"TableName": table, "Key": key}}]
     follow = {
         "TableName": table,
-        "Key": key,
+        "Key": digest_key(namespace, after.id),
         "UpdateExpression": "SET #status = :status, memory_type = :type, updated_at = :updated, version = :version",
         "ExpressionAttributeNames": {"#status": "status"},
         "ExpressionAttributeValues": {
@@ -215,3 +193,42 @@ class Digests:
 
 def waiting(item: Mapping[str, Any]) -> Unembedded:
     return Unembedded(item["pk"]["S"][len(NAMESPACE_PREFIX) :], int(item["sk"]["S"][len(DIGEST_PREFIX) :]))
+
+
+def unembed_other_models(client: DynamoDBClient, table: str, model: str) -> int:
+    """Put every digest whose vector another model made back among those waiting for the backfill (its vector stays
+    until the backfill replaces it), so `agent-memory embed --all` re-embeds a table after a change of model; how
+    many. Reads every item of the table: the command line's, never a request's."""
+    request: dict[str, Any] = {
+        "TableName": table,
+        "FilterExpression": "begins_with(sk, :digest) AND vec_model <> :model AND attribute_not_exists(embed_shard)",
+        "ExpressionAttributeValues": {":digest": {"S": DIGEST_PREFIX}, ":model": {"S": model}},
+        "ProjectionExpression": "pk, sk, vec_model",
+        "ConsistentRead": True,
+    }
+    marked = 0
+    while True:
+        response = call(client.scan, **request)
+        marked += sum(_unembed(client, table, item) for item in response.get("Items", []))
+        if "LastEvaluatedKey" not in response:
+            return marked
+        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+def _unembed(client: DynamoDBClient, table: str, item: dict[str, Any]) -> bool:
+    memory = waiting(item)
+    try:
+        call(
+            client.update_item,
+            TableName=table,
+            Key={"pk": item["pk"], "sk": item["sk"]},
+            UpdateExpression="SET embed_shard = :shard",
+            ConditionExpression="vec_model = :model AND attribute_not_exists(embed_shard)",
+            ExpressionAttributeValues={
+                ":shard": purge_shard(memory.namespace, memory.memory_id),
+                ":model": item["vec_model"],
+            },
+        )
+    except ConditionFailedError:
+        return False  # changed meanwhile: its new digest waits already, or is of the current model
+    return True

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from adapters.dynamodb.accessitems import access_key
 from adapters.dynamodb.client import ConditionFailedError, TransactionCancelledError, call, storage_refused
 from adapters.dynamodb.codec import (
     DELETED_INDEX,
@@ -14,10 +13,9 @@ from adapters.dynamodb.codec import (
     MEMORY_PREFIX,
     NAMESPACE_PREFIX,
     PURGE_SHARDS,
-    SEARCH_COPIES,
     STATS_SK,
-    TAG_COPIES,
     TOTALS_ATTRIBUTES,
+    access_key,
     digest_key,
     from_revision,
     memory_key,
@@ -62,17 +60,15 @@ class Lifecycle:
         now: str,
         key_id: str | None,
         live_key: LiveKey | None = None,
-        digest: Digest | Keep | None = KEEP,
+        digest: Digest | Keep = KEEP,
     ) -> bool:
         """Write `write` to the memory `stored` holds and its next revision (`after`, as `change`), moving its
         totals, tag copies and access item's status and type, rewriting its search copy and writing its digest
         (digests.digest_actions), all in one transaction that holds only while the memory is still as read (and
         `live_key` is live: AuthenticationError otherwise); False when it no longer is (nothing written)."""
-        digested = digest_actions(self._table, namespace, stored, after, write, digest)
         number = stored.revisions + 1
         condition, values = stored.unchanged()
         write.set("revisions = :revisions", revisions={"N": str(number)})
-        write.set(f"{TAG_COPIES} = :copies, {SEARCH_COPIES} = :copies", copies={"BOOL": True})
         request = write.request()
         request["ExpressionAttributeValues"] = {**request["ExpressionAttributeValues"], **values}
         update = {
@@ -94,11 +90,11 @@ class Lifecycle:
             moved[attribute] = moved.get(attribute, 0) + delta
         if moved := {attribute: delta for attribute, delta in moved.items() if delta}:
             actions.append(totals_update(self._table, memory_partition(namespace), moved))
-        actions += tag_copy_actions(self._table, namespace, before if stored.copied else None, after)
+        actions += tag_copy_actions(self._table, namespace, before, after)
         actions.append({"Put": {"TableName": self._table, "Item": to_search_copy(namespace, after)}})
-        if stored.accessed and (before.status, before.memory_type) != (after.status, after.memory_type):
+        if (before.status, before.memory_type) != (after.status, after.memory_type):
             actions.append({"Update": self._access_kind(namespace, after)})
-        actions += digested
+        actions += digest_actions(self._table, namespace, after, digest)
         try:
             transact_fenced(self._items, self._table, actions, live_key)
         except TransactionCancelledError as cancelled:
@@ -227,13 +223,11 @@ class Lifecycle:
             totals_update(
                 self._table, memory_partition(namespace), {totals_attribute("deleted", memory.memory_type): -1}
             ),
-            # Whether or not it has one: a digest `agent-memory migrate` wrote after the read goes too.
             {"Delete": {"TableName": self._table, "Key": digest_key(namespace, memory.id)}},
             {"Delete": {"TableName": self._table, "Key": search_copy_key(namespace, memory.id)}},
             {"Delete": {"TableName": self._table, "Key": access_key(namespace, memory.id)}},
         ]
-        if stored.copied:
-            actions += tag_copy_actions(self._table, namespace, memory, memory.model_copy(update={"tags": []}))
+        actions += tag_copy_actions(self._table, namespace, memory, memory.model_copy(update={"tags": []}))
         if stored.idempotency is not None:
             actions.append(
                 {
@@ -254,8 +248,7 @@ class Lifecycle:
             if not cancelled.failed(0):  # failed(0): another purge finished it first
                 raise storage_refused(cancelled) from None
             return
-        if stored.copied:
-            self._drop_unused_tag_totals(namespace, memory.tags)
+        self._drop_unused_tag_totals(namespace, memory.tags)
 
     def _drop_unused_tag_totals(self, namespace: str, tags: list[str]) -> None:
         """Delete the totals of each of `tags` that no longer count any memory, so a tag no memory has leaves

@@ -8,8 +8,7 @@ whenever the filters allow it, and a bounded number of sequential round trips wh
   it returns.
 - With `q` (matched in content no index orders), or by last use (ordered by no index: see accessitems.py), a
   search reads the whole namespace, or the whole tag partition when a tag is given, in id segments read at once
-  (searches.py). So does a tag search in a namespace whose older memories have no copies yet (until
-  `agent-memory migrate`).
+  (searches.py).
 """
 
 from __future__ import annotations
@@ -21,12 +20,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from adapters.dynamodb.client import READERS, call
-from adapters.dynamodb.codec import INDEXES, STATS_SK, TAG_COPIES, from_item, memory_partition, tag_partition
-from adapters.dynamodb.marks import Marks
+from adapters.dynamodb.codec import INDEXES, STATS_SK, from_item, memory_partition, tag_partition
 from adapters.dynamodb.queries import query_request
 from adapters.dynamodb.searches import Searches
 from adapters.dynamodb.stored import Items
-from adapters.dynamodb.totals import QUERY_LIMIT_MAX, CopiesIncompleteError, Totals, numbers, sized
+from adapters.dynamodb.totals import QUERY_LIMIT_MAX, Totals, numbers, sized
 from core.budget import carried
 from core.contract import RetrievalQuery
 from core.repository import Matches
@@ -54,13 +52,11 @@ Item = dict[str, Any]
 class Listing:
     """The `find` of DynamoDBMemoryRepository: one namespace's page of matches and their number."""
 
-    def __init__(self, client: DynamoDBClient, table_name: str, marks: Marks) -> None:
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self._client = client
         self._table = table_name
         self._reads = Items(client, table_name)
-        # Whether a namespace's every memory has its tag copies, search copy, access item (see marks.py).
-        self._marks = marks
-        self._searches = Searches(client, table_name, self._reads, marks)
+        self._searches = Searches(client, table_name, self._reads)
 
     def find(self, namespace: str, query: RetrievalQuery) -> Matches:
         matches = self._found(namespace, query)
@@ -72,20 +68,18 @@ class Listing:
             return self._searches.find(namespace, query, memory_partition(namespace))
         if query.tag is not None:
             copies = tag_partition(namespace, query.tag)
-            try:
-                if query.q is None:
-                    return self._in_order(copies, query, lambda: self._totals(namespace, query.tag))
-                return self._searches.find(namespace, query, copies)
-            except CopiesIncompleteError:
-                pass  # older memories have no copies yet: search the namespace itself
-        if query.q is None and query.tag is None:
-            return self._in_order(memory_partition(namespace), query, lambda: self._totals(namespace))
+            if query.q is None:
+                return self._in_order(copies, query, lambda: self._totals(copies))
+            return self._searches.find(namespace, query, copies)
+        if query.q is None:
+            partition = memory_partition(namespace)
+            return self._in_order(partition, query, lambda: self._totals(partition))
         return self._searches.find(namespace, query, memory_partition(namespace))
 
     # Listings in an index's order.
 
     def _in_order(self, partition: Mapping[str, Any], query: RetrievalQuery, totals: Callable[[], Totals]) -> Matches:
-        """A page from `partition` in the query's index order (CopiesIncompleteError: see Totals.checked)."""
+        """A page from `partition` in the query's index order."""
         request = query_request(self._table, partition, query)
         counts: Future[Totals] | Totals
         skip = query.offset
@@ -94,7 +88,7 @@ class Listing:
             # the end reads no row and the Queries know how many rows to read.
             counts = READERS.submit(carried(totals))
         else:
-            counts = totals().checked()
+            counts = totals()
             if query.offset >= counts.matching(query):
                 return Matches(items=[], total=counts.matching(query))
         scanned = 0
@@ -104,7 +98,7 @@ class Listing:
                 return Matches(items=[], total=counts.matching(query))
             request["ExclusiveStartKey"], skip = start, 0
         rows = self._first(request, skip + query.limit, counts, query, scanned)
-        known = counts.result().checked() if isinstance(counts, Future) else counts
+        known = counts.result() if isinstance(counts, Future) else counts
         return Matches(items=[from_item(row) for row in rows[skip:]], total=known.matching(query))
 
     def _skip(self, request: Mapping[str, Any], query: RetrievalQuery, counts: Totals) -> tuple[Item | None, int]:
@@ -190,26 +184,10 @@ class Listing:
             request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
         return rows[:wanted]
 
-    def _totals(self, namespace: str, tag: str | None = None) -> Totals:
-        """The namespace's totals, or with `tag` the tag's (complete only if the namespace's STATS say that every
-        memory has its copies), read in one round trip."""
-        stats = _stats_key(memory_partition(namespace))
-        if tag is None:
-            return Totals(numbers(self._items([stats])[0]))
-        tag_stats = _stats_key(tag_partition(namespace, tag))
-        if self._marks.has(namespace, TAG_COPIES):
-            return Totals(numbers(self._items([tag_stats])[0]))
-        namespace_stats, counts = self._items([stats, tag_stats])
-        return Totals(numbers(counts), complete=self._mark(namespace, namespace_stats))
-
-    def _mark(self, namespace: str, stats: Item | None) -> bool:
-        """Whether the namespace's STATS item says every memory has its tag copies (its marks remembered)."""
-        self._marks.learn(namespace, stats)
-        return self._marks.has(namespace, TAG_COPIES)
-
-    def _items(self, keys: list[Item]) -> list[Item | None]:
-        """The items at `keys`, eventually consistent (as the index pages they are read with), in one round trip."""
-        return self._reads.get_many(keys)
+    def _totals(self, partition: Mapping[str, Any]) -> Totals:
+        """The totals of `partition`, the namespace's or a tag's, eventually consistent (as the index pages they are
+        read with)."""
+        return Totals(numbers(self._reads.get_many([_stats_key(partition)])[0]))
 
 
 def _stats_key(partition: Mapping[str, Any]) -> Item:

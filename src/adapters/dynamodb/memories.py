@@ -15,13 +15,9 @@ from adapters.dynamodb.client import (
     storage_refused,
 )
 from adapters.dynamodb.codec import (
-    ACCESS_ITEMS,
     COUNTER_SK,
     DELETED,
-    DIGESTED,
     IDEMPOTENCY_PREFIX,
-    SEARCH_COPIES,
-    TAG_COPIES,
     memory_partition,
     purge_shard,
     sort_value,
@@ -34,7 +30,6 @@ from adapters.dynamodb.expressions import ABSENT, Write, idempotency_put, tag_co
 from adapters.dynamodb.fence import confirm_live, transact_fenced
 from adapters.dynamodb.lifecycle import Lifecycle
 from adapters.dynamodb.listing import Listing
-from adapters.dynamodb.marks import Marks
 from adapters.dynamodb.searchcopies import to_search_copy
 from adapters.dynamodb.stamps import Stamps
 from adapters.dynamodb.stored import TRANSACTION_ATTEMPTS, Items
@@ -60,9 +55,8 @@ class DynamoDBMemoryRepository:
         self._client = client
         self._table = table_name
         self._items = Items(client, table_name)
-        marks = Marks(self._items)
-        self._listing = Listing(client, table_name, marks)
-        self._stamps = Stamps(client, table_name, self._items, marks)
+        self._listing = Listing(client, table_name)
+        self._stamps = Stamps(client, table_name, self._items)
         self._lifecycle = Lifecycle(client, table_name, self._items)
         self._digests = Digests(client, table_name, self._items)
 
@@ -136,14 +130,9 @@ class DynamoDBMemoryRepository:
         """The transaction of a create: the memory first, its idempotency record (if any) third, as `add` reads the
         cancellation reasons."""
         counted = {totals_attribute(memory.status, memory.memory_type): 1}
-        if memory.id == 1:
-            # A new namespace: every memory it will hold has its tag copies, its search copy and its access item.
-            counted |= {TAG_COPIES: 1, SEARCH_COPIES: 1, ACCESS_ITEMS: 1}
         item = {**to_item(namespace, memory), "revisions": {"N": "1"}}
         if idempotency is not None:
             item["idempotency"] = {"S": idempotency.key_hash}
-        if digest is not None:
-            item[DIGESTED] = {"BOOL": True}
         created = Revision.of(memory, 1, "created", memory.created_at, key_id)
         actions: list[dict[str, Any]] = [
             {"Put": {"TableName": self._table, "Item": item, "ConditionExpression": ABSENT}},
@@ -155,8 +144,9 @@ class DynamoDBMemoryRepository:
         actions += tag_copy_actions(self._table, namespace, None, memory)
         actions.append({"Put": {"TableName": self._table, "Item": to_search_copy(namespace, memory)}})
         actions.append({"Put": {"TableName": self._table, "Item": to_access_item(namespace, memory)}})
-        if digest is not None:
-            actions.append({"Put": {"TableName": self._table, "Item": to_digest(namespace, memory, digest)}})
+        # Every memory has its digest (MemoryService always computes one; a caller without one stores no terms).
+        digested = to_digest(namespace, memory, digest or Digest(()))
+        actions.append({"Put": {"TableName": self._table, "Item": digested}})
         return actions
 
     def _prior_create(self, namespace: str, key_hash: str) -> PriorCreate | None:
@@ -207,7 +197,7 @@ class DynamoDBMemoryRepository:
         indexer: Indexer | None = None,
     ) -> Memory:
         # Read, then write conditionally on what was read: the revision holds the whole record after the change.
-        indexed: dict[tuple[str, tuple[str, ...]], Digest | None] = {}  # each text indexed once, however many attempts
+        indexed: dict[tuple[str, tuple[str, ...]], Digest] = {}  # each text indexed once, however many attempts
         for _ in range(UPDATE_ATTEMPTS):
             stored = self._items.read(namespace, memory_id)
             if stored is None or stored.memory.status == "deleted":
@@ -225,11 +215,11 @@ class DynamoDBMemoryRepository:
             write.set("#status = :status", status={"S": updated.status})
             write.set("updated_key = :updated_key", updated_key=sort_value(updated.updated_at, updated.id))
             write.set("version = :version", version={"N": str(updated.version)})
-            digest: Digest | Keep | None = KEEP
+            digest: Digest | Keep = KEEP
             text = (updated.content, tuple(updated.tags))
             if text != (current.content, tuple(current.tags)):
                 if text not in indexed:
-                    indexed[text] = indexer.digest(*text) if indexer else None
+                    indexed[text] = indexer.digest(*text) if indexer else Digest(())
                 digest = indexed[text]
             if self._lifecycle.change(namespace, stored, write, updated, "updated", now, key_id, live_key, digest):
                 # A transaction returns nothing: the record is what was written, with the stamp it was read with.

@@ -8,23 +8,20 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final
 
-from adapters.dynamodb.accessitems import AccessItems, joined, to_access_item
+from adapters.dynamodb.accessitems import AccessItems, to_access_item
 from adapters.dynamodb.client import call
 from adapters.dynamodb.codec import (
-    ACCESS_ITEMS,
     ACCESS_PREFIX,
     COUNTER_SK,
     DIGEST_PREFIX,
-    DIGESTED,
     IDEMPOTENCY_PREFIX,
     MEMORY_PREFIX,
     REVISION_PREFIX,
-    SEARCH_COPIES,
     SEARCH_PREFIX,
     STATS_SK,
-    TAG_COPIES,
     from_revision,
     item_id,
+    joined,
     memory_partition,
     purge_shard,
     revision_prefix,
@@ -39,7 +36,7 @@ from adapters.dynamodb.erasure import Erasure
 from adapters.dynamodb.expressions import ABSENT
 from adapters.dynamodb.searchcopies import to_search_copy
 from adapters.dynamodb.stored import BATCH_WRITE_ITEMS, Items, Stored
-from core.digest import Indexer
+from core.digest import Digest, Indexer
 from core.errors import DomainError
 from core.history import Revision
 from core.limits import ID_DIGITS, MAX_MEMORY_ID
@@ -164,8 +161,9 @@ class Namespaces:
     def load(
         self, namespace: str, memories: list[ExportedMemory], progress: Progress, indexer: Indexer | None = None
     ) -> None:
-        """Write every memory with its revisions, search and tag copies, access item, and with `indexer` its recall
-        digest (an export carries no vectors: the backfill embeds the digests), IMPORT_WRITERS batches at a time.
+        """Write every memory with its revisions, search and tag copies, access item, and its recall digest computed
+        by `indexer` (None: without terms; an export carries no vectors: the backfill embeds the digests),
+        IMPORT_WRITERS batches at a time.
         Each write is a plain put of what the file says, so a run that stopped half-way is finished by writing it all
         again, but for the access items already there: a read since may have stamped one, and the file's stamp would
         set it back (only an import creates access items in a namespace it claims, and a stamp only moves forward, so
@@ -201,7 +199,7 @@ class Namespaces:
 
     def finish_import(self, namespace: str, memories: list[ExportedMemory]) -> None:
         """Set the namespace's and each tag's counts from the memories imported, the id counter to the highest
-        id, mark the namespace's search and tag copies and access items complete, and release the namespace."""
+        id, and release the namespace."""
         partition = memory_partition(namespace)
         counts: dict[str, Counter[str]] = {"": Counter()}
         for exported in memories:
@@ -209,7 +207,6 @@ class Namespaces:
             counted = totals_attribute(memory.status, memory.memory_type)
             for tag in ["", *memory.tags]:
                 counts.setdefault(tag, Counter())[counted] += 1
-        counts[""] |= {TAG_COPIES: 1, SEARCH_COPIES: 1, ACCESS_ITEMS: 1}
         for tag, tally in counts.items():
             call(
                 self._client.put_item,
@@ -243,13 +240,11 @@ def _kind(item: Item) -> str:
 
 def _items(namespace: str, exported: ExportedMemory, indexer: Indexer | None) -> list[Item]:
     """What one memory of an import stores: its item (with what a restore and the purge need when it is deleted),
-    its revisions, its search and tag copies, its access item (with its stamp) and, with `indexer`, its digest."""
+    its revisions, its search and tag copies, its access item (with its stamp) and its digest."""
     memory = exported.memory
     item = {**to_item(namespace, memory), "revisions": {"N": str(len(exported.revisions or []))}}
-    digests = []
-    if indexer is not None:
-        item[DIGESTED] = {"BOOL": True}
-        digests.append(to_digest(namespace, memory, indexer.digest(memory.content, memory.tags)))
+    digest = indexer.digest(memory.content, memory.tags) if indexer else Digest(())
+    digests = [to_digest(namespace, memory, digest)]
     if memory.status == "deleted" and exported.prior_status and exported.deleted_at:
         item |= {
             "prior_status": {"S": exported.prior_status},

@@ -61,10 +61,7 @@ def query_request(
             found_in.append("contains(tags, :q)")
         filters.append(f"({' OR '.join(found_in)})")
         values[":q"] = {"S": needle}
-    projected = [*LISTED_ATTRIBUTES]
-    if query.sort == "last_accessed_at":
-        # Searched by id, and ordered by the stamp: a memory stored before access items holds its own.
-        projected.append(ACCESSED_KEY)
+    projected = LISTED_ATTRIBUTES
     request: dict[str, Any] = {
         "TableName": table,
         "FilterExpression": " AND ".join(filters),

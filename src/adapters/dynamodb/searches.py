@@ -2,9 +2,9 @@
 small enough to be one page (a Query reads at most 1 MB), so a search takes two sequential round trips (the id
 counter, then every segment) instead of one per megabyte, whatever the namespace's size.
 
-In the namespace, a `q` search in any order but last use reads the memories' search copies (searchcopies.py) once
-every memory has one, and a listing by last use without `q` or `tag` reads their access items (accessitems.py) once
-every memory has one. Any other search by last use reads the records, each segment joined with its access items.
+In the namespace, a `q` search in any order but last use reads the memories' search copies (searchcopies.py), and a
+listing by last use without `q` or `tag` reads their access items (accessitems.py). Any other search by last use
+reads the records, each segment joined with its access items.
 """
 
 from __future__ import annotations
@@ -14,20 +14,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from adapters.dynamodb.accessitems import AccessItems, joined_all
 from adapters.dynamodb.client import READERS, call
-from adapters.dynamodb.codec import (
-    ACCESS_ITEMS,
-    COUNTER_SK,
-    SEARCH_COPIES,
-    TAG_COPIES,
-    from_item,
-    memory_partition,
-    memory_sort_key,
-)
-from adapters.dynamodb.marks import Marks, stats_key
+from adapters.dynamodb.codec import COUNTER_SK, from_item, memory_partition, memory_sort_key
 from adapters.dynamodb.queries import leading_rows, query_request, segments
 from adapters.dynamodb.searchcopies import SearchCopies, searchable
 from adapters.dynamodb.stored import Items
-from adapters.dynamodb.totals import CopiesIncompleteError
 from core.budget import carried
 from core.contract import RetrievalQuery
 from core.repository import Matches
@@ -45,38 +35,23 @@ Item = dict[str, Any]
 class Searches:
     """The searches of one table's namespaces."""
 
-    def __init__(self, client: DynamoDBClient, table_name: str, items: Items, marks: Marks) -> None:
+    def __init__(self, client: DynamoDBClient, table_name: str, items: Items) -> None:
         self._client = client
         self._table = table_name
         self._items = items
-        self._marks = marks
         self._copies = SearchCopies(client, items)
         self._accesses = AccessItems(client, items)
 
     def find(self, namespace: str, query: RetrievalQuery, partition: Mapping[str, Any]) -> Matches:
-        """A search through `partition`: the namespace's (its search copies or access items when they are complete
-        and can answer), or a tag's (CopiesIncompleteError while its copies are incomplete)."""
+        """A search through `partition`: the namespace's (its search copies or access items when they can answer),
+        or a tag's."""
         home = partition == memory_partition(namespace)
         by_use = query.sort == "last_accessed_at"
         counter = {"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}
-        # The mark that lets a faster read answer, read in the namespace's STATS with the counter until it is seen.
-        if not home:
-            mark: str | None = TAG_COPIES
-        elif searchable(query):
-            mark = SEARCH_COPIES
-        else:
-            mark = ACCESS_ITEMS if by_use and query.q is None and query.tag is None else None
-        if mark is None or self._marks.has(namespace, mark):
-            highest = self._items.get_many([counter])[0]
-        else:
-            highest, stats = self._items.get_many([counter, stats_key(namespace)])
-            self._marks.learn(namespace, stats)
-            if not home and not self._marks.has(namespace, mark):
-                raise CopiesIncompleteError
-        highest_id = int((highest or {}).get("next_id", {}).get("N", "0"))
-        if mark == SEARCH_COPIES and self._marks.has(namespace, mark):
+        highest_id = int((self._items.get_many([counter])[0] or {}).get("next_id", {}).get("N", "0"))
+        if home and searchable(query):
             return self._copies.find(namespace, query, highest_id)
-        if mark == ACCESS_ITEMS and self._marks.has(namespace, mark):
+        if home and by_use and query.q is None and query.tag is None:
             return self._accesses.find(namespace, query, highest_id)
         # Eventually consistent: the last segment is open-ended, so a stale counter misses no memory.
         request = query_request(self._table, partition, query, by_id=True)

@@ -1,8 +1,6 @@
 """Access stamps: `last_accessed_at` set by a conditional write that never moves it back, for one read, or for a
 page in batches of PartiQL statements (each with its own condition, so one row stamped later by another reader
-does not hold up the rest). A stamp writes the memory's access item (accessitems.py); in a namespace not yet wholly
-moved to access items (`agent-memory migrate`), a page's stamps also go to the records, where only those of memories
-without an access item land (the others hold no `accessed_key` to compare with)."""
+does not hold up the rest). A stamp writes the memory's access item (accessitems.py), never its record."""
 
 from __future__ import annotations
 
@@ -12,10 +10,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import wait
 from typing import TYPE_CHECKING, Any, Final
 
-from adapters.dynamodb.accessitems import access_key, joined
 from adapters.dynamodb.client import READERS, STAMPERS, ConditionFailedError, call, incidental
-from adapters.dynamodb.codec import ACCESS_ITEMS, ACCESSED_KEY, DELETED, from_item, memory_key, sort_value
-from adapters.dynamodb.marks import Marks
+from adapters.dynamodb.codec import ACCESSED_KEY, DELETED, access_key, from_item, joined, memory_key, sort_value
 from adapters.dynamodb.stored import Items
 from core.budget import carried
 from core.errors import MemoryNotFoundError, StorageUnavailableError, TableMissingError
@@ -41,11 +37,10 @@ _STAMP: Final = 'UPDATE "{table}" SET accessed_key = ? WHERE pk = ? AND sk = ? A
 class Stamps:
     """The access stamps of one table's memories."""
 
-    def __init__(self, client: DynamoDBClient, table_name: str, items: Items, marks: Marks) -> None:
+    def __init__(self, client: DynamoDBClient, table_name: str, items: Items) -> None:
         self._client = client
         self._table = table_name
         self._items = items
-        self._marks = marks
 
     def read(
         self, namespace: str, memory_id: int, accessed_at: str, confirm: Callable[[], None] | None = None
@@ -72,39 +67,27 @@ class Stamps:
         self, namespace: str, memory_id: int, stamp: dict[str, Any], record: Callable[[], dict[str, Any] | None]
     ) -> Memory:
         """Stamp the memory and return it, its record being `record()` (read before, or meanwhile)."""
-        try:
-            access = self._stamped(access_key(namespace, memory_id), memory_id, stamp, "UPDATED_NEW")
-        except MemoryNotFoundError:
-            item = record()
-            if item is None or ACCESS_ITEMS in item:
-                raise  # never stored, or purged (or being purged) meanwhile
-            # Stored before access items: the record holds its stamp, unless migrate has just moved it into a new
-            # access item (the record as it is then comes back, marked): then that one takes the stamp.
-            item = self._stamped(memory_key(namespace, memory_id), memory_id, stamp, "ALL_NEW")
-            if ACCESS_ITEMS in item:
-                item = joined(item, self._stamped(access_key(namespace, memory_id), memory_id, stamp, "UPDATED_NEW"))
-            return from_item(item)
+        access = self._stamped(namespace, memory_id, stamp)  # MemoryNotFoundError: never stored, or purged
         item = record()
         if item is None or item["status"] == DELETED:
             raise MemoryNotFoundError(memory_id)  # deleted (or purged) since the stamp
         return from_item(joined(item, access))
 
-    def _stamped(self, key: dict[str, Any], memory_id: int, stamp: dict[str, Any], returns: str) -> dict[str, Any]:
-        """Stamp the item at `key` (an access item, or a record from before them) and return what `returns` says of
-        it, or all of it as it was when another reader stamped it later first. MemoryNotFoundError when there is no
-        such item or its memory is deleted."""
+    def _stamped(self, namespace: str, memory_id: int, stamp: dict[str, Any]) -> dict[str, Any]:
+        """Stamp the memory's access item and return its stamp, or all of it as it was when another reader stamped it
+        later first. MemoryNotFoundError when there is no such item or its memory is deleted."""
         try:
             # The sort value starts with the timestamp and ends with this memory's id, so it compares as the stamp.
             with incidental():
                 response = call(
                     self._client.update_item,
                     TableName=self._table,
-                    Key=key,
+                    Key=access_key(namespace, memory_id),
                     UpdateExpression=f"SET {ACCESSED_KEY} = :stamp",
                     ConditionExpression=f"attribute_exists(pk) AND {ACCESSED_KEY} < :stamp AND #status <> :deleted",
                     ExpressionAttributeNames={"#status": "status"},
                     ExpressionAttributeValues={":stamp": stamp, ":deleted": DELETED},
-                    ReturnValues=returns,
+                    ReturnValues="UPDATED_NEW",
                     ReturnValuesOnConditionCheckFailure="ALL_OLD",
                 )
         except ConditionFailedError as failed:
@@ -118,8 +101,6 @@ class Stamps:
 
     def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
         keys = [(access_key(namespace, memory_id), memory_id) for memory_id in memory_ids]
-        if not self._marks.check(namespace, ACCESS_ITEMS):
-            keys += [(memory_key(namespace, memory_id), memory_id) for memory_id in memory_ids]
         batches = [keys[i : i + BATCH_STATEMENTS] for i in range(0, len(keys), BATCH_STATEMENTS)]
         if len(batches) == 1:
             self._stamp_batch(batches[0], accessed_at)

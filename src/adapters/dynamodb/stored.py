@@ -9,9 +9,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from adapters.dynamodb.accessitems import access_key, joined
 from adapters.dynamodb.client import ConditionFailedError, TransactionCancelledError, call
-from adapters.dynamodb.codec import ACCESS_ITEMS, DIGESTED, TAG_COPIES, from_item, memory_key
+from adapters.dynamodb.codec import access_key, from_item, joined, memory_key
 from core.errors import StorageUnavailableError, WriteConflictError
 from core.model import Memory
 
@@ -34,20 +33,16 @@ UNPROCESSED_BACKOFF_SECONDS: Final = 0.02
 
 @dataclass(frozen=True)
 class Stored:
-    """A memory item: the record, whether its tag copies exist, how many revisions it has (0 for a memory stored
-    before history existed), the status it had before a delete, when it was deleted, whether its purge has begun,
-    the hash of the idempotency key it was created with, whether its digest exists, and whether its access item does
-    (the record's stamp is its access item's then)."""
+    """A memory item: the record (with its access item's stamp), how many revisions it has (0 for a memory stored
+    before history existed), the status it had before a delete, when it was deleted, whether its purge has begun, and
+    the hash of the idempotency key it was created with."""
 
     memory: Memory
-    copied: bool
     revisions: int
     prior_status: str | None
     deleted_at: str | None
     purging: bool
     idempotency: str | None
-    digested: bool
-    accessed: bool
 
     @classmethod
     def of(cls, item: Mapping[str, Any]) -> Stored:
@@ -58,19 +53,16 @@ class Stored:
 
         return cls(
             memory=from_item(item),
-            copied=TAG_COPIES in item,
             revisions=int(item["revisions"]["N"]) if "revisions" in item else 0,
             prior_status=text("prior_status"),
             deleted_at=text("deleted_at"),
             purging="purging" in item,
             idempotency=text("idempotency"),
-            digested=DIGESTED in item,
-            accessed=ACCESS_ITEMS in item,
         )
 
     def unchanged(self) -> tuple[str, dict[str, Any]]:
         """The condition (and its values) that holds while the item is still as read: same version, status,
-        revision count, tag copies, digest and access item, and no purge begun."""
+        revision count, and no purge begun."""
         values = {":was_version": {"N": str(self.memory.version)}, ":was_status": {"S": self.memory.status}}
         terms = ["version = :was_version", "#status = :was_status", "attribute_not_exists(purging)"]
         if self.revisions:
@@ -78,12 +70,6 @@ class Stored:
             values[":was_revisions"] = {"N": str(self.revisions)}
         else:
             terms.append("attribute_not_exists(revisions)")
-        if not self.copied:
-            terms.append(f"attribute_not_exists({TAG_COPIES})")
-        if not self.digested:
-            terms.append(f"attribute_not_exists({DIGESTED})")
-        if not self.accessed:
-            terms.append(f"attribute_not_exists({ACCESS_ITEMS})")
         return " AND ".join(terms), values
 
 

@@ -19,22 +19,11 @@ _STATUSES: Final = ("active", "invalid", "deleted")
 Item = dict[str, Any]
 
 
-class CopiesIncompleteError(Exception):
-    """A tag's partition does not hold every memory with the tag: some were stored before copies existed."""
-
-
 class Totals:
-    """A namespace's (or a tag's) stored counts per status and type (its STATS item); a tag's are `complete` only
-    when every memory of the namespace has its copies."""
+    """A namespace's (or a tag's) stored counts per status and type (its STATS item)."""
 
-    def __init__(self, counters: Mapping[str, int], *, complete: bool = True) -> None:
+    def __init__(self, counters: Mapping[str, int]) -> None:
         self._counters = counters
-        self._complete = complete
-
-    def checked(self) -> Totals:
-        if not self._complete:
-            raise CopiesIncompleteError
-        return self
 
     def _sum(self, statuses: tuple[str, ...], memory_type: str | None) -> int:
         types = [memory_type] if memory_type else MEMORY_TYPES

@@ -28,11 +28,9 @@ class InMemoryDigests:
         self._stored = {}
 
     def put(self, namespace: str, memory: Memory, digest: Digest | None) -> None:
-        """Store `digest` for the memory as it is now; None leaves the memory without one (as the adapter does)."""
-        if digest is None:
-            self._stored.pop((namespace, memory.id), None)
-        else:
-            self._stored[namespace, memory.id] = _Stored(digest, memory, waiting=digest.vector is None)
+        """Store `digest` for the memory as it is now; None stores one without terms (as the adapter does)."""
+        digest = digest or Digest(())
+        self._stored[namespace, memory.id] = _Stored(digest, memory, waiting=digest.vector is None)
 
     def follow(self, namespace: str, memory: Memory) -> None:
         """Carry the memory's status, type, `updated_at` and version into its digest, when it has one."""

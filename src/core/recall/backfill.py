@@ -1,7 +1,8 @@
-"""The backfill: digests stored without a vector (the model was unavailable at the write; an import, `migrate`, or a
-change of model) are embedded later, a batch at a time. The purge function runs it after each hourly purge, `serve`
-every few seconds, and `agent-memory embed` until none is left. It reads the memories' records for their text and
-computes no terms, so it needs neither the stemmer nor numpy: the purge function ships it without recall's extra."""
+"""The backfill: digests stored without a vector (the model was unavailable at the write; an import, a service given no
+indexer, or a change of model) are embedded later, a batch at a time. The purge function runs it after each hourly
+purge, `serve` every few seconds, and `agent-memory embed` until none is left. It reads the memories' records for
+their text and computes no terms, so it needs neither the stemmer nor numpy: the purge function ships it without
+recall's extra."""
 
 from __future__ import annotations
 

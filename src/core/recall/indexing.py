@@ -28,11 +28,11 @@ logger = logging.getLogger(__name__)
 
 
 class RecallIndexer:
-    """core.digest.Indexer over `embedder`, behind the port's guard (core.recall.guard); without one (migrate, an
-    import), while the model is unavailable, for PAUSE_AFTER_FAILURE_SECONDS after it failed, and while an embedding
-    that outlasted its write's wait still runs, digests carry terms only and wait for the backfill to embed them: a
-    write never fails, nor waits longer than `wait_seconds`, for want of a vector (None: as long as the model takes,
-    for tools that are no request)."""
+    """core.digest.Indexer over `embedder`, behind the port's guard (core.recall.guard); without one (an import), while
+    the model is unavailable, for PAUSE_AFTER_FAILURE_SECONDS after it failed, and while an embedding that outlasted
+    its write's wait still runs, digests carry terms only and wait for the backfill to embed them: a write never
+    fails, nor waits longer than `wait_seconds`, for want of a vector (None: as long as the model takes, for tools
+    that are no request)."""
 
     def __init__(
         self,

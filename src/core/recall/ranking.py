@@ -50,10 +50,6 @@ class RankingSettings(BaseModel):
     use_half_life_days: float = Field(default=DEFAULT_USE_HALF_LIFE_DAYS, gt=0, allow_inf_nan=False)
     type_priors: dict[MemoryType, float] = Field(default_factory=lambda: dict(DEFAULT_TYPE_PRIORS))
 
-    def __hash__(self) -> int:
-        # Frozen, yet its dicts are not hashable: the settings it is part of are (the Lambda wiring caches by them).
-        return hash(self.model_dump_json())
-
     @field_validator("weights")
     @classmethod
     def _every_part_weighed(cls, weights: dict[Part, float]) -> dict[Part, float]:

@@ -72,8 +72,9 @@ class MemoryRepository(DigestReads, Protocol):
     Beside each memory is its digest (core.digest), what recall ranks by, written in the same atomic write as every
     change: `add` stores the one it is given; `apply` stores a new one computed by `indexer` when the content or tags
     change, and otherwise, as delete and restore do, carries the memory's status, type, `updated_at` and version
-    into the stored one; `purge` removes it. Without a digest (`digest` or `indexer` None) a memory is left without
-    one, as memories stored before digests existed are, until `agent-memory migrate` writes it.
+    into the stored one; `purge` removes it. Every memory has its digest from its first write: without one (`digest`
+    or `indexer` None; MemoryService always computes one) the store keeps a digest without terms, waiting for the
+    backfill to embed it.
     """
 
     def next_id(self, namespace: str, live_key: LiveKey | None = None) -> int:

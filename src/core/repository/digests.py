@@ -50,8 +50,8 @@ class DigestReads(Protocol):
     """Recall's reads, and the backfill's reads and writes (each digest is written with its memory)."""
 
     def recall_candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
-        """The digest of every memory of the namespace the filters match, in no particular order. A memory without a
-        digest (stored before digests existed, until `agent-memory migrate`) is not among them."""
+        """The digest of every memory of the namespace the filters match, in no particular order (every memory has
+        one, from its first write)."""
         ...
 
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:

@@ -2,6 +2,7 @@
 problem document when the event is not a request the app can be given."""
 
 import asyncio
+import atexit
 import base64
 import re
 from typing import Any, Final, Literal
@@ -25,20 +26,35 @@ _PORT: Final = re.compile(r"[0-9]{1,9}")
 
 
 class _InvocationLoop:
-    """The event loop Mangum runs invocations on: one per process, made current before every invocation (an
-    asyncio.run() elsewhere in the process unsets the current loop), and replaced if something closed it."""
+    """The event loop Mangum runs invocations on: one per process, made on the first invocation (importing a door
+    opens nothing), current before every invocation (an asyncio.run() elsewhere in the process unsets the current
+    loop), replaced if something closed it, and closed when the process exits."""
 
     def __init__(self) -> None:
-        self._loop = asyncio.new_event_loop()
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def make_current(self) -> asyncio.AbstractEventLoop:
-        if self._loop.is_closed():
+        if self._loop is None or self._loop.is_closed():
             self._loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self._loop)
         return self._loop
 
+    def close(self) -> None:
+        """End what still runs on the loop (a lifespan held open across invocations) and close it, so a process that
+        exits (serve, a test run) leaves no open loop and no socket of its self-pipe for the collector to report."""
+        loop = self._loop
+        if loop is None or loop.is_closed() or loop.is_running():
+            return
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+
 
 _invocation_loop: Final = _InvocationLoop()
+atexit.register(_invocation_loop.close)
 
 
 def invocation_loop() -> asyncio.AbstractEventLoop:

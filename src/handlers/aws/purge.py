@@ -2,8 +2,9 @@
 purge the memories deleted longer than the retention window ago (`DELETED_RETENTION_DAYS`), then to embed the recall
 digests still waiting for their vector (core.recall.backfill), a batch a run. It reads only the sparse indexes of
 deleted memories and of waiting digests, never the table; a run stopped half-way (a timeout) is finished by the next.
-It wires no recall ranking (bootstrap.build_services), so it ships without the stemmer."""
+It wires no recall ranking (bootstrap.services_over), so it ships without the stemmer."""
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -14,16 +15,18 @@ from handlers import bootstrap
 
 logger = Logger()
 
-# The settings, the DynamoDB client and services are built at import, in the init phase.
-bootstrap.default_services(ranking=False)
 
+def entrypoint(services: bootstrap.Services) -> Callable[[dict[str, Any], Any], dict[str, int]]:
+    """The function's handler over `services` (built without ranking: handlers.bootstrap.from_environment). Built
+    once, at init (below); tests build their own."""
 
-@logger.inject_lambda_context(log_event=False)
-def handler(event: dict[str, Any], context: Any) -> dict[str, int]:
-    services = bootstrap.default_services(ranking=False)
-    purged = services.memories.purge_expired(timedelta(days=services.settings.deleted_retention_days))
-    logger.info("purged the memories deleted before the retention window", extra={"purged": purged})
-    return {"purged": purged, "embedded": _backfill(services)}
+    @logger.inject_lambda_context(log_event=False)
+    def handler(event: dict[str, Any], context: Any) -> dict[str, int]:
+        purged = services.memories.purge_expired(timedelta(days=services.settings.deleted_retention_days))
+        logger.info("purged the memories deleted before the retention window", extra={"purged": purged})
+        return {"purged": purged, "embedded": _backfill(services)}
+
+    return handler
 
 
 def _backfill(services: bootstrap.Services) -> int:
@@ -40,3 +43,7 @@ def _backfill(services: bootstrap.Services) -> int:
         return 0
     logger.info("embedded waiting recall digests", extra={"embedded": done.embedded, "skipped": done.skipped})
     return done.embedded
+
+
+# The settings, the DynamoDB client and services are built once, at import, in the init phase, from the environment.
+handler = entrypoint(bootstrap.from_environment(ranking=False))

@@ -7,7 +7,8 @@ makes as it imports are built on first use (handlers.aws.models).
 Nothing is taken away: the `mcp` package runs its `__init__` on the first lookup of a name it does not hold yet (so
 `from mcp import Client` still works), the SDK's `httpx2` is the real module from its first use, and uvicorn imports
 as usual afterwards. Importing this module does it, first thing in the entrypoint (handlers.aws.mcp); `serve` and the
-tests import the SDK as it is.
+tests import the SDK as it is. It relies on how the SDK's modules import each other, none of it the SDK's API:
+core.reaches lists the versions it was checked against, and another fails the tests until it is checked again.
 """
 
 from __future__ import annotations

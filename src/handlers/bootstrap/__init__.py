@@ -9,22 +9,15 @@ package imports this one.
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 import importlib.metadata
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import urlsplit
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic_core import ErrorDetails
+from typing import TYPE_CHECKING, Final
 
 from adapters.bedrock import (
-    DEFAULT_DIMENSIONS,
-    TITAN_DIMENSIONS,
     TITAN_FLOOR,
-    TITAN_V2,
     BedrockEmbedder,
     make_bedrock_client,
 )
@@ -38,17 +31,20 @@ from adapters.dynamodb.client import report_health
 from adapters.dynamodb.usage import CapacityTally
 from adapters.https import HttpsDocumentFetcher
 from core.clientdocs.service import ClientDocuments
+from core.clock import Clock, utc_now
 from core.grants import GrantService
 from core.health import StorageHealth
-from core.history import DEFAULT_RETENTION_DAYS
-from core.hosts import is_loopback, parse_host
 from core.keys import KeyService
-from core.limits import MAX_RETENTION_DAYS, MIN_RETENTION_DAYS
 from core.memories import MemoryService
 from core.recall.backfill import Backfill
 from core.recall.embedding import Embedder
 from core.recall.ranking import RankingSettings
-from handlers.bootstrap.recall import RANKING_VARIABLES, ranking_from_env
+from handlers.bootstrap.settings import DEFAULT_METRICS_NAMESPACE as DEFAULT_METRICS_NAMESPACE
+from handlers.bootstrap.settings import DEFAULT_REGION as DEFAULT_REGION
+from handlers.bootstrap.settings import DEFAULT_TABLE as DEFAULT_TABLE
+from handlers.bootstrap.settings import Settings as Settings
+from handlers.bootstrap.settings import SettingsError as SettingsError
+from handlers.bootstrap.settings import parse_retention_days as parse_retention_days
 from handlers.metrics import RequestMetrics
 
 if TYPE_CHECKING:
@@ -56,142 +52,10 @@ if TYPE_CHECKING:
 
     from core.digest import Indexer
     from core.recall.service import RecallService
-    from core.repository import MemoryRepository
+    from core.repository import GrantRepository, KeyRepository, MemoryRepository
 
-DEFAULT_TABLE = "agent-memory"
-DEFAULT_REGION = "us-east-1"
-DEFAULT_METRICS_NAMESPACE = "agent-memory"
 # The one version string: pyproject's, read from the installed distribution (the Lambda build ships its metadata).
 VERSION: Final = importlib.metadata.version("agent-memory")
-
-
-class SettingsError(ValueError):
-    """A setting in the environment that cannot be used; the message names the variable and what it must be."""
-
-
-def parse_retention_days(text: str) -> int:
-    """Days a deleted memory stays restorable, as DELETED_RETENTION_DAYS and `serve --deleted-retention-days` give
-    them: a whole number from MIN_RETENTION_DAYS to MAX_RETENTION_DAYS (the template's bounds)."""
-    if not text.strip().isdigit() or not MIN_RETENTION_DAYS <= int(text) <= MAX_RETENTION_DAYS:
-        raise ValueError(f"{text!r} is not a number of days from {MIN_RETENTION_DAYS} to {MAX_RETENTION_DAYS}")
-    return int(text)
-
-
-class Settings(BaseModel):
-    """What a process is configured with, validated once, when it starts (Settings.from_env)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    table_name: str = DEFAULT_TABLE
-    region: str = DEFAULT_REGION
-    endpoint_url: str | None = None
-    # Browser origins the MCP endpoint admits; a request carrying any other Origin header gets 403.
-    mcp_allowed_origins: tuple[str, ...] = ()
-    # The CloudWatch namespace of the functions' metrics (handlers.metrics).
-    metrics_namespace: str = DEFAULT_METRICS_NAMESPACE
-    # Days a deleted memory stays restorable before the purge removes it for good.
-    deleted_retention_days: int = Field(DEFAULT_RETENTION_DAYS, ge=MIN_RETENTION_DAYS, le=MAX_RETENTION_DAYS)
-    # Whether the MCP door hosts its OAuth authorization server (handlers.oauth), and the issuer it answers as when
-    # not the origin each request reached (a custom domain in front of the function URL).
-    oauth_enabled: bool = True
-    oauth_issuer: str | None = None
-    # TESTS ONLY, never set in a deployment: a CA file (PEM) trusted for Client ID Metadata Documents instead of the
-    # system's, and loopback addresses admitted, so a test's own https server can serve them (adapters.https).
-    test_only_client_metadata_ca: str | None = None
-    # The Amazon Bedrock model that embeds memories when they are written and recall's questions, and the dimensions
-    # of its vectors (Titan Text Embeddings V2: 256, 512 or 1,024).
-    embedding_model: str = Field(TITAN_V2, pattern=r"^[A-Za-z0-9][A-Za-z0-9.:_-]{0,199}$")
-    embedding_dimensions: int = DEFAULT_DIMENSIONS
-    # The cosine at or below which the Bedrock model's vectors say two texts are unrelated (recall's semantic part is
-    # what lies above it); None: the model's own (adapters.bedrock).
-    semantic_floor: float | None = Field(None, ge=-1, lt=1)
-    # Recall's weights, half-lives and type priors (core.recall.ranking's defaults unless set).
-    ranking: RankingSettings = Field(default_factory=RankingSettings)
-
-    @field_validator("embedding_dimensions")
-    @classmethod
-    def _dimensions_the_model_answers_in(cls, value: int) -> int:
-        if value not in TITAN_DIMENSIONS:
-            raise ValueError(f"{value} is not one of {', '.join(map(str, TITAN_DIMENSIONS))}")
-        return value
-
-    @field_validator("oauth_issuer")
-    @classmethod
-    def _issuer_is_an_origin(cls, value: str | None) -> str | None:
-        if value is not None and not _is_issuer(value):
-            raise ValueError(
-                f"{value!r} is not an origin this server can issue tokens as: https://host[:port] (or http on a "
-                "loopback host), with no path, query or fragment"
-            )
-        return value
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] = os.environ) -> Settings:
-        """The settings the environment gives; SettingsError naming the variable when a value cannot be used."""
-        raw: dict[str, Any] = {
-            "table_name": env.get("TABLE_NAME") or DEFAULT_TABLE,
-            "region": env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or DEFAULT_REGION,
-            "endpoint_url": env.get("AWS_ENDPOINT_URL_DYNAMODB") or None,
-            "mcp_allowed_origins": _comma_separated(env.get("MCP_ALLOWED_ORIGINS", "")),
-            "metrics_namespace": env.get("POWERTOOLS_METRICS_NAMESPACE") or DEFAULT_METRICS_NAMESPACE,
-            "oauth_issuer": env.get("OAUTH_ISSUER") or None,
-            "test_only_client_metadata_ca": env.get("TEST_ONLY_CLIENT_METADATA_CA") or None,
-            "embedding_model": env.get("EMBEDDING_MODEL") or TITAN_V2,
-            "embedding_dimensions": env.get("EMBEDDING_DIMENSIONS") or DEFAULT_DIMENSIONS,
-            "semantic_floor": (env.get("RECALL_SEMANTIC_FLOOR") or "").strip() or None,
-        }
-        raw["ranking"], problems = ranking_from_env(env)
-        retention = env.get("DELETED_RETENTION_DAYS") or ""
-        try:
-            raw["deleted_retention_days"] = parse_retention_days(retention) if retention else DEFAULT_RETENTION_DAYS
-        except ValueError as exc:
-            problems.append(f"DELETED_RETENTION_DAYS: {exc}")
-        enabled = (env.get("OAUTH_ENABLED") or "true").strip().lower()
-        if enabled not in ("true", "false"):
-            problems.append(f"OAUTH_ENABLED: {enabled!r} is neither true nor false")
-        raw["oauth_enabled"] = enabled != "false"
-        try:
-            settings = cls.model_validate(raw)
-        except ValidationError as exc:
-            problems.extend(f"{_variable(error['loc'])}: {_reason(error)}" for error in exc.errors())
-        if problems:
-            raise SettingsError("cannot start with these settings: " + "; ".join(problems))
-        return settings
-
-
-_VARIABLES: Final = {
-    "oauth_issuer": "OAUTH_ISSUER",
-    "deleted_retention_days": "DELETED_RETENTION_DAYS",
-    "embedding_model": "EMBEDDING_MODEL",
-    "embedding_dimensions": "EMBEDDING_DIMENSIONS",
-    "semantic_floor": "RECALL_SEMANTIC_FLOOR",
-}
-
-
-def _variable(loc: tuple[int | str, ...]) -> str:
-    return RANKING_VARIABLES[str(loc[1])] if loc[0] == "ranking" else _VARIABLES[str(loc[0])]
-
-
-def _reason(error: ErrorDetails) -> str:
-    # A validator's own ValueError says it in full; pydantic's message would prefix it with "Value error, ".
-    return str(error["ctx"]["error"]) if error["type"] == "value_error" else error["msg"]
-
-
-def _comma_separated(value: str) -> tuple[str, ...]:
-    # An origin never ends in "/", so a trailing one in the setting is a typo that would match nothing.
-    return tuple(item.strip().rstrip("/") for item in value.split(",") if item.strip())
-
-
-def _is_issuer(value: str) -> bool:
-    # The OAuth routes and metadata live at the origin's root, so an issuer is an origin (a trailing "/" is dropped).
-    try:
-        parts = urlsplit(value.rstrip("/"))
-    except ValueError:
-        return False
-    host = parse_host(parts.netloc) if "@" not in parts.netloc else None
-    if host is None or parts.path or parts.query or parts.fragment or "?" in value or "#" in value:
-        return False
-    return parts.scheme == "https" or (parts.scheme == "http" and is_loopback(host[0]))
 
 
 def use_placeholder_credentials() -> None:
@@ -234,61 +98,89 @@ def client_documents(settings: Settings) -> ClientDocuments:
 
 
 def build_services(
-    settings: Settings, client: DynamoDBClient | None = None, embedder: Embedder | None = None, *, ranking: bool = True
+    settings: Settings,
+    client: DynamoDBClient | None = None,
+    embedder: Embedder | None = None,
+    *,
+    clock: Clock = utc_now,
+    ranking: bool = True,
 ) -> Services:
     """The services over `settings`' table, through `client` (or a new one built from the settings), embedding with
-    `embedder` (by default the Bedrock model the settings name). Every change and every read of a memory (recall too)
-    is fenced on the live key making it (MemoryService, RecallService), so a revoke or an erase is never outrun by a
-    cached key in any process; every change computes the memory's recall digest first. Without `ranking` (the purge
-    function) neither the digests nor recall are wired: only the backfill."""
+    `embedder` (by default the Bedrock model the settings name), on `clock`: services_over DynamoDB's repositories.
+    Without `ranking` (the purge function) neither the digests nor recall are wired: only the backfill."""
     client = client or make_client(settings.endpoint_url, settings.region)
     health = StorageHealth()
     report_health(client, health)
-    embedder = embedder or bedrock_embedder(settings)
-    repository = DynamoDBMemoryRepository(client, settings.table_name)
-    keys = KeyService(DynamoDBKeyRepository(client, settings.table_name))
-    indexer, recall = _ranking(repository, embedder, settings.ranking) if ranking else (None, None)
+    services = services_over(
+        settings,
+        DynamoDBMemoryRepository(client, settings.table_name),
+        DynamoDBKeyRepository(client, settings.table_name),
+        DynamoDBGrantRepository(client, settings.table_name),
+        embedder or bedrock_embedder(settings),
+        clock=clock,
+        ranking=ranking,
+    )
+    return dataclasses.replace(services, client=client, health=health)
+
+
+def services_over(
+    settings: Settings,
+    memories: MemoryRepository,
+    keys: KeyRepository,
+    grants: GrantRepository,
+    embedder: Embedder,
+    *,
+    clock: Clock = utc_now,
+    ranking: bool = True,
+) -> Services:
+    """The services over these repositories (DynamoDB's in a deployment, adapters.memory's in tests), embedding with
+    `embedder`, on `clock`. Every change and every read of a memory (recall too) is fenced on the live key making it
+    (MemoryService, RecallService), so a revoke or an erase is never outrun by a cached key in any process; every
+    change computes the memory's recall digest first. Without `ranking` (the purge function) neither the digests nor
+    recall are wired: only the backfill."""
+    key_service = KeyService(keys, clock)
+    indexer, recall = _ranking(memories, embedder, settings.ranking, clock) if ranking else (None, None)
     return Services(
-        MemoryService(repository, fenced=True, indexer=indexer),
-        keys,
-        GrantService(DynamoDBGrantRepository(client, settings.table_name), keys, documents=client_documents(settings)),
+        MemoryService(memories, clock, fenced=True, indexer=indexer),
+        key_service,
+        GrantService(grants, key_service, clock, documents=client_documents(settings)),
         settings,
         recall,
-        Backfill(repository, embedder),
-        client,
-        embedder,
-        health,
+        Backfill(memories, embedder),
+        embedder=embedder,
     )
 
 
 def _ranking(
-    repository: MemoryRepository, embedder: Embedder, settings: RankingSettings
+    repository: MemoryRepository, embedder: Embedder, settings: RankingSettings, clock: Clock
 ) -> tuple[Indexer, RecallService]:
     """Recall's indexer and use case, imported only where they are wired: the purge function, which writes no
     digest and ranks nothing, then loads neither the stemmer nor the vector arithmetic (recall's extra)."""
     from core.recall.indexing import RecallIndexer
     from core.recall.service import RecallService
 
-    return RecallIndexer(embedder), RecallService(repository, embedder, settings, fenced=True)
+    return RecallIndexer(embedder), RecallService(repository, embedder, settings, clock, fenced=True)
 
 
 # The capacity the process-wide client consumes, for the functions' metrics (one request at a time on Lambda).
 CAPACITY: Final = CapacityTally()
 
 
-@functools.cache
-def default_services(*, ranking: bool = True) -> Services:
-    """The process-wide services for Lambda, over the settings the environment gives (read here, once): one client,
-    created at init and reused while warm, reporting the capacity each call consumes to CAPACITY. A setting that
-    cannot be used fails the init with SettingsError, before any request. Without `ranking`: the purge function's
-    (build_services).
+def from_environment(
+    env: Mapping[str, str] = os.environ, *, embedder: Embedder | None = None, ranking: bool = True
+) -> Services:
+    """A Lambda function's services, over the settings `env` gives (the process's environment: the one place a
+    function reads it), built once at init by its entrypoint and reused while warm: one client, reporting the
+    capacity each call consumes to CAPACITY, and `embedder` (by default the Bedrock model the settings name). A
+    setting that cannot be used fails the init with SettingsError, before any request. Without `ranking`: the purge
+    function's (build_services).
 
     Lambda always authenticates: no setting turns the key check off.
     """
-    settings = Settings.from_env()
+    settings = Settings.from_env(env)
     client = make_client(settings.endpoint_url, settings.region)
     CAPACITY.watch(client)
-    return build_services(settings, client, ranking=ranking)
+    return build_services(settings, client, embedder, ranking=ranking)
 
 
 def lambda_metrics(door: str, settings: Settings) -> RequestMetrics:

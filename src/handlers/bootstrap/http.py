@@ -3,8 +3,6 @@ the MCP SDK (the HTTP function's artifact does not ship it)."""
 
 from __future__ import annotations
 
-import functools
-
 from fastapi import FastAPI
 
 from handlers.auth import Authenticator, key_authenticator
@@ -28,9 +26,8 @@ def http_app(
     )
 
 
-@functools.lru_cache(maxsize=1)
 def lambda_app(services: Services) -> FastAPI:
     """The HTTP function's app over `services`: API keys always, and one request per execution environment, so
-    blocking calls run inline (handlers.concurrency). Built once per services (the process-wide ones while warm)."""
+    blocking calls run inline (handlers.concurrency). The entrypoint builds it once, at init (handlers.aws.http)."""
     authenticate = key_authenticator(services.keys)
     return http_app(services, services.settings, authenticate=authenticate, run_blocking=inline)

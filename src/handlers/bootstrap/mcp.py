@@ -3,8 +3,6 @@ over the services, for the MCP function and for `serve`."""
 
 from __future__ import annotations
 
-import functools
-
 from mcp.server import MCPServer
 
 from handlers.auth import Authenticator, key_authenticator
@@ -43,11 +41,10 @@ def mcp_endpoint(
     )
 
 
-@functools.lru_cache(maxsize=1)
 def lambda_handler(services: Services) -> LambdaHandler:
     """The MCP function's handler over `services`: API keys (or the OAuth tokens they consented to), and one request
-    per execution environment, so blocking calls run inline (handlers.concurrency). Built once per services (the
-    process-wide ones while warm); its endpoint starts on the first invocation (handlers.mcp.endpoint)."""
+    per execution environment, so blocking calls run inline (handlers.concurrency). The entrypoint builds it once, at
+    init (handlers.aws.mcp); its endpoint starts on the first invocation (handlers.mcp.endpoint)."""
     settings = services.settings
     authenticate = key_authenticator(services.keys)
     return create_handler(

@@ -18,7 +18,7 @@ from handlers.mcp.tools import published_tools
 if TYPE_CHECKING:
     from core.recall.service import RecallService
 
-__all__ = ["CHECKED_SDK_VERSION", "INSTRUCTIONS", "create_server"]
+__all__ = ["INSTRUCTIONS", "create_server"]
 
 INSTRUCTIONS: Final = f"""\
 agent-memory keeps what you learn about the user across sessions. Use it like this:
@@ -78,9 +78,6 @@ def create_server(
     return server
 
 
-# The SDK version _serve_tools_only was checked against; tests/handlers/mcp/test_streamable_http.py fails on any other.
-CHECKED_SDK_VERSION: Final = "2.3.0"
-
 # The SDK registers prompt and resource handlers on every MCPServer, and advertises a capability for each one
 # registered. This server has neither: unregistered, they are not advertised, and calling one is -32601.
 _UNSERVED_METHODS: Final = (
@@ -98,7 +95,7 @@ def _serve_tools_only(server: MCPServer[Door]) -> None:
     The SDK has no public way to do it: MCPServer's constructor always registers them, and neither it nor the
     low-level server it wraps (reached only as `_lowlevel_server`) can remove a request handler, only add or replace
     one, and the capabilities follow what is registered. Middleware could refuse the calls, but the capabilities
-    would still advertise prompts and resources. Re-check on every SDK upgrade (CHECKED_SDK_VERSION).
+    would still advertise prompts and resources. core.reaches lists the SDK version it was checked against.
     """
     handlers = server._lowlevel_server._request_handlers
     for method in _UNSERVED_METHODS:

@@ -1,5 +1,5 @@
-"""Recall's digests as DynamoDB holds them: terms are stored deflated, and digests written before that (terms as a
-string) are still read, so a table needs no rewrite when it is upgraded."""
+"""Recall's digests as DynamoDB holds them: terms are stored deflated, and every memory has its digest from its first
+write, whatever service wrote it (one layout)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from adapters.dynamodb import DynamoDBMemoryRepository
 from core.contract import RetrievalQuery
 from core.memories import MemoryService
-from core.model import NewMemory
+from core.model import MemoryChanges, NewMemory
 from core.recall.indexing import RecallIndexer
 from core.recall.lexical import memory_terms
 from core.recall.standin import StandInEmbedder
@@ -44,11 +44,22 @@ def test_a_digest_holds_its_terms_in_fewer_bytes_than_the_text_they_spell(
     assert len(stored["B"]) < len(spelled)  # type: ignore[arg-type]
 
 
-def test_a_digest_written_with_its_terms_as_a_string_is_read_as_one_written_now(
-    moto_engine: Engine, moto_table: str, repository: DynamoDBMemoryRepository, created: int
+def test_a_memory_created_by_a_service_without_an_indexer_still_has_the_digest_of_its_terms(
+    repository: DynamoDBMemoryRepository, clock: FakeClock
 ) -> None:
-    (now,) = repository.recall_candidates(NAMESPACE, RetrievalQuery.parse({}))
-    older = digest_item(moto_engine, moto_table, created) | {"terms": {"S": " ".join(now.terms)}}
-    moto_engine.client.put_item(TableName=moto_table, Item=older)
-    assert repository.recall_candidates(NAMESPACE, RetrievalQuery.parse({})) == [now]
-    assert now.terms == tuple(memory_terms(CONTENT, TAGS))
+    # One layout: every memory has its digest from its first write, whatever service wrote it.
+    created = MemoryService(repository, clock).create(NAMESPACE, NewMemory.parse({"content": CONTENT, "tags": TAGS}))
+    (candidate,) = repository.recall_candidates(NAMESPACE, RetrievalQuery.parse({}))
+    assert (candidate.memory_id, candidate.terms, candidate.vector) == (
+        created.id,
+        tuple(memory_terms(CONTENT, TAGS)),
+        None,
+    )
+
+
+def test_a_memory_whose_text_a_service_without_an_indexer_changes_keeps_a_digest_of_its_new_terms(
+    repository: DynamoDBMemoryRepository, clock: FakeClock, created: int
+) -> None:
+    MemoryService(repository, clock).update(NAMESPACE, created, MemoryChanges.parse({"content": "espresso only"}))
+    (candidate,) = repository.recall_candidates(NAMESPACE, RetrievalQuery.parse({}))
+    assert candidate.terms == tuple(memory_terms("espresso only", TAGS))

@@ -17,13 +17,9 @@ from adapters.dynamodb import (
     TRANSACTION_ATTEMPTS,
     UPDATE_ATTEMPTS,
     DynamoDBMemoryRepository,
-    migrate,
 )
 from adapters.dynamodb import stamps as stamps_module
 from adapters.dynamodb import stored as stored_module
-from adapters.dynamodb.codec import ACCESS_ITEMS
-from adapters.dynamodb.marks import Marks
-from adapters.dynamodb.migration import COPY_ATTEMPTS
 from adapters.dynamodb.stamps import BATCH_ATTEMPTS, Stamps
 from adapters.dynamodb.stored import BATCH_GET_ATTEMPTS, BATCH_WRITE_ATTEMPTS, Items
 from core.contract import RetrievalQuery
@@ -36,19 +32,7 @@ from core.errors import (
 )
 from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory
 from tests.conftest import NAMESPACE, Engine
-
-
-class RawBody:
-    """A raw HTTP body as botocore reads an answer's (streamed or read whole), for answers made up before moto."""
-
-    def __init__(self, raw: bytes) -> None:
-        self.raw = raw
-
-    def stream(self, **_: Any) -> Iterator[bytes]:
-        yield self.raw
-
-    def read(self, *_: Any, **__: Any) -> bytes:
-        return self.raw
+from tests.faults import answer, error_answer
 
 
 class Faults:
@@ -66,9 +50,7 @@ class Faults:
         if self.left <= 0:
             return None
         self.left -= 1
-        error = {"__type": f"com.amazonaws.dynamodb.v20120810#{self.code}", "message": "injected", **self.extra}
-        body = json.dumps(error).encode()
-        return AWSResponse(request.url, 400, {"x-amzn-ErrorType": self.code}, RawBody(body))  # type: ignore[arg-type]
+        return error_answer(request, self.code, **self.extra)
 
 
 LATER = "2026-04-06T14:13:00.000000Z"
@@ -208,13 +190,9 @@ class ScriptedStatements:
         return {"Responses": answers}
 
 
-def stamps(client: Any, *, moved: bool = True) -> Stamps:
-    """The stamps of table "memories" over `client`, NAMESPACE seen wholly moved to access items when `moved`."""
-    items = Items(client, "memories")
-    marks = Marks(items)
-    if moved:
-        marks.learn(NAMESPACE, {ACCESS_ITEMS: {"N": "1"}})
-    return Stamps(client, "memories", items, marks)
+def stamps(client: Any) -> Stamps:
+    """The stamps of table "memories" over `client`."""
+    return Stamps(client, "memories", Items(client, "memories"))
 
 
 def test_a_page_of_stamps_goes_in_batches_of_25_statements_each_keeping_its_own_condition() -> None:
@@ -228,21 +206,6 @@ def test_a_page_of_stamps_goes_in_batches_of_25_statements_each_keeping_its_own_
     statement = client.calls[0][0]["Statement"]
     assert statement.startswith('UPDATE "memories" SET accessed_key = ? WHERE pk = ? AND sk = ?')
     assert statement.endswith("AND accessed_key < ?")  # never moves a stamp back, and finds no row to create
-
-
-def test_in_a_namespace_not_wholly_moved_to_access_items_a_stamp_goes_to_the_records_too() -> None:
-    client = ScriptedStatements(itertools.repeat("ConditionalCheckFailed"))
-    client.get_item = lambda **_: {"Item": {"pk": {"S": f"NS#{NAMESPACE}"}, "sk": {"S": "STATS"}}}  # type: ignore[attr-defined]
-
-    stamps(client, moved=False).stamp(NAMESPACE, [1, 2], LATER)
-
-    # Only one of each pair can land: a memory has an access item, or (stored before them) its own stamp.
-    assert sorted(s["Parameters"][2]["S"] for s in client.calls[0]) == [
-        "A#0000000001",
-        "A#0000000002",
-        "MEM#0000000001",
-        "MEM#0000000002",
-    ]
 
 
 def test_a_failed_condition_is_a_row_stamped_later_or_never_stored_not_an_error() -> None:
@@ -498,31 +461,31 @@ class Unprocessed:
         self.left -= 1
         asked = json.loads(request.body)["RequestItems"]
         body = json.dumps({"Responses": {table: [] for table in asked}, self.unprocessed: asked}).encode()
-        return AWSResponse(request.url, 200, {}, RawBody(body))  # type: ignore[arg-type]
+        return answer(request, 200, body)
 
 
 def tagged(memory_id: int) -> Memory:
     return memory(memory_id).model_copy(update={"tags": ["travel"]})
 
 
-def test_counts_left_unprocessed_are_asked_for_again(moto_engine: Engine, repository: DynamoDBMemoryRepository) -> None:
+def test_reads_left_unprocessed_are_asked_for_again(moto_engine: Engine, repository: DynamoDBMemoryRepository) -> None:
     repository.add(NAMESPACE, tagged(1))
     unprocessed = Unprocessed(moto_engine.client, times=2)
 
-    found = repository.find(NAMESPACE, RetrievalQuery.parse({"tag": "travel"}))
+    found = repository.records(NAMESPACE, [1])  # the record and its access item, in one BatchGetItem
 
     assert unprocessed.attempts == 3
-    assert (found.total, [m.id for m in found.items]) == (1, [1])
+    assert [m.id for m in found] == [1]
 
 
-def test_counts_left_unprocessed_every_time_are_reported_unavailable(
+def test_reads_left_unprocessed_every_time_are_reported_unavailable(
     moto_engine: Engine, repository: DynamoDBMemoryRepository
 ) -> None:
     repository.add(NAMESPACE, tagged(1))
     unprocessed = Unprocessed(moto_engine.client, times=100)
 
     with pytest.raises(StorageUnavailableError):
-        repository.find(NAMESPACE, RetrievalQuery.parse({"tag": "travel"}))
+        repository.records(NAMESPACE, [1])
 
     assert unprocessed.attempts == BATCH_GET_ATTEMPTS
 
@@ -557,67 +520,3 @@ def test_a_purge_whose_deletes_stay_unprocessed_is_unavailable_and_finished_by_t
     unprocessed.left = 0
     repository.purge(NAMESPACE, 1)
     assert repository.get(NAMESPACE, 1) is None
-
-
-def stored_before_copies(client: Any, table: str) -> None:
-    """Memory 1 of NAMESPACE and its namespace as a previous version stored them: no copies mark on either."""
-    for sort_key in ("MEM#0000000001", "STATS"):
-        key = {"pk": {"S": f"NS#{NAMESPACE}"}, "sk": {"S": sort_key}}
-        client.update_item(TableName=table, Key=key, UpdateExpression="REMOVE tag_copies")
-
-
-def test_migrate_leaves_a_namespace_unmarked_while_a_memory_keeps_changing_under_its_copy(
-    moto_engine: Engine, moto_table: str, repository: DynamoDBMemoryRepository
-) -> None:
-    client, table = moto_engine.client, moto_table
-    repository.add(NAMESPACE, tagged(1))
-    stored_before_copies(client, table)
-    conflicts = CancelledTransactions(client, times=COPY_ATTEMPTS, reasons=failed_at(0))
-
-    done = migrate(conflicts, table)  # type: ignore[arg-type]
-
-    assert (done.copied, done.skipped, done.namespaces, conflicts.attempts) == (0, 1, 0, COPY_ATTEMPTS)
-    stats = client.get_item(TableName=table, Key={"pk": {"S": f"NS#{NAMESPACE}"}, "sk": {"S": "STATS"}})["Item"]
-    assert "tag_copies" not in stats
-    assert migrate(conflicts, table).copied == 1  # type: ignore[arg-type]  # once it holds still, it is copied
-
-
-def test_migrate_leaves_a_namespace_without_its_search_mark_while_a_memory_keeps_changing_under_its_copy(
-    moto_engine: Engine, moto_table: str, repository: DynamoDBMemoryRepository
-) -> None:
-    client, table = moto_engine.client, moto_table
-    repository.add(NAMESPACE, tagged(1))
-    home = {"pk": {"S": f"NS#{NAMESPACE}"}}
-    for sort_key in ("MEM#0000000001", "STATS"):  # as stored before search copies existed
-        client.update_item(
-            TableName=table, Key={**home, "sk": {"S": sort_key}}, UpdateExpression="REMOVE search_copies"
-        )
-    client.delete_item(TableName=table, Key={**home, "sk": {"S": "Q#0000000001"}})
-    conflicts = CancelledTransactions(client, times=COPY_ATTEMPTS, reasons=failed_at(0))
-
-    done = migrate(conflicts, table)  # type: ignore[arg-type]
-
-    assert (done.searchable, done.unsearchable, conflicts.attempts) == (0, 1, COPY_ATTEMPTS)
-    stats = client.get_item(TableName=table, Key={**home, "sk": {"S": "STATS"}})["Item"]
-    assert "search_copies" not in stats
-    assert "tag_copies" in stats  # the tag copies were complete: that mark is set all the same
-    assert "Item" not in client.get_item(TableName=table, Key={**home, "sk": {"S": "Q#0000000001"}})
-    again = migrate(conflicts, table)  # type: ignore[arg-type]  # once it holds still, it is copied and marked
-    assert (again.searchable, again.unsearchable) == (1, 0)
-    assert "search_copies" in client.get_item(TableName=table, Key={**home, "sk": {"S": "STATS"}})["Item"]
-
-
-def test_migrate_reports_storage_unavailable_when_a_copy_is_refused_for_another_reason(
-    moto_engine: Engine, moto_table: str, repository: DynamoDBMemoryRepository
-) -> None:
-    client, table = moto_engine.client, moto_table
-    repository.add(NAMESPACE, tagged(1))
-    stored_before_copies(client, table)
-    throttled = CancelledTransactions(
-        client, times=1, reasons=lambda actions: {"CancellationReasons": [{"Code": "ThrottlingError"}] * actions}
-    )
-
-    with pytest.raises(StorageUnavailableError):
-        migrate(throttled, table)  # type: ignore[arg-type]
-
-    assert throttled.attempts == 1  # not retried as if the memory had changed

@@ -5,9 +5,7 @@ access stamp and an id drawn are never writes a caller asked for: their failures
 
 from __future__ import annotations
 
-import json
 import types
-from collections.abc import Iterator
 from typing import Any
 
 import botocore.endpoint
@@ -19,19 +17,9 @@ from adapters.dynamodb import DynamoDBMemoryRepository
 from core.errors import StorageUnavailableError, WriteOutcomeUnknownError
 from core.model import Memory, MemoryChanges
 from tests.conftest import NAMESPACE, Engine
+from tests.faults import error_answer
 
 LATER = "2026-04-06T14:13:00.000000Z"
-
-
-class _Body:
-    def __init__(self, raw: bytes) -> None:
-        self.raw = raw
-
-    def stream(self, **_: Any) -> Iterator[bytes]:
-        yield self.raw
-
-    def read(self, *_: Any, **__: Any) -> bytes:
-        return self.raw
 
 
 class Attempts:
@@ -52,9 +40,7 @@ class Attempts:
             raise ReadTimeoutError(endpoint_url=request.url)
         if fate == "unreachable":
             raise EndpointConnectionError(endpoint_url=request.url)
-        status = 500 if fate in ("InternalServerError", "ServiceUnavailable") else 400
-        body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{fate}", "message": "injected"}).encode()
-        return AWSResponse(request.url, status, {"x-amzn-ErrorType": fate}, _Body(body))  # type: ignore[arg-type]
+        return error_answer(request, fate, 500 if fate in ("InternalServerError", "ServiceUnavailable") else 400)
 
 
 @pytest.fixture(autouse=True)

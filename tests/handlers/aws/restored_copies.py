@@ -84,7 +84,9 @@ def main(module: str, out: Path, restore_hooks: bool) -> None:
     grants = GrantService(InMemoryGrantRepository(key_store), keys)
     client = make_client(f"http://127.0.0.1:{server.server_address[1]}", "us-east-1")
     services = bootstrap.Services(MemoryService(InMemoryMemoryRepository()), keys, grants, client=client)
-    setattr(bootstrap, "default_services", lambda **_: services)  # noqa: B010  # the entrypoint reads it at import
+    # The entrypoint builds its door over what the root gives at import (still a patch: see
+    # tests/infra/test_injected_wiring.py's STILL_PATCHED).
+    setattr(bootstrap, "from_environment", lambda **_: services)  # noqa: B010  # the entrypoint calls it at import
     importlib.import_module(module)
     deferred_models, deferred_adapters = models.deferred()
     snapshot: dict[str, Any] = {

@@ -63,8 +63,9 @@ def test_a_cold_import_loads_nothing_the_function_never_runs(module: str):
     assert [name for name in loaded if name.startswith(NOT_LOADED[module])] == []
 
 
-# The MCP function's import left the SDK's client, uvicorn and httpx2 out (handlers.aws.sdk): the door still serves
-# both protocol eras over in-memory services, nothing it serves loads them, and the SDK's client still imports after.
+# The MCP function's import left the SDK's client, uvicorn and httpx2 out (handlers.aws.sdk): the door its entrypoint
+# builds still serves both protocol eras over in-memory services, nothing it serves loads them, and the SDK's client
+# still imports after.
 LEAN_MCP_PROBE = """
 import json, sys
 from core.access import SCOPES, ApiKey, hash_key, key_id_of
@@ -81,8 +82,9 @@ store.add(ApiKey(key_id_of(key), {namespace!r}, SCOPES, "2026-04-06T14:00:00.000
 keys = KeyService(store)
 grants = GrantService(InMemoryGrantRepository(store), keys)
 services = bootstrap.Services(MemoryService(InMemoryMemoryRepository()), keys, grants)
-setattr(bootstrap, "default_services", lambda **_: services)
 import handlers.aws.mcp as entry
+from handlers.bootstrap.mcp import lambda_handler
+handler = entry.entrypoint(lambda_handler(services), services.settings)
 class Context:
     aws_request_id = "probe"; function_name = "probe"; memory_limit_in_mb = 1024
     invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:probe"
@@ -90,7 +92,7 @@ class Context:
 statuses = {{}}
 for name in {events!r}:
     with open("events/" + name) as file:
-        statuses[name] = entry.handler(json.load(file), Context())["statusCode"]
+        statuses[name] = handler(json.load(file), Context())["statusCode"]
 left_out = sorted(name for name in sys.modules if name.startswith(("mcp.client", "uvicorn", "httpx")))
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client

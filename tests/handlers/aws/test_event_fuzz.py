@@ -13,10 +13,8 @@ from typing import Any
 
 import pytest
 
-from handlers import bootstrap
-from handlers.aws import http as lambda_http
-from handlers.aws import mcp as lambda_mcp
 from handlers.aws.events import UNINTERPRETABLE_EVENT
+from tests.conftest import LambdaFunctions
 from tests.handlers.aws.test_http_handler import CONTEXT, EVENTS_DIR, body_of
 
 Event = dict[str, Any]
@@ -37,8 +35,8 @@ REPLACEMENTS: dict[str, object] = {
 }
 
 
-def handler_for(path: Path) -> Callable[[Event, Any], dict[str, Any]]:
-    return lambda_http.handler if path.name.startswith("http_") else lambda_mcp.handler
+def handler_for(path: Path, functions: LambdaFunctions) -> Callable[[Event, Any], dict[str, Any]]:
+    return functions.http if path.name.startswith("http_") else functions.mcp
 
 
 def key_paths(value: object, prefix: KeyPath = ()) -> Iterator[KeyPath]:
@@ -114,10 +112,10 @@ def _failure(response: object) -> str | None:
 
 @pytest.mark.parametrize("path", EVENT_FILES, ids=lambda path: path.stem)
 def test_every_mutation_of_an_event_file_gets_an_answer_and_no_500_but_the_uninterpretable_event_problem(
-    path: Path, lambda_services: bootstrap.Services
+    path: Path, lambda_functions: LambdaFunctions
 ) -> None:
     original: Event = json.loads(path.read_text(encoding="utf-8"))
-    handler = handler_for(path)
+    handler = handler_for(path, lambda_functions)
     failures: list[str] = []
     tried = 0
     for name, mutate in mutations(original):

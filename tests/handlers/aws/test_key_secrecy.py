@@ -21,12 +21,10 @@ from adapters.dynamodb import DynamoDBKeyRepository, ensure_table, make_client
 from core.keys import KeyService
 from core.memories import MemoryService
 from handlers import bootstrap
-from handlers.aws import http as lambda_http
-from handlers.aws import mcp as lambda_mcp
 from handlers.http import app as http_api
 from handlers.mcp import endpoint as mcp_server
 from local.template import table_definition
-from tests.conftest import EVENT_API_KEY, SERVE_ROOT, store_event_key
+from tests.conftest import EVENT_API_KEY, SERVE_ROOT, LambdaFunctions, store_event_key
 from tests.handlers.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker
 from tests.handlers.oauth.test_doors import run_the_whole_flow
 
@@ -71,20 +69,24 @@ def logs(
         client = make_client(None, REGION)
         ensure_table(client, TABLE, table_definition())
         store_event_key(DynamoDBKeyRepository(client, TABLE))
-        bootstrap.default_services.cache_clear()
         yield lambda: caplog.text + "".join(capsys.readouterr())
-        bootstrap.default_services.cache_clear()
     for module, level in levels.items():
         module.logger.setLevel(level)
 
 
-def invoke_http(event: dict[str, Any]) -> int:
-    status: int = lambda_http.handler(event, CONTEXT)["statusCode"]
+@pytest.fixture
+def deployed(logs: Callable[[], str]) -> LambdaFunctions:
+    """The functions as their entrypoints build them at init from the environment `logs` gives."""
+    return LambdaFunctions.over(bootstrap.from_environment())
+
+
+def invoke_http(functions: LambdaFunctions, event: dict[str, Any]) -> int:
+    status: int = functions.http(event, CONTEXT)["statusCode"]
     return status
 
 
-def invoke_mcp(event: dict[str, Any]) -> int:
-    status: int = lambda_mcp.handler(event, CONTEXT)["statusCode"]
+def invoke_mcp(functions: LambdaFunctions, event: dict[str, Any]) -> int:
+    status: int = functions.mcp(event, CONTEXT)["statusCode"]
     return status
 
 
@@ -94,14 +96,16 @@ def assert_no_key_in(text: str) -> None:
     assert SECRET not in text
 
 
-def test_http_requests_that_pass_or_fail_authentication_log_no_key(logs: Callable[[], str]) -> None:
+def test_http_requests_that_pass_or_fail_authentication_log_no_key(
+    deployed: LambdaFunctions, logs: Callable[[], str]
+) -> None:
     forged = EVENT_API_KEY[: -len(SECRET)] + "F" * len(SECRET)
     statuses = [
-        invoke_http(load_event("http_create.json")),
-        invoke_http(load_event("http_get.json")),
-        invoke_http(load_event("http_get_unauthenticated.json")),
-        invoke_http(with_key(load_event("http_get.json"), forged)),
-        invoke_http(with_key(load_event("http_get.json"), EVENT_API_KEY + "x")),
+        invoke_http(deployed, load_event("http_create.json")),
+        invoke_http(deployed, load_event("http_get.json")),
+        invoke_http(deployed, load_event("http_get_unauthenticated.json")),
+        invoke_http(deployed, with_key(load_event("http_get.json"), forged)),
+        invoke_http(deployed, with_key(load_event("http_get.json"), EVENT_API_KEY + "x")),
     ]
 
     assert statuses == [201, 200, 401, 401, 401]
@@ -110,32 +114,34 @@ def test_http_requests_that_pass_or_fail_authentication_log_no_key(logs: Callabl
     assert forged.split("_", 2)[2] not in text
 
 
-def test_an_http_request_with_a_revoked_key_logs_no_key(logs: Callable[[], str]) -> None:
-    assert invoke_http(load_event("http_get_missing.json")) == 404
+def test_an_http_request_with_a_revoked_key_logs_no_key(deployed: LambdaFunctions, logs: Callable[[], str]) -> None:
+    assert invoke_http(deployed, load_event("http_get_missing.json")) == 404
     KeyService(DynamoDBKeyRepository(make_client(None, REGION), TABLE)).revoke(EVENT_API_KEY.split("_")[1])
-    bootstrap.default_services.cache_clear()  # a fresh process, past any cached verification
+    deployed = LambdaFunctions.over(bootstrap.from_environment())  # a fresh process, past any cached verification
 
-    assert invoke_http(load_event("http_get_missing.json")) == 401
+    assert invoke_http(deployed, load_event("http_get_missing.json")) == 401
     assert_no_key_in(logs())
 
 
 def test_an_http_request_that_crashes_after_authentication_logs_its_traceback_but_no_key(
-    logs: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+    deployed: LambdaFunctions, logs: Callable[[], str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(MemoryService, "get", lambda *args, **kwargs: 1 / 0)
 
-    assert invoke_http(load_event("http_get.json")) == 500
+    assert invoke_http(deployed, load_event("http_get.json")) == 500
     text = logs()
     assert "ZeroDivisionError" in text
     assert_no_key_in(text)
 
 
-def test_mcp_requests_that_pass_or_fail_authentication_log_no_key(logs: Callable[[], str]) -> None:
+def test_mcp_requests_that_pass_or_fail_authentication_log_no_key(
+    deployed: LambdaFunctions, logs: Callable[[], str]
+) -> None:
     statuses = [
-        invoke_mcp(load_event("mcp_tools_call_create.json")),
-        invoke_mcp(load_event("mcp_tools_call_search.json")),
-        invoke_mcp(load_event("mcp_tools_list_unauthenticated.json")),
-        invoke_mcp(with_key(load_event("mcp_tools_list.json"), EVENT_API_KEY[:-1] + "Z")),
+        invoke_mcp(deployed, load_event("mcp_tools_call_create.json")),
+        invoke_mcp(deployed, load_event("mcp_tools_call_search.json")),
+        invoke_mcp(deployed, load_event("mcp_tools_list_unauthenticated.json")),
+        invoke_mcp(deployed, with_key(load_event("mcp_tools_list.json"), EVENT_API_KEY[:-1] + "Z")),
     ]
 
     assert statuses == [200, 200, 401, 401]
@@ -201,11 +207,13 @@ def test_the_handlers_never_log_the_event_even_when_powertools_is_told_to() -> N
         assert SECRET not in text
 
 
-def test_the_oauth_flow_through_the_mcp_function_logs_no_key_code_or_token(logs: Callable[[], str]) -> None:
+def test_the_oauth_flow_through_the_mcp_function_logs_no_key_code_or_token(
+    deployed: LambdaFunctions, logs: Callable[[], str]
+) -> None:
     _, key = KeyService(DynamoDBKeyRepository(make_client(None, REGION), TABLE)).create("alice")
     worker = LambdaWorker()
     try:
-        bridge = FunctionUrlBridge(lambda_mcp.handler, worker)
+        bridge = FunctionUrlBridge(deployed.mcp, worker)
         secrets = asyncio.run(run_the_whole_flow(f"https://{FUNCTION_URL_HOST}", key, "alice", bridge))
     finally:
         worker.close()

@@ -22,11 +22,10 @@ from core.memories import MemoryService
 from core.recall.service import RecallService
 from core.repository import KeyRepository
 from handlers.auth import Authenticator, key_authenticator
-from handlers.aws import mcp as lambda_mcp
 from handlers.aws.events import UNINTERPRETABLE_EVENT
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import create_handler
-from tests.conftest import EVENT_API_KEY, store_event_key
+from tests.conftest import EVENT_API_KEY, LambdaFunctions, store_event_key
 from tests.handlers.conftest import (
     EVENTS,
     FUNCTION_URL_HOST,
@@ -268,11 +267,12 @@ def test_the_handler_recovers_when_something_cleared_the_threads_event_loop(
     assert "create_memory" in {tool["name"] for tool in response_json(response)["result"]["tools"]}
 
 
-@pytest.mark.usefixtures("deployed_environment")
-def test_the_module_handler_serves_every_event_warm(lambda_worker: LambdaWorker) -> None:
+def test_the_handler_built_from_the_environment_serves_every_event_warm(
+    deployed_environment: LambdaFunctions, lambda_worker: LambdaWorker
+) -> None:
     for _ in range(WARM_ROUNDS):
         for name in EVENT_FILES:
-            response = lambda_worker.invoke(lambda_mcp.handler, load_event(name))
+            response = lambda_worker.invoke(deployed_environment.mcp, load_event(name))
 
             assert response["statusCode"] == EXPECTED_STATUS[name], (name, response_body(response))
 
@@ -315,9 +315,10 @@ def test_a_request_without_a_key_is_refused_with_401_before_any_tool_runs(
     assert memory_service.search("default", RetrievalQuery.parse({})).total == 0
 
 
-@pytest.mark.usefixtures("deployed_environment")
-def test_the_module_handler_refuses_a_request_without_a_key(lambda_worker: LambdaWorker) -> None:
-    response = lambda_worker.invoke(lambda_mcp.handler, load_event("mcp_tools_list_unauthenticated.json"))
+def test_the_handler_built_from_the_environment_refuses_a_request_without_a_key(
+    deployed_environment: LambdaFunctions, lambda_worker: LambdaWorker
+) -> None:
+    response = lambda_worker.invoke(deployed_environment.mcp, load_event("mcp_tools_list_unauthenticated.json"))
 
     assert response["statusCode"] == 401
     # The function URL's own origin is the issuer: the challenge points at its resource metadata.
@@ -448,8 +449,9 @@ def test_a_signed_call_with_its_key_in_the_agent_memory_header_is_served(
     assert "create_memory" in {tool["name"] for tool in response_json(response)["result"]["tools"]}
 
 
-@pytest.mark.usefixtures("deployed_environment")
-def test_the_deployed_handler_reports_the_projects_version_from_its_metadata(lambda_worker: LambdaWorker) -> None:
-    response = lambda_worker.invoke(lambda_mcp.handler, load_event("mcp_initialize.json"))
+def test_the_deployed_handler_reports_the_projects_version_from_its_metadata(
+    deployed_environment: LambdaFunctions, lambda_worker: LambdaWorker
+) -> None:
+    response = lambda_worker.invoke(deployed_environment.mcp, load_event("mcp_initialize.json"))
 
     assert response_json(response)["result"]["serverInfo"]["version"] == importlib.metadata.version("agent-memory")

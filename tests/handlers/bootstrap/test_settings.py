@@ -137,14 +137,9 @@ def test_an_issuer_that_is_an_https_or_loopback_origin_is_accepted(issuer: str) 
     assert Settings.from_env({"OAUTH_ISSUER": issuer}).oauth_issuer == issuer
 
 
-def test_the_lambda_services_fail_at_init_on_an_unusable_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DELETED_RETENTION_DAYS", "abc")
-    bootstrap.default_services.cache_clear()
-    try:
-        with pytest.raises(SettingsError, match="DELETED_RETENTION_DAYS: 'abc' is not a number of days"):
-            bootstrap.default_services()
-    finally:
-        bootstrap.default_services.cache_clear()
+def test_the_lambda_services_fail_at_init_on_an_unusable_setting() -> None:
+    with pytest.raises(SettingsError, match="DELETED_RETENTION_DAYS: 'abc' is not a number of days"):
+        bootstrap.from_environment({"DELETED_RETENTION_DAYS": "abc"})
 
 
 def test_the_command_line_refuses_an_unusable_setting_with_status_2_and_its_reason(

@@ -4,7 +4,6 @@ moto through botocore's event hooks."""
 
 from __future__ import annotations
 
-import json
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -19,17 +18,7 @@ from handlers.auth import open_access
 from handlers.bootstrap.http import http_app
 from handlers.concurrency import inline
 from tests.conftest import Engine
-
-
-class _Body:
-    def __init__(self, raw: bytes) -> None:
-        self.raw = raw
-
-    def stream(self, **_: Any) -> Iterator[bytes]:
-        yield self.raw
-
-    def read(self, *_: Any, **__: Any) -> bytes:
-        return self.raw
+from tests.faults import error_answer
 
 
 class Throttling:
@@ -44,9 +33,7 @@ class Throttling:
         self.calls += 1
         if not self.on:
             return None
-        body = json.dumps({"__type": "com.amazonaws.dynamodb.v20120810#ThrottlingException", "message": "injected"})
-        headers = {"x-amzn-ErrorType": "ThrottlingException"}
-        return AWSResponse(request.url, 400, headers, _Body(body.encode()))  # type: ignore[arg-type]
+        return error_answer(request, "ThrottlingException")
 
 
 @pytest.fixture(autouse=True)

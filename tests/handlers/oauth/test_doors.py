@@ -20,11 +20,10 @@ from core.grants import GrantService
 from core.keys import KeyService
 from core.memories import MemoryService
 from handlers.auth import key_authenticator
-from handlers.aws import mcp as lambda_mcp
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import create_handler
 from handlers.oauth import OAuthServer
-from tests.conftest import Engine, FakeClock
+from tests.conftest import Engine, FakeClock, LambdaFunctions
 from tests.handlers.conftest import FUNCTION_URL_HOST, FunctionUrlBridge, LambdaWorker
 from tests.handlers.oauth.flow import MemoryTokenStorage, Person, oauth_client
 
@@ -119,11 +118,11 @@ async def _flow(
 
 
 @pytest.fixture
-async def bridge(lambda_worker: LambdaWorker) -> FunctionUrlBridge:
-    return FunctionUrlBridge(lambda_mcp.handler, lambda_worker)
+async def bridge(deployed_environment: LambdaFunctions, lambda_worker: LambdaWorker) -> FunctionUrlBridge:
+    """The MCP function as deployed (over moto), reached through function URL events."""
+    return FunctionUrlBridge(deployed_environment.mcp, lambda_worker)
 
 
-@pytest.mark.usefixtures("deployed_environment")
 async def test_the_mcp_function_runs_the_whole_flow_through_function_url_events(
     bridge: FunctionUrlBridge, moto_engine: Engine
 ) -> None:

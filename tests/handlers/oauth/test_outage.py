@@ -26,8 +26,8 @@ from handlers.auth import key_authenticator
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint
 from handlers.oauth import OAuthServer
-from tests.adapters.dynamodb.test_faults import RawBody
 from tests.conftest import REGION, Engine, FakeClock
+from tests.faults import error_answer
 from tests.handlers.oauth.flow import pkce
 from tests.handlers.oauth.test_oauth import (
     ORIGIN,
@@ -297,8 +297,7 @@ async def test_while_storage_stalls_authorize_answers_503_after_one_storage_call
 
 def throttle_everything(client: Any) -> None:
     def throttled(request: Any, **_: Any) -> AWSResponse:
-        body = b'{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"injected"}'
-        return AWSResponse(request.url, 400, {"x-amzn-ErrorType": "ThrottlingException"}, RawBody(body))  # type: ignore[arg-type]
+        return error_answer(request, "ThrottlingException")
 
     client.meta.events.register_first("before-send.dynamodb", throttled)
 

@@ -5,7 +5,7 @@ import { api, failed } from "./api.js";
 import { app, flash, h, keyName, mayLeave, notify, show } from "./dom.js";
 import { showFieldErrors } from "./errors.js";
 import { changes } from "./history.js";
-import { deletedPanel, load } from "./memory.js";
+import { deletedPanel, load } from "./record.js";
 
 const FIELDS = ["content", "memory_type", "status"];
 const LABELS = { content: "Content", memory_type: "Type", status: "Status", tags: "Tags" };

@@ -1,35 +1,12 @@
 // One memory: its fields, what the key may do with it, its full record as JSON, and its history.
 
 import { api, can, failed } from "./api.js";
-import { app, confirmDialog, flash, h, keyName, notify, purgeCountdown, show, statusText, stillShown, tags, when }
-  from "./dom.js";
+import { app, confirmDialog, flash, h, notify, show, statusText, stillShown, tags, when } from "./dom.js";
 import { editView } from "./edit.js";
 import { timeline } from "./history.js";
+import { deletedPanel, load } from "./record.js";
 
 const EDITABLE = ["content", "tags", "memory_type", "status"];
-
-// The memory and its history (newest first); a deleted memory is its newest revision. Null when there is none.
-export async function load(id) {
-  let memory = null;
-  try {
-    memory = (await api("GET", `/memories/${id}`)).json;
-  } catch (error) {
-    if (error.status !== 404) throw error;
-  }
-  let history;
-  try {
-    history = (await api("GET", `/memories/${id}/history?limit=100`)).json;
-  } catch (error) {
-    if (error.status === 404) return null;
-    throw error;
-  }
-  if (memory === null) {
-    // Deleted: the record is no longer served, but its newest revision is the record as it is.
-    const { revision, change, changed_at, key_id, ...record } = history.items[0];
-    memory = { ...record, last_accessed_at: undefined };
-  }
-  return { memory, history };
-}
 
 export async function memoryView(id) {
   show(`Memory #${id}`, h("p", { class: "meta" }, "Loading…"));
@@ -43,13 +20,6 @@ export async function memoryView(id) {
   if (!shown()) return undefined;
   if (!found) return show(`Memory #${id}`, h("p", {}, "There is no such memory (it may have been purged)."));
   renderMemory(found.memory, found.history);
-}
-
-// When a deleted memory was deleted, by which key, and when it is purged.
-export function deletedPanel(revision) {
-  if (!revision || revision.change !== "deleted") return null;
-  return h("p", { class: "panel", id: "deleted" }, "Deleted ", when(revision.changed_at), ` by ${keyName(revision.key_id)}; `,
-    `${purgeCountdown(revision.changed_at)} unless restored.`);
 }
 
 function fields(memory) {
