@@ -2,8 +2,8 @@
 repository): an import brings in only records and histories some memory could have lived. Each broken rule is one
 FieldError naming the field, in the order a reader would find it.
 
-Two things a real store exports are not errors: a history that begins after the memory's creation (a memory stored
-before history was kept has history from its first change after the upgrade), and a change whose time is a little
+Two things a real store exports are not errors: a history that begins after the memory's creation (a memory imported
+without its history has history from its first change after the import), and a change whose time is a little
 before the one before it (overlapping requests land in either order, each carrying the time it arrived).
 """
 
@@ -68,7 +68,7 @@ def _beginning(memory: Memory, first: Revision) -> Iterator[FieldError]:
             yield FieldError(
                 "revisions[0].change",
                 "must be 'created': a history whose first change is at created_at begins with the creation (only a "
-                "memory stored before history was kept has a history that begins later, at a later change)",
+                "memory imported without its history has a history that begins later, at a later change)",
             )
         return
     if first.changed_at != created:

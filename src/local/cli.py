@@ -13,6 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from core.access import DEFAULT_NAMESPACE, SCOPES, Scope, parse_scopes, validate_key_name, validate_namespace
+from core.clock import Clock, utc_now
 from core.errors import InvalidInputError
 from handlers import bootstrap
 from local.backfilling import MODELS, embed_store
@@ -218,7 +219,9 @@ def _embed_options(embed: argparse.ArgumentParser, env: bootstrap.Settings, reac
     _store_options(embed, env, reach)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, clock: Clock = utc_now) -> int:
+    """Run the command `argv` names (by default the process's arguments); `clock` is the one `keys` reads times on
+    (the wall clock; tests pass their own)."""
     try:
         parser = build_parser()
     except bootstrap.SettingsError as exc:
@@ -228,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         return serve(args)
     if args.command == "keys":
-        return manage_keys(args)
+        return manage_keys(args, clock)
     if args.command == "embed":
         return embed_store(args)
     if args.command == "export":

@@ -7,18 +7,23 @@ import argparse
 import json
 from collections.abc import Callable
 
+from core.clock import Clock, utc_now
 from core.keys import CACHE_TTL, KeyService
 from handlers import bootstrap
 from local.store import on_store
 
 
-def manage_keys(args: argparse.Namespace) -> int:
+def manage_keys(args: argparse.Namespace, clock: Clock = utc_now) -> int:
+    """`keys create|list|revoke` on the store the options name, the keys' times (created, expires, state) read on
+    `clock` (the wall clock; tests pass their own)."""
     action: Callable[[KeyService, argparse.Namespace], None] = {
         "create": _create_key,
         "list": _list_keys,
         "revoke": _revoke_key,
     }[args.keys_command]
-    return on_store(args, lambda settings, client: action(bootstrap.build_services(settings, client).keys, args))
+    return on_store(
+        args, lambda settings, client: action(bootstrap.build_services(settings, client, clock=clock).keys, args)
+    )
 
 
 def _create_key(keys: KeyService, args: argparse.Namespace) -> None:

@@ -132,7 +132,7 @@ def test_a_read_before_the_creation_is_refused_without_history_too(
 
 def test_what_a_real_store_exports_is_accepted_histories_begun_late_and_overlapping_changes() -> None:
     body = lines()
-    # A memory stored before history existed: its history begins with its first change after the upgrade.
+    # A memory imported without its history: its history begins with its first change after the import.
     begun_late = life(1, ("updated", 60), ("deleted", 120))
     begun_late["revisions"] = begun_late["revisions"][1:]
     for number, revision in enumerate(begun_late["revisions"], start=1):

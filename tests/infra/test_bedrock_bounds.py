@@ -78,10 +78,9 @@ def test_the_deployed_bedrock_client_makes_two_attempts_of_1_s_connect_and_3_s_r
         made.append(client)
         return client
 
-    monkeypatch.setattr(bootstrap, "make_bedrock_client", make)
     sleeps: list[float] = []
     monkeypatch.setattr(time, "sleep", sleeps.append)  # the one botocore.endpoint sleeps with
-    embedder = bootstrap.bedrock_embedder(bootstrap.Settings(region="eu-west-1"))
+    embedder = bootstrap.bedrock_embedder(bootstrap.Settings(region="eu-west-1"), make_client=make)
 
     for draw in range(10):  # the backoff is jittered: every draw must stay within the documented bound
         sleeps.clear()

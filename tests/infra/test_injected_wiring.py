@@ -19,18 +19,6 @@ PATCHES = re.compile(
 )
 
 
-# Patches not yet replaced by parts or environment (issue #39 point 6, still open): the SnapStart harness hands the
-# entrypoint in-memory services through a patched from_environment, and three tests swap a root name for a stand-in.
-STILL_PATCHED = frozenset(
-    {
-        "tests/handlers/aws/restored_copies.py",
-        "tests/integration/test_recall_tools.py",
-        "tests/infra/test_bedrock_bounds.py",
-        "tests/local/test_cli.py",
-    }
-)
-
-
 def patches_of_the_root() -> list[str]:
     found = []
     for folder in ("tests", "scripts"):
@@ -45,12 +33,7 @@ def patches_of_the_root() -> list[str]:
 
 
 def test_no_test_or_script_patches_or_clears_the_composition_root() -> None:
-    assert [found for found in patches_of_the_root() if found.partition(":")[0] not in STILL_PATCHED] == []
-
-
-def test_every_file_still_patching_the_root_still_does() -> None:
-    # A file that stopped patching leaves STILL_PATCHED, so the list only shrinks.
-    assert {found.partition(":")[0] for found in patches_of_the_root()} == STILL_PATCHED
+    assert patches_of_the_root() == []
 
 
 def test_the_check_finds_each_way_of_patching_the_root() -> None:

@@ -4,7 +4,6 @@ injected clock) removes everything of the memory and keeps the totals exact."""
 
 from __future__ import annotations
 
-import copy
 import io
 import time
 from datetime import timedelta
@@ -13,15 +12,12 @@ from typing import Any
 import pytest
 from botocore.awsrequest import AWSResponse
 
-from adapters.dynamodb import DynamoDBMemoryRepository, ensure_table
-from adapters.dynamodb.codec import DELETED_INDEX
 from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, StorageUnavailableError, VersionMismatchError
 from core.history import HistoryQuery
 from core.memories import MemoryService
 from core.model import IdempotentCreate, MemoryChanges, NewMemory
 from local.purging import start_purging
-from local.template import table_definition
 from tests.conftest import Engine, FakeClock
 from tests.copies import assert_copies_mirror, scan
 from tests.threads import all_ended, threads_started
@@ -310,30 +306,6 @@ def test_a_failed_background_purge_is_reported_and_tried_again(capsys: pytest.Ca
     assert "purge of deleted memories failed" in captured.err
     assert "storage could not be reached" in captured.err
     assert "purged 2 memories deleted more than 30 days ago" in captured.out
-
-
-def test_an_existing_table_without_the_purge_index_gains_it_and_then_purges(
-    ddb_local_engine: Engine, clock: FakeClock
-) -> None:
-    definition = copy.deepcopy(table_definition())
-    definition["GlobalSecondaryIndexes"] = [
-        index for index in definition["GlobalSecondaryIndexes"] if index["IndexName"] != DELETED_INDEX
-    ]
-    definition["AttributeDefinitions"] = [
-        a for a in definition["AttributeDefinitions"] if a["AttributeName"] not in ("purge_shard", "deleted_at")
-    ]
-    name = f"older-{time.monotonic_ns()}"
-    ensure_table(ddb_local_engine.client, name, definition)
-
-    assert ensure_table(ddb_local_engine.client, name, table_definition()) is False
-
-    indexes = ddb_local_engine.client.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"]
-    assert DELETED_INDEX in {index["IndexName"] for index in indexes}
-    service = MemoryService(DynamoDBMemoryRepository(ddb_local_engine.client, name), clock)
-    gone = service.create(NS, new())
-    service.delete(NS, gone.id)
-    clock.advance(days=31)
-    assert service.purge_expired(RETENTION) == 1
 
 
 def test_a_change_storage_refused_leaves_no_revision_and_a_retry_leaves_one(

@@ -23,6 +23,7 @@ from core.keys import KeyService
 from core.memories import MemoryService
 from core.model import IdempotentCreate, MemoryChanges, NewMemory
 from core.portable import ExportedMemory, parse_line
+from tests import exports
 from tests.conftest import SERVE_ROOT, Engine, serve_env
 from tests.copies import assert_copies_mirror, scan
 
@@ -251,6 +252,30 @@ def test_an_import_that_stopped_half_way_is_finished_by_running_it_again(
     assert exported.stdout.splitlines()[1:] == text.splitlines()[1:]
     assert_copies_mirror(ddb_local_engine, ddb_local_table, NS)
     assert ddb_local_service.create(NS, NewMemory.parse({"content": "next"})).id == 301
+
+
+def test_memories_imported_without_their_history_are_updated_deleted_and_restored_from_there_on(
+    ddb_local_engine: Engine, ddb_local_table: str, ddb_local_service: MemoryService
+) -> None:
+    body = [exports.without_history(line) for line in exports.lines()]  # 1: restored, 2: deleted, 3: never changed
+    memories = [parse_line(json.dumps(line), n) for n, line in enumerate(body, start=2)]
+    namespaces = Namespaces(ddb_local_engine.client, ddb_local_table)
+    namespaces.begin_import(NS, "0" * 64)
+    namespaces.load(NS, memories, lambda counts: None)
+    namespaces.finish_import(NS, memories)
+
+    updated = ddb_local_service.update(NS, 3, MemoryChanges.parse({"content": "changed after the import"}))
+    restored = ddb_local_service.restore(NS, 2)
+    ddb_local_service.delete(NS, 1)
+
+    assert (updated.version, restored.status) == (2, "active")
+    changes = {
+        memory_id: [
+            (r.revision, r.change) for r in ddb_local_service.history(NS, memory_id, HistoryQuery.parse({})).items
+        ]
+        for memory_id in (1, 2, 3)
+    }
+    assert changes == {1: [(1, "deleted")], 2: [(1, "restored")], 3: [(1, "updated")]}
 
 
 def test_erase_removes_every_item_of_the_namespace_and_nothing_of_another(

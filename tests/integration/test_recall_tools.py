@@ -6,9 +6,13 @@ the digests it removed."""
 from __future__ import annotations
 
 import io
+import json
+import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +29,6 @@ from core.recall.embedding import EmbedderUnavailableError, Kind
 from core.recall.indexing import RecallIndexer
 from core.recall.lexical import memory_terms
 from core.recall.standin import StandInEmbedder
-from handlers import bootstrap
 from local import cli
 from local.portability import export_namespace
 from tests.conftest import Engine, FakeClock
@@ -42,6 +45,35 @@ class Renamed(StandInEmbedder):
     """Another model, as far as the store can tell."""
 
     model = "stand-in:renamed"
+
+
+class AccessDenied(BaseHTTPRequestHandler):
+    """Amazon Bedrock refusing every call as it refuses a role without access to the model."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"]))
+        body = json.dumps({"message": "You don't have access to the model with the specified model ID."}).encode()
+        self.send_response(403)
+        self.send_header("x-amzn-ErrorType", "AccessDeniedException")
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # the base class names it so
+        return
+
+
+@pytest.fixture
+def access_denied() -> Iterator[str]:
+    """The address of a loopback Bedrock that refuses every embedding."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), AccessDenied)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+    thread.join()
 
 
 @pytest.fixture
@@ -145,10 +177,12 @@ def test_embed_says_so_when_the_model_cannot_embed_and_leaves_the_memories_waiti
     clock: FakeClock,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
+    access_denied: str,
 ) -> None:
     outage = MemoryService(ddb_local_repository, clock, indexer=RecallIndexer(Unavailable()))
     created = outage.create(NS, NewMemory.parse({"content": "written while the model was down"}))
-    monkeypatch.setattr(bootstrap, "bedrock_embedder", lambda settings: Unavailable())
+    # The deployed model's client, as the command makes it, sent to a Bedrock that refuses (botocore's own setting).
+    monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", access_denied)
 
     code, out, err = run(dynamodb_local_endpoint, ddb_local_table, capsys, "embed", "--model", "bedrock")
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from core.clock import Clock, utc_now
 from core.errors import AuthenticationError
 from core.hosts import is_loopback
 from core.keys import KeyService
@@ -27,8 +28,8 @@ KEY = re.compile(r"am_[0-9a-f]{12}_[A-Za-z0-9_-]{43}")
 def run(moto_table: str, capsys: pytest.CaptureFixture[str]) -> Any:
     """`agent-memory keys ...` against moto_table; returns (exit code, stdout, stderr)."""
 
-    def run(*arguments: str) -> tuple[int, str, str]:
-        code = cli.main(["keys", *arguments, "--aws", "--table", moto_table])
+    def run(*arguments: str, clock: Clock = utc_now) -> tuple[int, str, str]:
+        code = cli.main(["keys", *arguments, "--aws", "--table", moto_table], clock=clock)
         out, err = capsys.readouterr()
         return code, out, err
 
@@ -86,11 +87,9 @@ def test_create_with_a_name_stores_it_trimmed_and_list_shows_it(run: Any, moto_k
     [("30d", "2026-05-06T14:12"), ("12h", "2026-04-07T02:12"), ("90m", "2026-04-06T15:42")],
 )
 def test_create_with_scopes_and_a_lifetime_stores_them(
-    run: Any, moto_keys: KeyService, clock: FakeClock, monkeypatch: pytest.MonkeyPatch, expires_in: str, expected: str
+    run: Any, moto_keys: KeyService, clock: FakeClock, expires_in: str, expected: str
 ) -> None:
-    monkeypatch.setattr("handlers.bootstrap.KeyService", lambda repository, *_: KeyService(repository, clock))
-
-    code, _, _ = run("create", "--namespace", "alice", "--scopes", "read", "--expires-in", expires_in)
+    code, _, _ = run("create", "--namespace", "alice", "--scopes", "read", "--expires-in", expires_in, clock=clock)
 
     (key,) = moto_keys.list()
     assert code == 0

@@ -119,8 +119,7 @@ class Lifecycle:
     ) -> Memory:
         for _ in range(TRANSACTION_ATTEMPTS):
             stored = self._deleted(namespace, memory_id)
-            # A memory deleted before deletes kept its status comes back active.
-            restored = stored.memory.model_copy(update={"status": stored.prior_status or "active"})
+            restored = stored.memory.model_copy(update={"status": stored.prior_status})
             write = Write()
             write.set("#status = :status", status={"S": restored.status})
             write.removes += ["prior_status", "deleted_at", "purge_shard"]

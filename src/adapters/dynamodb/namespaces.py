@@ -91,12 +91,10 @@ class Namespaces:
             kept = [s for s in stored if include_deleted or s.memory.status != "deleted"]
             revisions = self._revisions(namespace, kept[0].memory.id, kept[-1].memory.id) if history and kept else {}
             for entry in kept:
-                deleted = entry.memory.status == "deleted"
                 yield ExportedMemory.of(
                     entry.memory,
-                    # A memory deleted before deletes kept these comes back active, as a restore would bring it.
-                    (entry.prior_status or "active") if deleted else None,
-                    (entry.deleted_at or entry.memory.updated_at) if deleted else None,
+                    entry.prior_status,
+                    entry.deleted_at,
                     revisions.get(entry.memory.id, []) if history else None,
                 )
 

@@ -33,8 +33,8 @@ UNPROCESSED_BACKOFF_SECONDS: Final = 0.02
 
 @dataclass(frozen=True)
 class Stored:
-    """A memory item: the record (with its access item's stamp), how many revisions it has (0 for a memory stored
-    before history existed), the status it had before a delete, when it was deleted, whether its purge has begun, and
+    """A memory item: the record (with its access item's stamp), how many revisions it has (0 for one imported
+    without its history), the status it had before a delete, when it was deleted, whether its purge has begun, and
     the hash of the idempotency key it was created with."""
 
     memory: Memory
@@ -53,7 +53,7 @@ class Stored:
 
         return cls(
             memory=from_item(item),
-            revisions=int(item["revisions"]["N"]) if "revisions" in item else 0,
+            revisions=int(item["revisions"]["N"]),
             prior_status=text("prior_status"),
             deleted_at=text("deleted_at"),
             purging="purging" in item,
@@ -63,14 +63,13 @@ class Stored:
     def unchanged(self) -> tuple[str, dict[str, Any]]:
         """The condition (and its values) that holds while the item is still as read: same version, status,
         revision count, and no purge begun."""
-        values = {":was_version": {"N": str(self.memory.version)}, ":was_status": {"S": self.memory.status}}
-        terms = ["version = :was_version", "#status = :was_status", "attribute_not_exists(purging)"]
-        if self.revisions:
-            terms.append("revisions = :was_revisions")
-            values[":was_revisions"] = {"N": str(self.revisions)}
-        else:
-            terms.append("attribute_not_exists(revisions)")
-        return " AND ".join(terms), values
+        values = {
+            ":was_version": {"N": str(self.memory.version)},
+            ":was_status": {"S": self.memory.status},
+            ":was_revisions": {"N": str(self.revisions)},
+        }
+        terms = ["version = :was_version", "#status = :was_status", "revisions = :was_revisions"]
+        return " AND ".join([*terms, "attribute_not_exists(purging)"]), values
 
 
 class Items:

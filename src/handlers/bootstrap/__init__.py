@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -48,6 +48,7 @@ from handlers.bootstrap.settings import parse_retention_days as parse_retention_
 from handlers.metrics import RequestMetrics
 
 if TYPE_CHECKING:
+    from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from core.digest import Indexer
@@ -83,11 +84,15 @@ class Services:
     health: StorageHealth = field(default_factory=StorageHealth)
 
 
-def bedrock_embedder(settings: Settings) -> BedrockEmbedder:
-    """The deployed embedding model the settings name; its client is made on its first embedding."""
+def bedrock_embedder(
+    settings: Settings, *, make_client: Callable[[str], BedrockRuntimeClient] = make_bedrock_client
+) -> BedrockEmbedder:
+    """The deployed embedding model the settings name; its client is made by `make_client` (the deployed one, bounded
+    like the storage calls; tests wrap it to reach the client it makes) for the settings' region, on its first
+    embedding."""
     floor = TITAN_FLOOR if settings.semantic_floor is None else settings.semantic_floor
     return BedrockEmbedder(
-        lambda: make_bedrock_client(settings.region), settings.embedding_model, settings.embedding_dimensions, floor
+        lambda: make_client(settings.region), settings.embedding_model, settings.embedding_dimensions, floor
     )
 
 

@@ -1,10 +1,11 @@
 """Runs a Lambda entrypoint's SnapStart hooks the way the runtime does, in a process of its own (tests/handlers/aws/
-test_snapstart.py runs it): the entrypoint is imported over services it is handed, the process is left as an init
-would leave it (a pooled DynamoDB connection, a key verified and cached, the models its import deferred
-(handlers.aws.models) counted), the before-snapshot hooks run once in reverse order of registration (what they left
-unbuilt listed), and two restored copies then start from that very memory (forked, with the
-`random` state that fork re-seeds set back: the same module state, the same sockets), each running the after-restore
-hooks in order (unless told not to) and writing what it issued and saw to OUT_DIR/copy-<n>.json.
+test_snapstart.py runs it): the entrypoint is imported as Lambda imports it, building its services from the
+environment (the composition root's one reading of it: test_snapstart.py names a table of its DynamoDB Local there),
+the process is left as an init would leave it (a pooled DynamoDB connection, a key verified and cached, the models its
+import deferred (handlers.aws.models) counted), the before-snapshot hooks run once in reverse order of registration
+(what they left unbuilt listed), and two restored copies then start from that very memory (forked, with the `random`
+state that fork re-seeds set back: the same module state, the same sockets), each running the after-restore hooks in
+order (unless told not to) and writing what it issued and saw to OUT_DIR/copy-<n>.json.
 
 As on Lambda, the kernel's generator (`secrets`, `os.urandom`) is the copies' own in both; everything in the
 process's memory is shared unless the hooks renew it.
@@ -20,23 +21,15 @@ import logging
 import multiprocessing
 import random
 import sys
-import threading
 import warnings
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import snapshot_restore_py as runtime  # type: ignore[import-untyped]  # one untyped module, no stubs published
 from pydantic._internal._config import config_defaults
 
-from adapters.dynamodb import make_client
-from adapters.memory.grants import InMemoryGrantRepository
-from adapters.memory.keys import InMemoryKeyRepository
-from adapters.memory.memories import InMemoryMemoryRepository
+from adapters.dynamodb import DynamoDBKeyRepository, make_client
 from core.errors import AuthenticationError
-from core.grants import GrantService
-from core.keys import KeyService
-from core.memories import MemoryService
 from handlers import bootstrap
 from handlers.aws import models
 
@@ -45,23 +38,6 @@ REDIRECT = "http://127.0.0.1:53682/callback"
 RESOURCE = "https://memory.example.com/mcp"
 CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
 METADATA = json.dumps({"client_name": "Test", "redirect_uris": [REDIRECT]})
-
-
-class EmptyAnswers(BaseHTTPRequestHandler):
-    """A stand-in DynamoDB on loopback that answers `{}` to everything, keeping connections alive."""
-
-    protocol_version = "HTTP/1.1"
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["content-length"]))
-        self.send_response(200)
-        self.send_header("content-type", "application/x-amz-json-1.0")
-        self.send_header("content-length", "2")
-        self.end_headers()
-        self.wfile.write(b"{}")
-
-    def log_message(self, format: str, *args: Any) -> None:  # the base class names it so
-        return
 
 
 class NewConnections(logging.Handler):
@@ -77,17 +53,11 @@ class NewConnections(logging.Handler):
 
 
 def main(module: str, out: Path, restore_hooks: bool) -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), EmptyAnswers)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    key_store = InMemoryKeyRepository()
-    keys = KeyService(key_store)
-    grants = GrantService(InMemoryGrantRepository(key_store), keys)
-    client = make_client(f"http://127.0.0.1:{server.server_address[1]}", "us-east-1")
-    services = bootstrap.Services(MemoryService(InMemoryMemoryRepository()), keys, grants, client=client)
-    # The entrypoint builds its door over what the root gives at import (still a patch: see
-    # tests/infra/test_injected_wiring.py's STILL_PATCHED).
-    setattr(bootstrap, "from_environment", lambda **_: services)  # noqa: B010  # the entrypoint calls it at import
-    importlib.import_module(module)
+    # The entrypoint builds its services and door at import (bootstrap.from_environment); these are the ones it serves.
+    services = cast("bootstrap.Services", importlib.import_module(module).services)
+    keys, grants, client = services.keys, services.grants, services.client
+    assert client is not None
+    settings = services.settings
     deferred_models, deferred_adapters = models.deferred()
     snapshot: dict[str, Any] = {
         "deferred_at_init": {"models": len(deferred_models), "adapters": len(deferred_adapters)},
@@ -101,8 +71,8 @@ def main(module: str, out: Path, restore_hooks: bool) -> None:
     grants.register(CLIENT, METADATA, [REDIRECT], "203.0.113.7")
     snapshot["warm_up"] = [func(*args, **kwargs) for func, args, kwargs in reversed(runtime.get_before_snapshot())]
     snapshot["unbuilt_after_warm_up"] = [repr(unbuilt) for found in models.deferred() for unbuilt in found]
-    # Revoked in the store behind the service's back, as another process's revoke would be.
-    key_store.revoke(key.key_id)
+    # Revoked in the store behind the service's back, as another process's revoke would be (its own client).
+    DynamoDBKeyRepository(make_client(settings.endpoint_url, settings.region), settings.table_name).revoke(key.key_id)
 
     connections = NewConnections()
     pool_log = logging.getLogger("urllib3.connectionpool")
@@ -112,7 +82,7 @@ def main(module: str, out: Path, restore_hooks: bool) -> None:
     # fork() re-seeds `random` in the child (random's own at-fork hook); a restore re-seeds nothing, so each copy
     # gets the snapshot's state back.
     saved_random = random.getstate()
-    warnings.simplefilter("ignore", DeprecationWarning)  # fork() with the stand-in's thread alive: the copy runs alone
+    warnings.simplefilter("ignore", DeprecationWarning)  # fork() with a thread alive: the copy runs alone
     fork = multiprocessing.get_context("fork")
     for number in (1, 2):
         copy = fork.Process(

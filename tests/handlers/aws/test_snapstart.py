@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SERVE_ROOT
+from adapters.dynamodb import make_client
+from tests.conftest import REGION, SERVE_ROOT, Engine
 
 ENTRYPOINTS = ["handlers.aws.http", "handlers.aws.mcp"]
 ISSUED = ("key_id", "api_key", "grant_id", "code", "access_token", "refresh_token")
@@ -27,14 +28,18 @@ Copies = Callable[..., list[dict[str, Any]]]
 
 
 @pytest.fixture(scope="module")
-def restored_copies(tmp_path_factory: pytest.TempPathFactory) -> Copies:
-    """What the two copies of `module` restored from one snapshot issued and saw (one run per module and setting)."""
+def restored_copies(tmp_path_factory: pytest.TempPathFactory, dynamodb_local_endpoint: str) -> Copies:
+    """What the two copies of `module` restored from one snapshot issued and saw (one run per module and setting),
+    each run over a table of its own in DynamoDB Local, named in the environment the entrypoint reads."""
+    engine = Engine("dynamodb-local", make_client(dynamodb_local_endpoint, REGION))
 
     @functools.cache
     def run(module: str, *, restore_hooks: bool) -> list[dict[str, Any]]:
         out = tmp_path_factory.mktemp("copies")
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SERVE_ROOT / "src"), str(SERVE_ROOT)])}
-        env["AWS_REGION"] = "us-east-1"
+        env["AWS_REGION"] = REGION
+        env["AWS_ENDPOINT_URL_DYNAMODB"] = dynamodb_local_endpoint
+        env["TABLE_NAME"] = engine.new_table()
         flags = [] if restore_hooks else ["--without-restore-hooks"]
         command = [sys.executable, "-m", "tests.handlers.aws.restored_copies", module, str(out), *flags]
         subprocess.run(command, env=env, cwd=SERVE_ROOT, check=True, timeout=120, capture_output=True)
