@@ -127,7 +127,7 @@ def test_offset_pages_through_the_one_ranking_without_overlap_or_gap(
         {"tag": "#not a tag"},
     ],
 )
-def test_the_filters_match_exactly_what_retrieval_matches(
+def test_the_filters_match_exactly_what_retrieval_matches_with_active_as_the_default_status(
     memories: MemoryService, recall: RecallService, filters: dict[str, Any]
 ) -> None:
     create(memories, "The user eats no meat", tags=["food"], memory_type="preference")
@@ -138,7 +138,8 @@ def test_the_filters_match_exactly_what_retrieval_matches(
 
     page = ask(recall, stamp=False, **filters)
 
-    listed = memories.search(NS, RetrievalQuery.parse(filters), stamp=False)
+    # Recall's default is status=active (CONTRACT.md): an invalid memory only when asked for.
+    listed = memories.search(NS, RetrievalQuery.parse({"status": "active", **filters}), stamp=False)
     assert sorted(ids(page)) == sorted(memory.id for memory in listed.items)
     assert page.total == listed.total
 

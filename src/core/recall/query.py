@@ -89,7 +89,12 @@ class RecallQuery(RetrievalQuery.__base__):  # type: ignore[name-defined,misc]  
         description="What you want to know, in natural language (a question or a few words): the memories that best "
         f"answer it come first. Trimmed; 1 to {RECALL_QUERY_MAX_CHARS} characters.",
     )
-    status: Status | None = Field(default=None, description=_FILTERS["status"].description)
+    status: Status = Field(
+        default="active",
+        description="Only memories with this lifecycle status. Default active: an invalid memory is wrong or "
+        "outdated, so recall returns it only when asked with status=invalid, and a deleted one only with "
+        "status=deleted.",
+    )
     memory_type: MemoryType | None = Field(default=None, description=_FILTERS["memory_type"].description)
     tag: Annotated[str | None, BeforeValidator(lambda value: None if value == "" else value)] = Field(
         default=None, description=_FILTERS["tag"].description

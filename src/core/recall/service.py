@@ -207,7 +207,7 @@ class RecallService:
 
 
 def _shown(memory: Memory, query: RecallQuery) -> bool:
-    return memory.status == query.status if query.status else memory.status != "deleted"
+    return memory.status == query.status
 
 
 def _within_reach(ranked: Sequence[_Ranked], wanted: int) -> list[_Ranked]:

@@ -92,7 +92,7 @@ def test_a_limit_over_fifty_is_served_as_fifty() -> None:
     assert (page.limit, len(page.items), page.total, page.has_more) == (
         RECALL_MAX_LIMIT,
         RECALL_MAX_LIMIT,
-        RECALL_MAX_LIMIT + 2,
+        RECALL_MAX_LIMIT + 1,  # the first, marked invalid, is not recalled unless asked for
         True,
     )
 
@@ -168,3 +168,14 @@ def test_a_memory_deleted_between_the_digests_and_the_records_is_not_counted_in_
 
     assert sorted(item.memory.id for item in page.items) == [1, 3]
     assert (page.total, page.has_more) == (2, False)
+
+
+def test_recall_leaves_invalid_memories_out_unless_asked_for_them_by_status() -> None:
+    recall = built([{"content": "the user eats fish"}, {"content": "the user eats beans"}], [])  # 1 is invalid
+
+    default = recall.recall(NS, RecallQuery.parse({"query": "what does the user eat"}))
+    invalid = recall.recall(NS, RecallQuery.parse({"query": "what does the user eat", "status": "invalid"}))
+    active = recall.recall(NS, RecallQuery.parse({"query": "what does the user eat", "status": "active"}))
+
+    assert [item.memory.id for item in default.items] == [item.memory.id for item in active.items] == [2]
+    assert (default.total, [item.memory.id for item in invalid.items]) == (1, [1])
