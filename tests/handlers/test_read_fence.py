@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from adapters.memory import InMemoryKeyRepository, InMemoryMemoryRepository
+from core.access import ApiKey
 from core.history import HistoryQuery
 from core.keys import KeyService
 from core.memories import MemoryService
@@ -85,6 +87,13 @@ class TwoProcesses:
         return self.memories.get(NS, 1, stamp=False)
 
 
+def http_door(processes: TwoProcesses) -> tuple[ApiKey, dict[str, str], FastAPI]:
+    """The HTTP door of `processes` (here), a key it has verified, and that key's Authorization header."""
+    app = create_app(processes.memories, key_authenticator(processes.here), version="test", recall=processes.recall)
+    key, token = processes.here.create(NS)
+    return key, {"authorization": f"Bearer {token}"}, app
+
+
 @pytest.fixture
 def processes(api_keys: InMemoryKeyRepository, clock: FakeClock) -> TwoProcesses:
     store = InMemoryMemoryRepository(api_keys)
@@ -101,9 +110,7 @@ def processes(api_keys: InMemoryKeyRepository, clock: FakeClock) -> TwoProcesses
 def test_every_http_read_with_a_key_ended_elsewhere_while_this_server_trusts_it_is_401_and_stamps_nothing(
     processes: TwoProcesses, ending: str
 ) -> None:
-    app = create_app(processes.memories, key_authenticator(processes.here), version="test", recall=processes.recall)
-    key, token = processes.here.create(NS)
-    bearer = {"authorization": f"Bearer {token}"}
+    key, bearer, app = http_door(processes)
     with TestClient(app) as door:
         created = door.post("/memories", json={"content": "The user keeps bees", "tags": ["animals"]}, headers=bearer)
         assert created.status_code == 201  # verified here, and cached
@@ -152,9 +159,7 @@ async def test_every_mcp_read_with_a_key_ended_elsewhere_while_this_server_trust
 def test_a_purge_with_a_key_ended_elsewhere_while_this_server_trusts_it_is_401_and_purges_nothing(
     processes: TwoProcesses, ending: str
 ) -> None:
-    app = create_app(processes.memories, key_authenticator(processes.here), version="test", recall=processes.recall)
-    key, token = processes.here.create(NS)
-    bearer = {"authorization": f"Bearer {token}"}
+    key, bearer, app = http_door(processes)
     with TestClient(app) as door:
         created = door.post("/memories", json={"content": "The user keeps bees"}, headers=bearer)
         assert created.status_code == 201  # verified here, and cached
