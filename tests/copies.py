@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.dynamodb import LISTED_ATTRIBUTES
-from adapters.dynamodb.codec import SEARCH_PREFIX, STATS_SK, from_item, tag_partition, totals_attribute
+from adapters.dynamodb.codec import SEARCH_PREFIX, STATS_SK, tag_partition
+from adapters.dynamodb.counters import totals_attribute
+from adapters.dynamodb.records import from_item
 from adapters.dynamodb.searchcopies import from_search_copy
 from tests.conftest import Engine
 

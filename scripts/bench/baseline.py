@@ -15,13 +15,12 @@ from adapters.dynamodb.codec import (
     LISTED_ATTRIBUTES,
     MEMORY_PREFIX,
     STATS_SK,
-    from_item,
-    memory_key,
     memory_partition,
     sort_value,
     tags_value,
-    totals_attribute,
 )
+from adapters.dynamodb.counters import totals_attribute
+from adapters.dynamodb.records import from_item, memory_key
 from core.contract import RetrievalQuery
 from core.model import MEMORY_TYPES, MemoryType, Status
 from core.repository import Matches

@@ -20,6 +20,7 @@ from typing import Protocol, runtime_checkable
 from unittest import mock
 
 from adapters.memory import InMemoryMemoryRepository
+from core import writes
 from core.digest import Digest, Vector
 from core.model import Memory
 from core.recall import service as recall_service
@@ -170,7 +171,7 @@ def load(directory: Path, embedder: Embedder) -> list[Namespace]:
         store = InMemoryMemoryRepository()
         for memory, vector in zip(memories, vectors, strict=True):
             digest = Digest(tuple(memory_terms(memory.content, memory.tags)), vector, embedder.model)
-            store.add(data["namespace"], memory, digest=digest)
+            writes.add(store, data["namespace"], memory, digest=digest)
         questions = [Question(q["id"], q["question"], q["kind"], q["relevant"]) for q in data["questions"]]
         namespace = Namespace(
             data["namespace"], data["split"], data["as_of"], memories, store, questions, remembered, refs

@@ -1,6 +1,6 @@
-"""What a memory's recorded life can have been, by the rules the service changes memories by (core.memories and the
-repository): an import brings in only records and histories some memory could have lived. Each broken rule is one
-FieldError naming the field, in the order a reader would find it.
+"""What a memory's recorded life can have been, by the rules the service changes memories by (core.changes): an import
+brings in only records and histories some memory could have lived. Each broken rule is one FieldError naming the field,
+in the order a reader would find it.
 
 Two things a real store exports are not errors: a history that begins after the memory's creation (a memory imported
 without its history has history from its first change after the import), and a change whose time is a little

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence, Set
 from contextlib import contextmanager
 from datetime import timedelta
 
-from core import outcome
+from core import outcome, writes
 from core.clock import Clock, format_timestamp, utc_now
 from core.contract import Page, RetrievalQuery
 from core.digest import Digest, Indexer
@@ -86,7 +86,7 @@ class MemoryService:
         digest = self._indexer.digest(memory.content, memory.tags)
         try:
             with outcome.advised(outcome.create(idempotency)):
-                self._repository.add(namespace, memory, idempotency, key_id, fence, digest=digest)
+                writes.add(self._repository, namespace, memory, idempotency, key_id, fence, digest=digest)
         except IdempotencyKeyTakenError as taken:
             return _replayed(taken.prior, new, idempotency)
         return memory
@@ -120,8 +120,8 @@ class MemoryService:
         now = self._now()
         fence = self._fence(key_id, now)
         with self._news_behind(fence), outcome.advised(outcome.update(expected)):
-            memory = self._repository.apply(
-                namespace, memory_id, changes, expected, now, key_id, fence, indexer=self._indexer
+            memory = writes.apply(
+                self._repository, namespace, memory_id, changes, expected, now, key_id, fence, indexer=self._indexer
             )
         if memory.updated_at != now:
             # Nothing changed, so no write (and no write fence) was made: what comes back is a read.
@@ -132,13 +132,13 @@ class MemoryService:
         now = self._now()
         fence = self._fence(key_id, now)
         with self._news_behind(fence), outcome.advised(outcome.DELETE):
-            self._repository.delete(namespace, memory_id, now, key_id, fence)
+            writes.delete(self._repository, namespace, memory_id, now, key_id, fence)
 
     def restore(self, namespace: str, memory_id: int, key_id: str | None = None) -> Memory:
         now = self._now()
         fence = self._fence(key_id, now)
         with self._news_behind(fence), outcome.advised(outcome.RESTORE):
-            return self._repository.restore(namespace, memory_id, now, key_id, fence)
+            return writes.restore(self._repository, namespace, memory_id, now, key_id, fence)
 
     def history(self, namespace: str, memory_id: int, query: HistoryQuery, key_id: str | None = None) -> HistoryPage:
         """A memory's revisions, newest first, in the retrieval envelope; stamps nothing."""
@@ -153,11 +153,11 @@ class MemoryService:
         is confirmed live first: a purge cannot be undone, and its writes carry no fence of their own."""
         self._confirm(self._fence(key_id, self._now()))
         with outcome.advised(outcome.PURGE):
-            self._repository.purge(namespace, memory_id)
+            writes.purge(self._repository, namespace, memory_id)
 
     def purge_expired(self, retention: timedelta) -> int:
         """Purge every memory deleted longer than `retention` ago; how many were purged."""
-        return self._repository.purge_deleted(format_timestamp(self._clock() - retention))
+        return writes.purge_deleted(self._repository, format_timestamp(self._clock() - retention))
 
     def search(self, namespace: str, query: RetrievalQuery, *, stamp: bool = True, key_id: str | None = None) -> Page:
         """Filter, order and page as the contract says, then stamp exactly the returned rows with one timestamp

@@ -8,6 +8,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from adapters.memory import InMemoryMemoryRepository
+from core import writes
 from core.limits import MAX_MEMORY_ID, MAX_VERSION
 from tests.handlers.http.test_http_auth import assert_problem
 from tests.integration.test_repository_contract import memory
@@ -30,7 +31,7 @@ def test_a_create_in_a_namespace_that_drew_every_id_is_507_and_stores_nothing(
 def test_a_change_to_a_memory_at_the_highest_version_is_409_version_exhausted_without_retry_after(
     http: TestClient, memories: InMemoryMemoryRepository
 ) -> None:
-    memories.add("default", memory(1, content="The user keeps bees", version=MAX_VERSION))
+    writes.add(memories, "default", memory(1, content="The user keeps bees", version=MAX_VERSION))
 
     response = http.patch("/memories/1", json={"content": "The user keeps wasps"})
     unchanged = http.patch("/memories/1", json={"content": "The user keeps bees"})

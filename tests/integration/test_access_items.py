@@ -9,7 +9,8 @@ import itertools
 import pytest
 
 from adapters.dynamodb import DynamoDBMemoryRepository
-from adapters.dynamodb.codec import ACCESS_PREFIX, ACCESSED_KEY, access_key, memory_partition
+from adapters.dynamodb.accessitems import access_key
+from adapters.dynamodb.codec import ACCESS_PREFIX, ACCESSED_KEY, memory_partition
 from adapters.memory import InMemoryMemoryRepository
 from core.contract import RetrievalQuery
 from core.errors import StorageUnavailableError

@@ -17,13 +17,14 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from adapters.dynamodb import UPDATE_ATTEMPTS, DynamoDBMemoryRepository
+from adapters.dynamodb import DynamoDBMemoryRepository
 from core.access import DEFAULT_NAMESPACE
 from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
 from core.history import HistoryQuery
 from core.memories import MemoryService
 from core.model import Memory, MemoryChanges, NewMemory
+from core.writes import UPDATE_ATTEMPTS
 from handlers.auth import open_access
 from handlers.http.app import create_app
 from tests.conftest import Engine, FakeClock

@@ -21,14 +21,10 @@ from adapters.dynamodb import (
 )
 from adapters.dynamodb import queries as queries_module
 from adapters.dynamodb.client import make_client
-from adapters.dynamodb.codec import (
-    COUNTER_SK,
-    INDEXES,
-    memory_partition,
-    memory_sort_key,
-    tag_partition,
-)
+from adapters.dynamodb.codec import COUNTER_SK, INDEXES, memory_partition, tag_partition
+from adapters.dynamodb.records import memory_sort_key
 from adapters.memory import InMemoryMemoryRepository
+from core import writes
 from core.contract import RetrievalQuery
 from core.limits import MAX_MEMORY_ID
 from core.memories import MemoryService
@@ -207,7 +203,7 @@ def test_a_search_finds_a_memory_whose_id_is_beyond_the_counter_read(
     dynamodb, _ = twins
     stock((dynamodb,), 5)
     late = dynamodb.create(NS, NewMemory.parse({"content": "espresso, late"}))
-    ddb_local_repository.add(NS, late.model_copy(update={"id": 5000}))  # as if the counter read were stale
+    writes.add(ddb_local_repository, NS, late.model_copy(update={"id": 5000}))  # as if the counter read were stale
 
     found = dynamodb.search(NS, RetrievalQuery.parse({"q": "late"}))
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from core import writes
 from core.contract import RetrievalQuery
 from core.digest import Digest, Vector
 from core.memories import MemoryService
@@ -362,7 +363,7 @@ def test_digests_are_written_as_given(repository: StoredMemories) -> None:
         status="active",
         version=1,
     )
-    repository.add(NS, memory, digest=Digest(("a", "b"), Vector(b"\x01\xff", 0.5), "m"))
+    writes.add(repository, NS, memory, digest=Digest(("a", "b"), Vector(b"\x01\xff", 0.5), "m"))
 
     assert candidates(repository) == {
         3: Candidate(3, ("a", "b"), Vector(b"\x01\xff", 0.5), "m", memory.updated_at, "fact")

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from core import writes
 from core.contract import RetrievalQuery
 from core.errors import MemoryNotFoundError, VersionMismatchError, WriteConflictError
 from core.memories import MemoryService
@@ -104,10 +105,10 @@ def test_created_memories_get_distinct_ids_per_namespace(service: MemoryService)
 
 
 def test_add_never_overwrites_an_existing_id(repository: StoredMemories) -> None:
-    repository.add(NS, memory(1, content="original"))
+    writes.add(repository, NS, memory(1, content="original"))
 
     with pytest.raises(WriteConflictError):
-        repository.add(NS, memory(1, content="impostor", version=7))
+        writes.add(repository, NS, memory(1, content="impostor", version=7))
 
     stored = repository.get(NS, 1)
     assert stored is not None
@@ -126,7 +127,7 @@ def test_add_then_get_returns_every_field_unchanged(repository: StoredMemories) 
         status="invalid",
         version=4,
     )
-    repository.add(NS, original)
+    writes.add(repository, NS, original)
 
     assert repository.get(NS, 5) == original
 
@@ -136,8 +137,8 @@ def test_get_returns_none_for_a_missing_id(repository: StoredMemories) -> None:
 
 
 def test_get_returns_deleted_memories_without_stamping_them(repository: StoredMemories) -> None:
-    repository.add(NS, memory(1))
-    repository.delete(NS, 1, at(9))
+    writes.add(repository, NS, memory(1))
+    writes.delete(repository, NS, 1, at(9))
 
     stored = repository.get(NS, 1)
 
@@ -152,7 +153,7 @@ def test_get_returns_deleted_memories_without_stamping_them(repository: StoredMe
 def test_read_sets_last_accessed_at_and_leaves_version_and_updated_at(
     repository: StoredMemories,
 ) -> None:
-    repository.add(NS, memory(1, updated_at=at(1), version=3))
+    writes.add(repository, NS, memory(1, updated_at=at(1), version=3))
 
     stamped = repository.read(NS, 1, at(5))
 
@@ -173,8 +174,8 @@ def test_read_of_a_missing_id_is_not_found_and_never_creates_it(
 def test_read_of_a_deleted_memory_is_not_found_and_does_not_stamp_it(
     repository: StoredMemories,
 ) -> None:
-    repository.add(NS, memory(1))
-    repository.delete(NS, 1, at(9))
+    writes.add(repository, NS, memory(1))
+    writes.delete(repository, NS, 1, at(9))
 
     with pytest.raises(MemoryNotFoundError):
         repository.read(NS, 1, at(5))
@@ -185,7 +186,7 @@ def test_read_of_a_deleted_memory_is_not_found_and_does_not_stamp_it(
 
 
 def test_read_never_moves_last_accessed_at_backwards(repository: StoredMemories) -> None:
-    repository.add(NS, memory(1, updated_at=at(1)))
+    writes.add(repository, NS, memory(1, updated_at=at(1)))
     later, earlier = at(20), at(10)
 
     first = repository.read(NS, 1, later)
@@ -201,7 +202,7 @@ def test_read_never_moves_last_accessed_at_backwards(repository: StoredMemories)
 def test_read_with_the_same_timestamp_again_returns_the_memory(
     repository: StoredMemories,
 ) -> None:
-    repository.add(NS, memory(1))
+    writes.add(repository, NS, memory(1))
     repository.read(NS, 1, at(10))
 
     again = repository.read(NS, 1, at(10))
@@ -212,8 +213,8 @@ def test_read_with_the_same_timestamp_again_returns_the_memory(
 def test_stamp_never_moves_last_accessed_at_backwards_nor_changes_version_or_updated_at(
     repository: StoredMemories,
 ) -> None:
-    repository.add(NS, memory(1, updated_at=at(1), version=2))
-    repository.add(NS, memory(2, updated_at=at(1), version=5))
+    writes.add(repository, NS, memory(1, updated_at=at(1), version=2))
+    writes.add(repository, NS, memory(2, updated_at=at(1), version=5))
 
     repository.stamp(NS, [1, 2], at(20))
     repository.stamp(NS, [1, 2], at(10))
@@ -227,9 +228,9 @@ def test_stamp_never_moves_last_accessed_at_backwards_nor_changes_version_or_upd
 def test_stamp_marks_listed_deleted_memories_without_reviving_them_and_never_creates_missing_ones(
     engine: Engine, table: str, raw_repository: StoredMemories
 ) -> None:
-    raw_repository.add(NS, memory(1))
-    raw_repository.add(NS, memory(2))
-    raw_repository.delete(NS, 2, at(9))
+    writes.add(raw_repository, NS, memory(1))
+    writes.add(raw_repository, NS, memory(2))
+    writes.delete(raw_repository, NS, 2, at(9))
 
     raw_repository.stamp(NS, [1, 2, 3], at(9))
 
@@ -264,10 +265,10 @@ def totals(repository: StoredMemories, namespace: str = NS) -> dict[tuple[str, s
 def test_apply_writes_every_given_field_a_new_version_and_updated_at_and_leaves_the_stamp(
     repository: StoredMemories, expected: frozenset[int] | None
 ) -> None:
-    repository.add(NS, memory(1, last_accessed_at=at(3)))
+    writes.add(repository, NS, memory(1, last_accessed_at=at(3)))
     patch = changes(content="new", tags=["x"], memory_type="event", status="invalid")
 
-    stored = repository.apply(NS, 1, patch, expected, at(8))
+    stored = writes.apply(repository, NS, 1, patch, expected, at(8))
 
     assert (stored.content, stored.tags, stored.memory_type, stored.status) == ("new", ["x"], "event", "invalid")
     assert (stored.version, stored.updated_at, stored.created_at) == (2, at(8), at(0))
@@ -285,10 +286,10 @@ def test_apply_refuses_a_version_not_expected_even_when_nothing_would_change(
     repository: StoredMemories, patch: dict[str, Any], expected: frozenset[int]
 ) -> None:
     original = memory(1, version=3)
-    repository.add(NS, original)
+    writes.add(repository, NS, original)
 
     with pytest.raises(VersionMismatchError) as raised:
-        repository.apply(NS, 1, changes(**patch), expected, at(8))
+        writes.apply(repository, NS, 1, changes(**patch), expected, at(8))
 
     assert (raised.value.memory_id, raised.value.current_version) == (1, 3)
     assert repository.get(NS, 1) == original
@@ -309,9 +310,9 @@ def test_apply_that_changes_no_field_returns_the_stored_memory_unchanged(
     repository: StoredMemories, patch: dict[str, Any], expected: frozenset[int] | None
 ) -> None:
     original = memory(1, updated_at=at(2), last_accessed_at=at(4), version=3)
-    repository.add(NS, original)
+    writes.add(repository, NS, original)
 
-    assert repository.apply(NS, 1, changes(**patch), expected, at(8)) == original
+    assert writes.apply(repository, NS, 1, changes(**patch), expected, at(8)) == original
     assert repository.get(NS, 1) == original
 
 
@@ -324,12 +325,12 @@ def test_apply_refuses_missing_and_deleted_memories_and_creates_nothing(
     patch: dict[str, Any],
     expected: frozenset[int] | None,
 ) -> None:
-    raw_repository.add(NS, memory(1))
-    raw_repository.delete(NS, 1, at(9))
+    writes.add(raw_repository, NS, memory(1))
+    writes.delete(raw_repository, NS, 1, at(9))
 
     for memory_id in (1, 4):
         with pytest.raises(MemoryNotFoundError):
-            raw_repository.apply(NS, memory_id, changes(**patch), expected, at(8))
+            writes.apply(raw_repository, NS, memory_id, changes(**patch), expected, at(8))
 
     stored = raw_repository.get(NS, 1)
     assert stored is not None
@@ -341,12 +342,12 @@ def test_apply_moves_the_memory_between_totals_only_when_its_status_or_type_chan
     repository: StoredMemories,
 ) -> None:
     for memory_id in (1, 2, 3):
-        repository.add(NS, memory(memory_id))
+        writes.add(repository, NS, memory(memory_id))
 
-    repository.apply(NS, 1, changes(status="invalid"), None, at(1))
-    repository.apply(NS, 2, changes(memory_type="event", status="active"), None, at(2))
-    repository.apply(NS, 3, changes(content="edited", tags=["x"]), None, at(3))
-    repository.apply(NS, 3, changes(status="active"), None, at(4))
+    writes.apply(repository, NS, 1, changes(status="invalid"), None, at(1))
+    writes.apply(repository, NS, 2, changes(memory_type="event", status="active"), None, at(2))
+    writes.apply(repository, NS, 3, changes(content="edited", tags=["x"]), None, at(3))
+    writes.apply(repository, NS, 3, changes(status="active"), None, at(4))
 
     assert totals(repository) == {("invalid", "fact"): 1, ("active", "event"): 1, ("active", "fact"): 1}
     assert [m.version for m in scan(repository, NS, "id", None, None)] == [2, 2, 2]
@@ -355,9 +356,9 @@ def test_apply_moves_the_memory_between_totals_only_when_its_status_or_type_chan
 def test_delete_marks_deleted_leaves_version_and_updated_at_and_moves_the_totals(
     repository: StoredMemories,
 ) -> None:
-    repository.add(NS, memory(1, updated_at=at(4), version=6, memory_type="event"))
+    writes.add(repository, NS, memory(1, updated_at=at(4), version=6, memory_type="event"))
 
-    repository.delete(NS, 1, at(9))
+    writes.delete(repository, NS, 1, at(9))
 
     stored = repository.get(NS, 1)
     assert stored is not None
@@ -368,13 +369,13 @@ def test_delete_marks_deleted_leaves_version_and_updated_at_and_moves_the_totals
 def test_delete_refuses_missing_and_already_deleted_memories(
     engine: Engine, table: str, raw_repository: StoredMemories
 ) -> None:
-    raw_repository.add(NS, memory(1))
-    raw_repository.delete(NS, 1, at(9))
+    writes.add(raw_repository, NS, memory(1))
+    writes.delete(raw_repository, NS, 1, at(9))
 
     with pytest.raises(MemoryNotFoundError):
-        raw_repository.delete(NS, 1, at(9))
+        writes.delete(raw_repository, NS, 1, at(9))
     with pytest.raises(MemoryNotFoundError):
-        raw_repository.delete(NS, 2, at(9))
+        writes.delete(raw_repository, NS, 2, at(9))
     assert raw_item(engine, table, NS, 2) is None
 
 
@@ -403,7 +404,7 @@ SCAN_FIXTURE = [
 def scan_fixture(repository: StoredMemories) -> StoredMemories:
     # Added out of id order, so no order can come from insertion.
     for position in (3, 0, 5, 2, 4, 1):
-        repository.add(NS, SCAN_FIXTURE[position])
+        writes.add(repository, NS, SCAN_FIXTURE[position])
     return repository
 
 
@@ -426,7 +427,7 @@ def test_scan_puts_never_accessed_memories_after_accessed_ones_by_id_descending(
     repository: StoredMemories,
 ) -> None:
     for memory_id in range(1, 7):
-        repository.add(NS, memory(memory_id))
+        writes.add(repository, NS, memory(memory_id))
     repository.stamp(NS, [2], at(1))
     repository.read(NS, 5, at(1))
 
@@ -435,7 +436,7 @@ def test_scan_puts_never_accessed_memories_after_accessed_ones_by_id_descending(
 
 def test_scan_follows_stamps_and_updates_into_the_timestamp_orders(scan_fixture: StoredMemories) -> None:
     scan_fixture.stamp(NS, [1], at(9))
-    scan_fixture.apply(NS, 3, changes(content="edited"), frozenset({1}), at(9))
+    writes.apply(scan_fixture, NS, 3, changes(content="edited"), frozenset({1}), at(9))
 
     assert ids(scan(scan_fixture, NS, "last_accessed_at", None, None)) == [1, 5, 4, 2, 6, 3]
     assert ids(scan(scan_fixture, NS, "updated_at", None, None)) == [3, 5, 6, 2, 4, 1]
@@ -470,9 +471,9 @@ def mixed(repository: StoredMemories) -> StoredMemories:
         (7, "active", "fact"),
     ]
     for memory_id, status, memory_type in rows:
-        repository.add(NS, memory(memory_id, memory_type=memory_type, status=status))
-    repository.delete(NS, 6, at(9))
-    repository.delete(NS, 7, at(9))
+        writes.add(repository, NS, memory(memory_id, memory_type=memory_type, status=status))
+    writes.delete(repository, NS, 6, at(9))
+    writes.delete(repository, NS, 7, at(9))
     return repository
 
 
@@ -507,9 +508,9 @@ def test_scan_filters_status_and_memory_type_exactly(
 
 @pytest.fixture
 def two_namespaces(engine: Engine, table: str, raw_repository: StoredMemories) -> StoredMemories:
-    raw_repository.add(NS, memory(1, content="alice one"))
-    raw_repository.add(NS, memory(2, content="alice two"))
-    raw_repository.add(OTHER_NS, memory(1, content="bob one"))
+    writes.add(raw_repository, NS, memory(1, content="alice one"))
+    writes.add(raw_repository, NS, memory(2, content="alice two"))
+    writes.add(raw_repository, OTHER_NS, memory(1, content="bob one"))
     return raw_repository
 
 
@@ -529,7 +530,7 @@ def test_namespaces_keep_their_own_memories_under_the_same_id(two_namespaces: St
 def test_scan_never_returns_another_namespaces_memories(
     two_namespaces: StoredMemories, status: Any, alice: list[str], bob: list[str]
 ) -> None:
-    two_namespaces.delete(NS, 2, at(9))
+    writes.delete(two_namespaces, NS, 2, at(9))
 
     for sort in SORTS:
         # Prefixes and extensions of a namespace are other namespaces, with nothing in them.
@@ -557,7 +558,7 @@ def test_update_in_one_namespace_never_touches_or_creates_another_namespaces_mem
 ) -> None:
     for patch in ({"content": "hijack"}, {"status": "invalid"}):
         with pytest.raises(MemoryNotFoundError):
-            two_namespaces.apply(OTHER_NS, 2, changes(**patch), None, at(9))
+            writes.apply(two_namespaces, OTHER_NS, 2, changes(**patch), None, at(9))
 
     alice_two = two_namespaces.get(NS, 2)
     assert alice_two is not None
@@ -569,8 +570,8 @@ def test_delete_in_one_namespace_never_touches_another_namespaces_memory(
     two_namespaces: StoredMemories,
 ) -> None:
     with pytest.raises(MemoryNotFoundError):
-        two_namespaces.delete(OTHER_NS, 2, at(9))
-    two_namespaces.delete(OTHER_NS, 1, at(9))
+        writes.delete(two_namespaces, OTHER_NS, 2, at(9))
+    writes.delete(two_namespaces, OTHER_NS, 1, at(9))
 
     alice_one, alice_two = two_namespaces.get(NS, 1), two_namespaces.get(NS, 2)
     assert alice_one is not None
@@ -597,7 +598,7 @@ def test_service_calls_in_one_namespace_never_reach_another(service: MemoryServi
 
 
 def test_a_read_without_a_stamp_returns_the_stored_memory_and_changes_nothing(repository: StoredMemories) -> None:
-    repository.add(NS, memory(1, updated_at=at(1)))
+    writes.add(repository, NS, memory(1, updated_at=at(1)))
     repository.read(NS, 1, at(10))
 
     read = repository.read(NS, 1, None)
@@ -607,8 +608,8 @@ def test_a_read_without_a_stamp_returns_the_stored_memory_and_changes_nothing(re
 
 
 def test_a_read_without_a_stamp_of_a_deleted_or_missing_memory_is_not_found(repository: StoredMemories) -> None:
-    repository.add(NS, memory(1))
-    repository.delete(NS, 1, at(9))
+    writes.add(repository, NS, memory(1))
+    writes.delete(repository, NS, 1, at(9))
 
     for missing in (1, 2):
         with pytest.raises(MemoryNotFoundError):

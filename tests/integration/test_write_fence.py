@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 
+from core import writes
 from core.contract import RetrievalQuery
 from core.errors import AuthenticationError, MemoryNotFoundError, NamespaceFullError, VersionExhaustedError
 from core.history import HistoryQuery
@@ -196,7 +197,7 @@ def test_a_namespace_that_drew_every_id_refuses_a_create_and_stores_nothing(
 def test_a_memory_at_the_highest_version_refuses_a_change_but_still_answers_one_that_changes_nothing(
     engine: Engine, table: str, unfenced: MemoryService
 ) -> None:
-    engine.memories(table).add(NS, memory(1, content="worn out", version=MAX_VERSION))
+    writes.add(engine.memories(table), NS, memory(1, content="worn out", version=MAX_VERSION))
 
     with pytest.raises(VersionExhaustedError, match=f"memory 1 is at version {MAX_VERSION}"):
         unfenced.update(NS, 1, MemoryChanges.parse({"content": "once more"}))

@@ -1,25 +1,30 @@
 """The DynamoDB adapter: the only package that talks to DynamoDB (through botocore, which boto3 is built on).
 
-One module per job:
+One module per kind of stored item, each alone writing and reading its items:
+- `records`: memory items, as a write loads them, their changes' Puts, and their removal's steps
+- `revisions`: each change's revision, a memory's history, their removal
+- `accessitems`: each memory's access stamp in an item of its own, and listings by last use
+- `searchcopies`: the search copies, and a `q` search over them
+- `digests`: recall's digests: written with each change, read by recall and the backfill, re-embedded by `embed --all`
+- `tagcopies`: a memory's copies in its tags' partitions
+- `idempotency`: a create's idempotency record
+- `counters`: a namespace's id counter, and the totals of a namespace and of each tag
+- `keys`: the API key repository
+- `grants`: OAuth clients and grants
+And the modules over them:
+- `commit`: a memory loaded for a write, the one function assembling a commit from every kind's actions, the removal
+- `memories`: the memory repository (the port's implementation)
 - `client`: the client, its pool, and its failures in the domain's terms
 - `provisioning`: creating the table from the template's definition
-- `codec`: keys, items and the table layout (its only one)
-- `expressions`: update expressions, the totals' and idempotency actions, and the conditions writes share
-- `stored`: a memory item as writes read it, and the transaction they share
+- `codec`: the table layout (its only one): prefixes, partitions and the encodings the kinds share
+- `table`: consistent reads, the transaction, batch writes and pages, for every kind
 - `fence`: the write and read fence on a live API key
-- `memories`: the memory repository (the port's implementation)
-- `lifecycle`: revisions, restore, history and purge
 - `listing`: query planning for a listing
 - `queries`: the Queries a listing sends, and the id segments a search reads
 - `totals`: a partition's stored counts, and how many rows a Query must read
 - `searches`: a search read in id segments at once, the namespace's or a tag's
-- `searchcopies`: a `q` search over the search copies
-- `accessitems`: each memory's access stamp in an item of its own, and listings by last use
 - `stamps`: access stamps, one or a page's in batches
-- `digests`: recall's digests: written with each change, read by recall and the backfill, re-embedded by `embed --all`
 - `rawitems`: recall's digest reads take their items from the answer's JSON
-- `keys`: the API key repository
-- `grants`: OAuth clients and grants
 - `namespaces`: export and import of whole namespaces, for the command line
 - `erasure`: erasing a namespace so that it stays erased
 - `usage`: consumed capacity, summed per request for the metrics
@@ -30,9 +35,9 @@ from adapters.dynamodb.client import POOL_CONNECTIONS, STAMP_CONCURRENCY, make_c
 from adapters.dynamodb.codec import INDEXES, LISTED_ATTRIBUTES
 from adapters.dynamodb.grants import DynamoDBGrantRepository
 from adapters.dynamodb.keys import DynamoDBKeyRepository
-from adapters.dynamodb.memories import UPDATE_ATTEMPTS, DynamoDBMemoryRepository
+from adapters.dynamodb.memories import DynamoDBMemoryRepository
 from adapters.dynamodb.provisioning import ensure_table, table_exists
-from adapters.dynamodb.stored import TRANSACTION_ATTEMPTS
+from adapters.dynamodb.table import TRANSACTION_ATTEMPTS
 
 __all__ = [
     "INDEXES",
@@ -40,7 +45,6 @@ __all__ = [
     "POOL_CONNECTIONS",
     "STAMP_CONCURRENCY",
     "TRANSACTION_ATTEMPTS",
-    "UPDATE_ATTEMPTS",
     "DynamoDBGrantRepository",
     "DynamoDBKeyRepository",
     "DynamoDBMemoryRepository",

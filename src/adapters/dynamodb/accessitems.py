@@ -6,8 +6,7 @@ What reads a stamp joins it to the record (`joined`), and a listing by last use 
 (DynamoDB filters status and type, which they carry) in id segments read at once, orders them in the function,
 then reads the page's records: three sequential round trips (the id counter, every segment, the page) whatever the
 namespace's size, and about 100 bytes read per memory. A `q` or `tag` search by last use reads the records, as
-any search does, and joins each segment's stamps (searches.py). The keys and `joined` are in codec.py, which the
-writes (stored.py) share.
+any search does, and joins each segment's stamps (searches.py). The stamps themselves are written by stamps.py.
 """
 
 from __future__ import annotations
@@ -16,22 +15,14 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from adapters.dynamodb.client import READERS
-from adapters.dynamodb.codec import (
-    ACCESSED_KEY,
-    access_key,
-    access_sort_key,
-    from_item,
-    item_id,
-    joined,
-    memory_key,
-    memory_partition,
-    sort_value,
-)
+from adapters.dynamodb.codec import ACCESS_PREFIX, ACCESSED_KEY, item_id, memory_partition, sort_value
 from adapters.dynamodb.queries import kind_conditions, leading_rows, segments
 from adapters.dynamodb.rawitems import raw_items, watch
-from adapters.dynamodb.stored import Items
+from adapters.dynamodb.records import from_item, memory_key
+from adapters.dynamodb.table import Items
 from core.budget import carried
 from core.contract import RetrievalQuery
+from core.limits import ID_DIGITS
 from core.model import Memory
 from core.repository import Matches
 
@@ -42,6 +33,49 @@ if TYPE_CHECKING:
 ACCESS_SEGMENT_IDS: Final = 4096
 
 Item = dict[str, Any]
+
+
+def access_sort_key(memory_id: int) -> dict[str, Any]:
+    return {"S": f"{ACCESS_PREFIX}{memory_id:0{ID_DIGITS}d}"}
+
+
+def access_key(namespace: str, memory_id: int) -> dict[str, Any]:
+    return {"pk": memory_partition(namespace), "sk": access_sort_key(memory_id)}
+
+
+def joined(record: dict[str, Any], access: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The memory item with the stamp its access item holds (without one, as read: never stamped, or being purged)."""
+    return record if access is None or ACCESSED_KEY not in access else {**record, ACCESSED_KEY: access[ACCESSED_KEY]}
+
+
+def stamped(items: Items, namespace: str, memory_ids: list[int], consistent: bool = False) -> list[Item | None]:
+    """The memory items of `memory_ids` (None where there is none), each with its stamp joined from its access item,
+    read together."""
+    found = items.get_many([key(namespace, i) for key in (memory_key, access_key) for i in memory_ids], consistent)
+    records, accesses = found[: len(memory_ids)], found[len(memory_ids) :]
+    return [joined(item, access) if item else None for item, access in zip(records, accesses, strict=True)]
+
+
+def change_actions(table: str, namespace: str, before: Memory | None, after: Memory) -> list[Item]:
+    """What a change of a memory does to its access item: a create puts it (with the stamp the record has); a change
+    of status or type updates them (its stamp left as it is, never a stampless one in place of a lost one)."""
+    if before is None:
+        return [{"Put": {"TableName": table, "Item": to_access_item(namespace, after)}}]
+    if (before.status, before.memory_type) == (after.status, after.memory_type):
+        return []
+    update = {
+        "TableName": table,
+        "Key": access_key(namespace, after.id),
+        "UpdateExpression": "SET #status = :status, memory_type = :type",
+        "ConditionExpression": "attribute_exists(pk)",
+        "ExpressionAttributeNames": {"#status": "status"},
+        "ExpressionAttributeValues": {":status": {"S": after.status}, ":type": {"S": after.memory_type}},
+    }
+    return [{"Update": update}]
+
+
+def removal_action(table: str, namespace: str, memory_id: int) -> Item:
+    return {"Delete": {"TableName": table, "Key": access_key(namespace, memory_id)}}
 
 
 def to_access_item(namespace: str, memory: Memory) -> dict[str, Any]:

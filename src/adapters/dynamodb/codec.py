@@ -1,4 +1,6 @@
-"""How a memory is stored: keys, the item and its sort values, and the names of the totals' counters.
+"""How a memory is stored: the table's layout, the keys' prefixes and partitions, and the encodings every kind of item
+shares; each kind of item has its own module (records.py, revisions.py, accessitems.py, tagcopies.py, searchcopies.py,
+digests.py, idempotency.py, counters.py; keys.py and grants.py), which alone writes and reads it.
 
 One table holds every namespace. Keys: `pk = "NS#<namespace>"`; in that partition a memory has
 `sk = "MEM#<id:010d>"`, the id counter `sk = "COUNTER"`, the exact totals per status and type `sk = "STATS"`
@@ -48,11 +50,9 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, get_args
+from typing import Any, Final
 
-from core.history import Revision
 from core.limits import ID_DIGITS
-from core.model import MEMORY_TYPES, Memory, Status
 
 # Index name and sort attribute per indexed timestamp sort; `id` sorts on the table's own key, `last_accessed_at` on
 # the access items (accessitems.py).
@@ -74,6 +74,8 @@ ACCESS_PREFIX: Final = "A#"
 COUNTER_SK: Final = "COUNTER"
 STATS_SK: Final = "STATS"
 DELETED: Final = {"S": "deleted"}
+# A put's condition that nothing is stored under its key yet.
+ABSENT: Final = "attribute_not_exists(pk)"
 TAG_PARTITION: Final = "#TAG#"
 # The sparse index of deleted memories by deletion time; its partitions spread the deletes' writes.
 DELETED_INDEX: Final = "by_deleted_at"
@@ -100,51 +102,6 @@ def memory_partition(namespace: str) -> dict[str, Any]:
 
 def tag_partition(namespace: str, tag: str) -> dict[str, Any]:
     return {"S": f"{NAMESPACE_PREFIX}{namespace}{TAG_PARTITION}{tag}"}
-
-
-def memory_sort_key(memory_id: int) -> dict[str, Any]:
-    return {"S": f"{MEMORY_PREFIX}{memory_id:0{ID_DIGITS}d}"}
-
-
-def memory_key(namespace: str, memory_id: int) -> dict[str, Any]:
-    return {"pk": memory_partition(namespace), "sk": memory_sort_key(memory_id)}
-
-
-def digest_sort_key(memory_id: int) -> dict[str, Any]:
-    return {"S": f"{DIGEST_PREFIX}{memory_id:0{ID_DIGITS}d}"}
-
-
-def digest_key(namespace: str, memory_id: int) -> dict[str, Any]:
-    return {"pk": memory_partition(namespace), "sk": digest_sort_key(memory_id)}
-
-
-def access_sort_key(memory_id: int) -> dict[str, Any]:
-    return {"S": f"{ACCESS_PREFIX}{memory_id:0{ID_DIGITS}d}"}
-
-
-def access_key(namespace: str, memory_id: int) -> dict[str, Any]:
-    return {"pk": memory_partition(namespace), "sk": access_sort_key(memory_id)}
-
-
-def joined(record: dict[str, Any], access: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The memory item with the stamp its access item holds (without one, as read: never stamped, or being purged)."""
-    return record if access is None or ACCESSED_KEY not in access else {**record, ACCESSED_KEY: access[ACCESSED_KEY]}
-
-
-def search_copy_sort_key(memory_id: int) -> dict[str, Any]:
-    return {"S": f"{SEARCH_PREFIX}{memory_id:0{ID_DIGITS}d}"}
-
-
-def search_copy_key(namespace: str, memory_id: int) -> dict[str, Any]:
-    return {"pk": memory_partition(namespace), "sk": search_copy_sort_key(memory_id)}
-
-
-def revision_prefix(memory_id: int) -> str:
-    return f"{REVISION_PREFIX}{memory_id:0{ID_DIGITS}d}#"
-
-
-def revision_key(namespace: str, memory_id: int, number: int) -> dict[str, Any]:
-    return {"pk": memory_partition(namespace), "sk": {"S": f"{revision_prefix(memory_id)}{number:0{ID_DIGITS}d}"}}
 
 
 def purge_shard(namespace: str, memory_id: int) -> dict[str, Any]:
@@ -181,98 +138,3 @@ def tags_value(tags: Sequence[str]) -> str:
     # Framed by newlines (never in a tag), so `contains` finds a whole tag as "\n<tag>\n" and a substring of
     # one tag only, as long as the needle holds tag characters alone.
     return "\n" + "\n".join(tags) + "\n"
-
-
-def folded_content(content: str) -> str | None:
-    """The casefolded content `q` searches, kept only when it differs from the content itself."""
-    folded = content.casefold()
-    return folded if folded != content else None
-
-
-def totals_attribute(status: str, memory_type: str) -> str:
-    """The attribute of a namespace's STATS item counting the memories of one status and type."""
-    return f"n_{status}_{memory_type}"
-
-
-# Every counter a STATS item can hold.
-TOTALS_ATTRIBUTES: Final = tuple(
-    totals_attribute(status, memory_type) for status in get_args(Status) for memory_type in MEMORY_TYPES
-)
-
-
-def to_item(namespace: str, memory: Memory) -> dict[str, Any]:
-    """The memory item of `memory`, its stamp left to its access item (accessitems.to_access_item)."""
-    item: dict[str, Any] = {
-        **memory_key(namespace, memory.id),
-        "content": {"S": memory.content},
-        "memory_type": {"S": memory.memory_type},
-        "status": {"S": memory.status},
-        "version": {"N": str(memory.version)},
-        "created_key": sort_value(memory.created_at, memory.id),
-        "updated_key": sort_value(memory.updated_at, memory.id),
-    }
-    if memory.tags:
-        item["tags"] = {"S": tags_value(memory.tags)}
-    if (folded := folded_content(memory.content)) is not None:
-        item["folded"] = {"S": folded}
-    return item
-
-
-def to_copy(namespace: str, tag: str, memory: Memory) -> dict[str, Any]:
-    """The copy of `memory` in its tag `tag`'s partition: the stored item, in that partition."""
-    return {**to_item(namespace, memory), "pk": tag_partition(namespace, tag)}
-
-
-def to_revision(namespace: str, revision: Revision) -> dict[str, Any]:
-    item: dict[str, Any] = {
-        **revision_key(namespace, revision.id, revision.revision),
-        "change": {"S": revision.change},
-        "changed_at": {"S": revision.changed_at},
-        "content": {"S": revision.content},
-        "memory_type": {"S": revision.memory_type},
-        "status": {"S": revision.status},
-        "version": {"N": str(revision.version)},
-        "created_at": {"S": revision.created_at},
-        "updated_at": {"S": revision.updated_at},
-    }
-    if revision.tags:
-        item["tags"] = {"S": tags_value(revision.tags)}
-    if revision.key_id is not None:
-        item["key_id"] = {"S": revision.key_id}
-    return item
-
-
-def from_revision(item: Mapping[str, Any]) -> Revision:
-    memory_id, number = item["sk"]["S"][len(REVISION_PREFIX) :].split("#")
-    tags = item.get("tags")
-    return Revision.model_construct(
-        revision=int(number),
-        change=item["change"]["S"],
-        changed_at=item["changed_at"]["S"],
-        key_id=item["key_id"]["S"] if "key_id" in item else None,
-        id=int(memory_id),
-        content=item["content"]["S"],
-        tags=tags["S"][1:-1].split("\n") if tags else [],
-        created_at=item["created_at"]["S"],
-        updated_at=item["updated_at"]["S"],
-        memory_type=item["memory_type"]["S"],
-        status=item["status"]["S"],
-        version=int(item["version"]["N"]),
-    )
-
-
-def from_item(item: Mapping[str, Any]) -> Memory:
-    """A stored memory, with the stamp its access item holds when `joined` to it (None without it)."""
-    accessed = item.get(ACCESSED_KEY, {}).get("S", NEVER_ACCESSED)
-    tags = item.get("tags")
-    return Memory.model_construct(
-        id=item_id(item),
-        content=item["content"]["S"],
-        tags=tags["S"][1:-1].split("\n") if tags else [],
-        created_at=timestamp_of(item["created_key"]["S"]),
-        updated_at=timestamp_of(item["updated_key"]["S"]),
-        last_accessed_at=None if accessed.startswith(NEVER_ACCESSED) else timestamp_of(accessed),
-        memory_type=item["memory_type"]["S"],
-        status=item["status"]["S"],
-        version=int(item["version"]["N"]),
-    )

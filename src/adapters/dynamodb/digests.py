@@ -10,9 +10,9 @@ dimension). Measured on the bench's memories, a recall over 1,000 of them reads 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from enum import Enum
 from typing import TYPE_CHECKING, Any, Final
 
+from adapters.dynamodb.accessitems import stamped
 from adapters.dynamodb.client import READERS, ConditionFailedError, call
 from adapters.dynamodb.codec import (
     COUNTER_SK,
@@ -21,9 +21,6 @@ from adapters.dynamodb.codec import (
     PURGE_SHARDS,
     UNEMBEDDED_INDEX,
     deflated,
-    digest_key,
-    digest_sort_key,
-    from_item,
     inflated,
     memory_partition,
     purge_shard,
@@ -31,9 +28,11 @@ from adapters.dynamodb.codec import (
 )
 from adapters.dynamodb.queries import kind_conditions, segments
 from adapters.dynamodb.rawitems import raw_items, watch
-from adapters.dynamodb.stored import Items
+from adapters.dynamodb.records import from_item
+from adapters.dynamodb.table import Items
 from core.budget import carried
 from core.digest import Digest, Vector
+from core.limits import ID_DIGITS
 from core.model import Memory
 from core.repository.digests import Candidate, CandidateFilter, Unembedded
 
@@ -47,15 +46,6 @@ Item = dict[str, Any]
 DIGEST_SEGMENT_IDS: Final = 1024
 # What recall reads of a digest (filters are evaluated by DynamoDB on the rest).
 _CANDIDATE_ATTRIBUTES: Final = "sk, terms, vec, vec_scale, vec_model, updated_at, memory_type"
-
-
-class Keep(Enum):
-    """A change that leaves the content and tags as they were keeps the digest: it follows the memory's status."""
-
-    DIGEST = "keep"
-
-
-KEEP: Final = Keep.DIGEST
 
 
 def to_digest(namespace: str, memory: Memory, digest: Digest) -> Item:
@@ -94,11 +84,19 @@ def to_candidate(item: Mapping[str, Any]) -> Candidate:
     )
 
 
-def digest_actions(table: str, namespace: str, after: Memory, digest: Digest | Keep) -> list[Item]:
-    """What a change of a memory into `after` does to its digest, as actions of the change's transaction: `digest`
-    replaces it; KEEP carries the memory's status, type, `updated_at` and version into the stored one."""
-    if isinstance(digest, Digest):
-        return [{"Put": {"TableName": table, "Item": to_digest(namespace, after, digest)}}]
+def digest_sort_key(memory_id: int) -> dict[str, Any]:
+    return {"S": f"{DIGEST_PREFIX}{memory_id:0{ID_DIGITS}d}"}
+
+
+def digest_key(namespace: str, memory_id: int) -> dict[str, Any]:
+    return {"pk": memory_partition(namespace), "sk": digest_sort_key(memory_id)}
+
+
+def change_action(table: str, namespace: str, after: Memory, digest: Digest | None) -> Item:
+    """What a change of a memory into `after` does to its digest, as an action of the change's transaction: `digest`
+    replaces it; None carries the memory's status, type, `updated_at` and version into the stored one."""
+    if digest is not None:
+        return {"Put": {"TableName": table, "Item": to_digest(namespace, after, digest)}}
     follow = {
         "TableName": table,
         "Key": digest_key(namespace, after.id),
@@ -111,7 +109,11 @@ def digest_actions(table: str, namespace: str, after: Memory, digest: Digest | K
             ":version": {"N": str(after.version)},
         },
     }
-    return [{"Update": follow}]
+    return {"Update": follow}
+
+
+def removal_action(table: str, namespace: str, memory_id: int) -> Item:
+    return {"Delete": {"TableName": table, "Key": digest_key(namespace, memory_id)}}
 
 
 class Digests:
@@ -156,7 +158,7 @@ class Digests:
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
         """The records (with their stamps) of those of `memory_ids` still stored, eventually consistent."""
         ids = list(dict.fromkeys(memory_ids))
-        return [from_item(item) for item in self._items.stamped(namespace, ids) if item] if ids else []
+        return [from_item(item) for item in stamped(self._items, namespace, ids) if item] if ids else []
 
     def unembedded(self, limit: int) -> list[Unembedded]:
         found: list[Unembedded] = []

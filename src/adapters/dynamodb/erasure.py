@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 from adapters.dynamodb.codec import STATS_SK, TAG_PARTITION, memory_partition
 from adapters.dynamodb.grants import GRANT_PREFIX
 from adapters.dynamodb.keys import KEYS_PARTITION, DynamoDBKeyRepository, api_key_key
-from adapters.dynamodb.stored import BATCH_WRITE_ITEMS, Items
+from adapters.dynamodb.table import BATCH_WRITE_ITEMS, Items
 from core.errors import DomainError
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from adapters.dynamodb.client import TransactionCancelledError
 from adapters.dynamodb.keys import api_key_key
-from adapters.dynamodb.stored import Items
+from adapters.dynamodb.table import Items
 from core.errors import AuthenticationError
 from core.repository import KEY_NOT_LIVE, READ_KEY_NOT_LIVE, LiveKey
 

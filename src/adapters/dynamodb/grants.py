@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from adapters.dynamodb.client import ConditionFailedError, TransactionCancelledError, call
-from adapters.dynamodb.expressions import ABSENT
+from adapters.dynamodb.codec import ABSENT
 from adapters.dynamodb.fence import transact_fenced
-from adapters.dynamodb.stored import Items
+from adapters.dynamodb.table import Items
 from core.access import Scope
 from core.errors import WriteConflictError
 from core.repository import Client, Grant, LiveKey, RegistrationBound, RegistrationWindow

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from adapters.dynamodb.client import ConditionFailedError, call
-from adapters.dynamodb.stored import Items
+from adapters.dynamodb.table import Items
 from core.access import ApiKey, Scope
 
 if TYPE_CHECKING:

@@ -20,10 +20,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from adapters.dynamodb.client import READERS, call
-from adapters.dynamodb.codec import INDEXES, STATS_SK, from_item, memory_partition, tag_partition
+from adapters.dynamodb.codec import INDEXES, STATS_SK, memory_partition, tag_partition
 from adapters.dynamodb.queries import query_request
+from adapters.dynamodb.records import from_item
 from adapters.dynamodb.searches import Searches
-from adapters.dynamodb.stored import Items
+from adapters.dynamodb.table import Items
 from adapters.dynamodb.totals import QUERY_LIMIT_MAX, Totals, numbers, sized
 from core.budget import carried
 from core.contract import RetrievalQuery

@@ -8,9 +8,11 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final
 
-from adapters.dynamodb.accessitems import AccessItems, to_access_item
+from adapters.dynamodb import records, revisions
+from adapters.dynamodb.accessitems import AccessItems, joined, to_access_item
 from adapters.dynamodb.client import call
 from adapters.dynamodb.codec import (
+    ABSENT,
     ACCESS_PREFIX,
     COUNTER_SK,
     DIGEST_PREFIX,
@@ -19,28 +21,22 @@ from adapters.dynamodb.codec import (
     REVISION_PREFIX,
     SEARCH_PREFIX,
     STATS_SK,
-    from_revision,
     item_id,
-    joined,
     memory_partition,
-    purge_shard,
-    revision_prefix,
     tag_partition,
-    to_copy,
-    to_item,
-    to_revision,
-    totals_attribute,
 )
+from adapters.dynamodb.counters import totals_attribute
 from adapters.dynamodb.digests import to_digest
 from adapters.dynamodb.erasure import Erasure
-from adapters.dynamodb.expressions import ABSENT
+from adapters.dynamodb.revisions import to_revision
 from adapters.dynamodb.searchcopies import to_search_copy
-from adapters.dynamodb.stored import BATCH_WRITE_ITEMS, Items, Stored
+from adapters.dynamodb.table import BATCH_WRITE_ITEMS, Items
+from adapters.dynamodb.tagcopies import to_copy
 from core.digest import Digest, Indexer
 from core.errors import DomainError
-from core.history import Revision
-from core.limits import ID_DIGITS, MAX_MEMORY_ID
 from core.portable import ExportedMemory
+from core.repository import Loaded
+from core.repository.commit import Deletion
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -89,16 +85,18 @@ class Namespaces:
         for page in self._items.pages(request):
             stored = self._stamped(namespace, page)
             kept = [s for s in stored if include_deleted or s.memory.status != "deleted"]
-            revisions = self._revisions(namespace, kept[0].memory.id, kept[-1].memory.id) if history and kept else {}
+            first, last = (kept[0].memory.id, kept[-1].memory.id) if kept else (0, 0)
+            found = revisions.of_memories(self._items, namespace, first, last) if history and kept else {}
             for entry in kept:
+                deletion = entry.deletion
                 yield ExportedMemory.of(
                     entry.memory,
-                    entry.prior_status,
-                    entry.deleted_at,
-                    revisions.get(entry.memory.id, []) if history else None,
+                    deletion.prior_status if deletion else None,
+                    deletion.deleted_at if deletion else None,
+                    found.get(entry.memory.id, []) if history else None,
                 )
 
-    def _stamped(self, namespace: str, page: list[Item]) -> list[Stored]:
+    def _stamped(self, namespace: str, page: list[Item]) -> list[Loaded]:
         """A page of memory items with their access items' stamps."""
         if not page:
             return []
@@ -106,24 +104,7 @@ class Namespaces:
         accesses = {
             item_id(item): item for found in self._items.pages({**request, "ConsistentRead": True}) for item in found
         }
-        return [Stored.of(joined(item, accesses.get(item_id(item)))) for item in page]
-
-    def _revisions(self, namespace: str, first: int, last: int) -> dict[int, list[Revision]]:
-        request = {
-            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
-            "ExpressionAttributeValues": {
-                ":pk": memory_partition(namespace),
-                ":first": {"S": revision_prefix(first)},
-                ":last": {"S": f"{revision_prefix(last)}{MAX_MEMORY_ID:0{ID_DIGITS}d}"},
-            },
-            "ConsistentRead": True,
-        }
-        found: dict[int, list[Revision]] = {}
-        for page in self._items.pages(request):
-            for item in page:
-                revision = from_revision(item)
-                found.setdefault(revision.id, []).append(revision)
-        return found
+        return [records.loaded(joined(item, accesses.get(item_id(item)))) for item in page]
 
     # --- import ----------------------------------------------------------------------------------------------
 
@@ -240,19 +221,15 @@ def _items(namespace: str, exported: ExportedMemory, indexer: Indexer | None) ->
     """What one memory of an import stores: its item (with what a restore and the purge need when it is deleted),
     its revisions, its search and tag copies, its access item (with its stamp) and its digest."""
     memory = exported.memory
-    item = {**to_item(namespace, memory), "revisions": {"N": str(len(exported.revisions or []))}}
-    digest = indexer.digest(memory.content, memory.tags) if indexer else Digest(())
-    digests = [to_digest(namespace, memory, digest)]
+    deletion = None
     if memory.status == "deleted" and exported.prior_status and exported.deleted_at:
-        item |= {
-            "prior_status": {"S": exported.prior_status},
-            "deleted_at": {"S": exported.deleted_at},
-            "purge_shard": purge_shard(namespace, memory.id),
-        }
-    revisions = [to_revision(namespace, revision) for revision in exported.revisions or []]
+        deletion = Deletion(exported.prior_status, exported.deleted_at)
+    item = records.to_record(namespace, memory, len(exported.revisions or []), deletion, None)
+    digest = indexer.digest(memory.content, memory.tags) if indexer else Digest(())
+    history = [to_revision(namespace, revision) for revision in exported.revisions or []]
     copies = [
         to_search_copy(namespace, memory),
         to_access_item(namespace, memory),
         *(to_copy(namespace, tag, memory) for tag in memory.tags),
     ]
-    return [item, *revisions, *digests, *copies]
+    return [item, *history, to_digest(namespace, memory, digest), *copies]

@@ -14,20 +14,13 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from adapters.dynamodb.client import READERS
-from adapters.dynamodb.codec import (
-    SEARCH_PREFIX,
-    deflated,
-    inflated,
-    memory_partition,
-    search_copy_key,
-    search_copy_sort_key,
-    tags_value,
-)
+from adapters.dynamodb.codec import SEARCH_PREFIX, deflated, inflated, memory_partition, tags_value
 from adapters.dynamodb.queries import kind_conditions, segments
 from adapters.dynamodb.rawitems import raw_items, watch
-from adapters.dynamodb.stored import Items
+from adapters.dynamodb.table import Items
 from core.budget import carried
 from core.contract import RetrievalQuery
+from core.limits import ID_DIGITS
 from core.model import Memory
 from core.repository import Matches
 
@@ -44,6 +37,23 @@ _ORDER: Final[Mapping[str, Callable[[Memory], Any]]] = {
 }
 
 Item = dict[str, Any]
+
+
+def search_copy_sort_key(memory_id: int) -> dict[str, Any]:
+    return {"S": f"{SEARCH_PREFIX}{memory_id:0{ID_DIGITS}d}"}
+
+
+def search_copy_key(namespace: str, memory_id: int) -> dict[str, Any]:
+    return {"pk": memory_partition(namespace), "sk": search_copy_sort_key(memory_id)}
+
+
+def put_action(table: str, namespace: str, memory: Memory) -> Item:
+    """The copy rewritten by a change of its memory (a copy has nothing a change keeps, so it is a Put)."""
+    return {"Put": {"TableName": table, "Item": to_search_copy(namespace, memory)}}
+
+
+def removal_action(table: str, namespace: str, memory_id: int) -> Item:
+    return {"Delete": {"TableName": table, "Key": search_copy_key(namespace, memory_id)}}
 
 
 def to_search_copy(namespace: str, memory: Memory) -> dict[str, Any]:

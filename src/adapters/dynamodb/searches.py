@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 from adapters.dynamodb.accessitems import AccessItems, joined_all
 from adapters.dynamodb.client import READERS, call
-from adapters.dynamodb.codec import COUNTER_SK, from_item, memory_partition, memory_sort_key
+from adapters.dynamodb.codec import COUNTER_SK, memory_partition
 from adapters.dynamodb.queries import leading_rows, query_request, segments
+from adapters.dynamodb.records import from_item, memory_sort_key
 from adapters.dynamodb.searchcopies import SearchCopies, searchable
-from adapters.dynamodb.stored import Items
+from adapters.dynamodb.table import Items
 from core.budget import carried
 from core.contract import RetrievalQuery
 from core.repository import Matches

@@ -10,9 +10,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import wait
 from typing import TYPE_CHECKING, Any, Final
 
+from adapters.dynamodb.accessitems import access_key, joined
 from adapters.dynamodb.client import READERS, STAMPERS, ConditionFailedError, call, incidental
-from adapters.dynamodb.codec import ACCESSED_KEY, DELETED, access_key, from_item, joined, memory_key, sort_value
-from adapters.dynamodb.stored import Items
+from adapters.dynamodb.codec import ACCESSED_KEY, DELETED, sort_value
+from adapters.dynamodb.records import from_item, memory_key
+from adapters.dynamodb.table import Items
 from core.budget import carried
 from core.errors import MemoryNotFoundError, StorageUnavailableError, TableMissingError
 from core.model import Memory

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Final
 
-from adapters.dynamodb.codec import totals_attribute
+from adapters.dynamodb.counters import totals_attribute
 from core.contract import RetrievalQuery
 from core.model import MEMORY_TYPES
 

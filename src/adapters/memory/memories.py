@@ -4,27 +4,33 @@ live keys."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from adapters.memory.digests import InMemoryDigests
 from adapters.memory.keys import InMemoryKeyRepository
 from core.clock import parse_timestamp
 from core.contract import RetrievalQuery
-from core.digest import Digest, Indexer, Vector
-from core.errors import AuthenticationError, MemoryNotFoundError, VersionMismatchError, WriteConflictError
-from core.history import Change, Revision
+from core.digest import Vector
+from core.errors import AuthenticationError, MemoryNotFoundError, WriteConflictError
+from core.history import Revision
 from core.limits import IDEMPOTENCY_WINDOW_SECONDS
-from core.model import IdempotentCreate, Memory, MemoryChanges
+from core.model import Memory
 from core.repository import (
     KEY_NOT_LIVE,
     READ_KEY_NOT_LIVE,
+    Commit,
     IdempotencyKeyTakenError,
     LiveKey,
     Matches,
     PriorCreate,
     Revisions,
 )
+from core.repository.commit import Change, Deletion, Loaded, StaleLoadError
 from core.repository.digests import Candidate, CandidateFilter, Unembedded
+
+
+def _seconds(timestamp: str) -> float:
+    return parse_timestamp(timestamp).timestamp()
 
 
 def _copy(memory: Memory) -> Memory:
@@ -45,7 +51,9 @@ def _order(memories: list[Memory], sort: str) -> list[Memory]:
 
 
 class InMemoryMemoryRepository:
-    """MemoryRepository in a dict, thread-safe; `get` (not part of the port) reads a stored memory unstamped.
+    """MemoryRepository in a dict, thread-safe; `get` (not part of the port) reads a stored memory unstamped. It decides
+    nothing: a commit lands whole or not at all, on the conditions DynamoDB's transaction holds (a loaded memory
+    unchanged, a created id and a live idempotency key free, the key live); a load's token is its revision count.
 
     `keys` is the key store of the same "table": a fenced write (LiveKey) lands only while its key is live there, as
     the DynamoDB adapter's ConditionCheck on the key item; without `keys`, no fenced write lands."""
@@ -57,8 +65,7 @@ class InMemoryMemoryRepository:
         self._next_ids: dict[str, int] = {}
         self._idempotency: dict[tuple[str, str], tuple[PriorCreate, float]] = {}
         self._revisions: dict[tuple[str, int], list[Revision]] = {}
-        # A deleted memory's status before the delete, and when it was deleted.
-        self._deleted: dict[tuple[str, int], tuple[str, str]] = {}
+        self._deleted: dict[tuple[str, int], Deletion] = {}
         self._digests = InMemoryDigests()
 
     def reset(self, rows: Mapping[tuple[str, int], Memory], next_ids: Mapping[str, int]) -> None:
@@ -71,10 +78,6 @@ class InMemoryMemoryRepository:
             self._revisions = {}
             self._deleted = {}
             self._digests.clear()
-
-    def _record(self, namespace: str, memory: Memory, change: Change, now: str, key_id: str | None) -> None:
-        revisions = self._revisions.setdefault((namespace, memory.id), [])
-        revisions.append(Revision.of(memory, len(revisions) + 1, change, now, key_id))
 
     def _fence(self, live_key: LiveKey | None, refusal: str = KEY_NOT_LIVE) -> None:
         """Refuse a write (or, with READ_KEY_NOT_LIVE, a read) whose live key is not stored, revoked or expired (called
@@ -110,41 +113,61 @@ class InMemoryMemoryRepository:
             self._next_ids[namespace] = self._next_ids.get(namespace, 0) + 1
             return self._next_ids[namespace]
 
-    def add(
-        self,
-        namespace: str,
-        memory: Memory,
-        idempotency: IdempotentCreate | None = None,
-        key_id: str | None = None,
-        live_key: LiveKey | None = None,
-        digest: Digest | None = None,
-    ) -> None:
+    def load(self, namespace: str, memory_id: int) -> Loaded | None:
         with self._lock:
-            self._fence(live_key)
-            now = parse_timestamp(memory.created_at).timestamp()
-            if idempotency is not None:
-                recorded = self._idempotency.get((namespace, idempotency.key_hash))
-                if recorded is not None and recorded[1] > now:
-                    raise IdempotencyKeyTakenError(recorded[0])
-            if (namespace, memory.id) in self._rows:
-                raise WriteConflictError(f"id {memory.id} collided with another write; retry the create")
-            self._rows[namespace, memory.id] = _copy(memory)
-            self._digests.put(namespace, memory, digest)
-            self._record(namespace, memory, "created", memory.created_at, key_id)
-            if idempotency is not None:
-                prior = PriorCreate(memory.id, memory.created_at, idempotency.fingerprint)
-                self._idempotency[namespace, idempotency.key_hash] = (prior, now + IDEMPOTENCY_WINDOW_SECONDS)
+            stored = self._rows.get((namespace, memory_id))
+            if stored is None:
+                return None
+            deletion = self._deleted.get((namespace, memory_id))
+            count = len(self._revisions.get((namespace, memory_id), []))
+            return Loaded(_copy(stored), count, deletion, purging=False, token=count)
+
+    def commit(self, commit: Commit) -> None:
+        namespace = commit.namespace
+        with self._lock:
+            self._fence(commit.live_key)
+            for change in commit.changes:
+                self._check(namespace, change)
+            for change in commit.changes:
+                self._persist(namespace, change)
+
+    def _check(self, namespace: str, change: Change) -> None:
+        """Refuse a change that cannot land as the DynamoDB adapter's conditions would: nothing is written yet."""
+        key = (namespace, change.after.id)
+        if change.before is not None:
+            if key not in self._rows or change.before.token != len(self._revisions.get(key, [])):
+                raise StaleLoadError(change.after.id)
+            return
+        idempotency = change.idempotency
+        if idempotency is not None:
+            recorded = self._idempotency.get((namespace, idempotency.key_hash))
+            if recorded is not None and recorded[1] > _seconds(change.after.created_at):
+                raise IdempotencyKeyTakenError(recorded[0])
+        if key in self._rows:
+            raise WriteConflictError(f"id {change.after.id} collided with another write; retry the create")
+
+    def _persist(self, namespace: str, change: Change) -> None:
+        after = change.after
+        key = (namespace, after.id)
+        self._rows[key] = _copy(after)
+        if change.deletion is None:
+            self._deleted.pop(key, None)
+        else:
+            self._deleted[key] = change.deletion
+        if change.digest is None:
+            self._digests.follow(namespace, after)
+        else:
+            self._digests.put(namespace, after, change.digest)
+        self._revisions.setdefault(key, []).append(change.revision)
+        if change.idempotency is not None:
+            prior = PriorCreate(after.id, after.created_at, change.idempotency.fingerprint)
+            expires = _seconds(after.created_at) + IDEMPOTENCY_WINDOW_SECONDS
+            self._idempotency[namespace, change.idempotency.key_hash] = (prior, expires)
 
     def get(self, namespace: str, memory_id: int) -> Memory | None:
         with self._lock:
             stored = self._rows.get((namespace, memory_id))
             return None if stored is None else _copy(stored)
-
-    def _visible(self, namespace: str, memory_id: int) -> Memory:
-        stored = self._rows.get((namespace, memory_id))
-        if stored is None or stored.status == "deleted":
-            raise MemoryNotFoundError(memory_id)
-        return stored
 
     def _stamp_one(self, namespace: str, memory: Memory, accessed_at: str) -> Memory:
         if memory.last_accessed_at is not None and memory.last_accessed_at >= accessed_at:
@@ -160,64 +183,6 @@ class InMemoryMemoryRepository:
                 raise MemoryNotFoundError(memory_id)
             return _copy(stored if accessed_at is None else self._stamp_one(namespace, stored, accessed_at))
 
-    def apply(
-        self,
-        namespace: str,
-        memory_id: int,
-        changes: MemoryChanges,
-        expected_versions: frozenset[int] | None,
-        now: str,
-        key_id: str | None = None,
-        live_key: LiveKey | None = None,
-        indexer: Indexer | None = None,
-    ) -> Memory:
-        with self._lock:
-            current = self._visible(namespace, memory_id)
-            if expected_versions is not None and current.version not in expected_versions:
-                raise VersionMismatchError(memory_id, current.version)
-            updated = changes.apply_to(current, now)
-            if updated is not current:
-                self._fence(live_key)
-                self._rows[namespace, memory_id] = _copy(updated)
-                if (updated.content, updated.tags) == (current.content, current.tags):
-                    self._digests.follow(namespace, updated)
-                else:
-                    digest = indexer.digest(updated.content, updated.tags) if indexer else None
-                    self._digests.put(namespace, updated, digest)
-                self._record(namespace, updated, "updated", now, key_id)
-            return _copy(updated)
-
-    def delete(
-        self, namespace: str, memory_id: int, now: str, key_id: str | None = None, live_key: LiveKey | None = None
-    ) -> None:
-        with self._lock:
-            current = self._visible(namespace, memory_id)
-            self._fence(live_key)
-            self._rows[namespace, memory_id] = deleted = current.model_copy(update={"status": "deleted"})
-            self._deleted[namespace, memory_id] = (current.status, now)
-            self._digests.follow(namespace, deleted)
-            self._record(namespace, deleted, "deleted", now, key_id)
-
-    def _stored_deleted(self, namespace: str, memory_id: int) -> Memory:
-        stored = self._rows.get((namespace, memory_id))
-        if stored is None:
-            raise MemoryNotFoundError(memory_id)
-        if stored.status != "deleted":
-            raise MemoryNotFoundError(memory_id, "is not deleted")
-        return stored
-
-    def restore(
-        self, namespace: str, memory_id: int, now: str, key_id: str | None = None, live_key: LiveKey | None = None
-    ) -> Memory:
-        with self._lock:
-            stored = self._stored_deleted(namespace, memory_id)
-            self._fence(live_key)
-            prior, _ = self._deleted.pop((namespace, memory_id))
-            self._rows[namespace, memory_id] = restored = stored.model_copy(update={"status": prior})
-            self._digests.follow(namespace, restored)
-            self._record(namespace, restored, "restored", now, key_id)
-            return _copy(restored)
-
     def history(self, namespace: str, memory_id: int, limit: int, offset: int) -> Revisions:
         with self._lock:
             if (namespace, memory_id) not in self._rows:
@@ -225,25 +190,27 @@ class InMemoryMemoryRepository:
             newest_first = self._revisions.get((namespace, memory_id), [])[::-1]
             return Revisions(items=newest_first[offset : offset + limit], total=len(newest_first))
 
-    def purge(self, namespace: str, memory_id: int) -> None:
+    def remove(self, namespace: str, loaded: Loaded) -> bool:
         with self._lock:
-            self._stored_deleted(namespace, memory_id)
-            self._forget(namespace, memory_id)
+            key = (namespace, loaded.memory.id)
+            if key not in self._rows or loaded.token != len(self._revisions.get(key, [])):
+                return False
+            self._forget(namespace, loaded.memory.id)
+            return True
 
     def _forget(self, namespace: str, memory_id: int) -> None:
-        del self._rows[namespace, memory_id], self._deleted[namespace, memory_id]
+        del self._rows[namespace, memory_id]
+        self._deleted.pop((namespace, memory_id), None)
         self._revisions.pop((namespace, memory_id), None)
         self._digests.drop(namespace, memory_id)
         for key, (prior, _) in list(self._idempotency.items()):
             if key[0] == namespace and prior.memory_id == memory_id:
                 del self._idempotency[key]
 
-    def purge_deleted(self, deleted_before: str) -> int:
+    def deleted_before(self, deleted_before: str) -> Iterator[tuple[str, int]]:
         with self._lock:
-            due = [key for key, (_, deleted_at) in self._deleted.items() if deleted_at < deleted_before]
-            for namespace, memory_id in due:
-                self._forget(namespace, memory_id)
-            return len(due)
+            due = [key for key, deletion in self._deleted.items() if deletion.deleted_at < deleted_before]
+        yield from due
 
     def find(self, namespace: str, query: RetrievalQuery) -> Matches:
         with self._lock:

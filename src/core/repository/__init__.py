@@ -8,9 +8,10 @@ from typing import Literal, Protocol
 
 from core.access import ApiKey, Scope
 from core.contract import RetrievalQuery
-from core.digest import Digest, Indexer
 from core.history import Revision
-from core.model import IdempotentCreate, Memory, MemoryChanges
+from core.model import Memory
+from core.repository.commit import Commit as Commit
+from core.repository.commit import Loaded as Loaded
 from core.repository.digests import DigestReads
 from core.repository.fence import KEY_NOT_LIVE as KEY_NOT_LIVE
 from core.repository.fence import READ_KEY_NOT_LIVE as READ_KEY_NOT_LIVE
@@ -54,27 +55,17 @@ class Revisions:
 
 
 class MemoryRepository(DigestReads, Protocol):
-    """Memories of many namespaces; every method is confined to the namespace it is given.
+    """Memories of many namespaces; every method is confined to the namespace it is given. A store persists and
+    reads; it decides nothing (core.changes decides every change; core.writes loads, commits, and retries a stale one).
 
     Each namespace keeps exact totals per `status` and `memory_type`, changed in the same atomic write as the
     memories they count, so a listing without `q` or `tag` never has to read the namespace to count it. Every
-    method raises the domain's errors (core.errors); concurrent writers are retried here, a bounded number of
-    times, never by the caller.
+    method raises the domain's errors (core.errors).
 
-    Every change of a memory (create, a PATCH that changes it, delete, restore) stores its revision in the same
-    atomic write (numbered 1, 2, ... in the memory's life), recording `key_id`, the API key that made it.
-
-    Every write that can create or change a memory takes `live_key`: with one, the write lands only while that key
-    is live (LiveKey), else AuthenticationError and nothing is written; None writes unfenced (an open server, the
-    command line, tests). A read for a keyed caller is fenced by `confirm_live` after its data reads (`read` takes
-    the LiveKey and does so itself, between its read and its stamp).
-
-    Beside each memory is its digest (core.digest), what recall ranks by, written in the same atomic write as every
-    change: `add` stores the one it is given; `apply` stores a new one computed by `indexer` when the content or tags
-    change, and otherwise, as delete and restore do, carries the memory's status, type, `updated_at` and version
-    into the stored one; `purge` removes it. Every memory has its digest from its first write: without one (`digest`
-    or `indexer` None; MemoryService always computes one) the store keeps a digest without terms, waiting for the
-    backfill to embed it.
+    A write is `load`, then one `commit` (core.repository.commit) of what was decided: the records, their revisions,
+    their digests (what recall ranks by, core.digest), behind the caller's LiveKey when there is one (None writes
+    unfenced: an open server, the command line, tests). A read for a keyed caller is fenced by `confirm_live` after
+    its data reads (`read` takes the LiveKey and does so itself, between its read and its stamp).
     """
 
     def next_id(self, namespace: str, live_key: LiveKey | None = None) -> int:
@@ -82,20 +73,19 @@ class MemoryRepository(DigestReads, Protocol):
         ever created behind `live_key`, so a namespace's first id (1 again after an erase) needs a live key."""
         ...
 
-    def add(
-        self,
-        namespace: str,
-        memory: Memory,
-        idempotency: IdempotentCreate | None = None,
-        key_id: str | None = None,
-        live_key: LiveKey | None = None,
-        digest: Digest | None = None,
-    ) -> None:
-        """Store a new memory, its digest, and count it, atomically; never overwrites an existing id.
+    def load(self, namespace: str, memory_id: int) -> Loaded | None:
+        """The memory as a write reads it (deleted ones, and ones whose removal has begun, too), by a strongly
+        consistent read; None when there is none."""
+        ...
 
-        With `idempotency`, the key is recorded in the same write for IDEMPOTENCY_WINDOW_SECONDS; when the key is
-        already recorded, nothing is written and IdempotencyKeyTakenError names the earlier create. An identical
-        request still in flight is a WriteConflictError.
+    def commit(self, commit: Commit) -> None:
+        """Persist `commit` whole or not at all: each change's record, its revision, its digest (or the stored one
+        following the record), its idempotency record, and the namespace's totals, in one atomic write that holds only
+        while each loaded memory is still as loaded and each created one has no record yet.
+
+        StaleLoadError when a loaded memory changed meanwhile; for a create, IdempotencyKeyTakenError when its key is
+        recorded (live) for an earlier create, WriteConflictError when its id is taken or the same key's create is
+        still in flight; AuthenticationError behind a key that is not live. Nothing is written in any of these.
         """
         ...
 
@@ -117,60 +107,19 @@ class MemoryRepository(DigestReads, Protocol):
         before stamping or answering (LiveKey)."""
         ...
 
-    def apply(
-        self,
-        namespace: str,
-        memory_id: int,
-        changes: MemoryChanges,
-        expected_versions: frozenset[int] | None,
-        now: str,
-        key_id: str | None = None,
-        live_key: LiveKey | None = None,
-        indexer: Indexer | None = None,
-    ) -> Memory:
-        """Apply one PATCH and return the stored memory.
-
-        `expected_versions` None admits any version; otherwise the stored version must be one of them (an empty
-        set admits none), else VersionMismatchError names the current version, even when the PATCH would change
-        nothing. MemoryNotFoundError when the memory is missing or deleted. When no given field actually changes,
-        the stored memory comes back unchanged (same version, same `updated_at`); otherwise every given field is
-        written with `updated_at = now` and the next version, and the memory moves between totals when its
-        status or type changes, all in one atomic write conditional on the version it was computed from. A
-        memory that keeps changing under the write is a WriteConflictError; one at MAX_VERSION that would change is
-        a VersionExhaustedError.
-        """
-        ...
-
-    def delete(
-        self, namespace: str, memory_id: int, now: str, key_id: str | None = None, live_key: LiveKey | None = None
-    ) -> None:
-        """Mark a visible memory deleted at `now`, leaving `version` and `updated_at` and keeping the status it had
-        for a restore, and move it between totals.
-
-        MemoryNotFoundError when the memory is missing or already deleted.
-        """
-        ...
-
-    def restore(
-        self, namespace: str, memory_id: int, now: str, key_id: str | None = None, live_key: LiveKey | None = None
-    ) -> Memory:
-        """Give a deleted memory back the status it had before the delete (`version` and `updated_at` stay), move
-        it between totals, and return it. MemoryNotFoundError when it is missing, not deleted or being purged."""
-        ...
-
     def history(self, namespace: str, memory_id: int, limit: int, offset: int) -> Revisions:
         """The memory's revisions, newest first, `limit` of them after skipping `offset`, and how many there are;
         deleted memories too. MemoryNotFoundError when it never existed or is purged (or being purged)."""
         ...
 
-    def purge(self, namespace: str, memory_id: int) -> None:
-        """Remove a deleted memory for good: the record, its revisions, its tag copies, its digest and its idempotency
-        record, with the totals moved; a tag it leaves with no memory at all keeps no totals. MemoryNotFoundError
-        when it is missing or not deleted."""
+    def remove(self, namespace: str, loaded: Loaded) -> bool:
+        """Remove a loaded memory for good: the record, its revisions, its digest, its idempotency record and every
+        copy, with the totals moved (a tag left with no memory keeps no totals). False, removing nothing, when it is no
+        longer as loaded; a removal interrupted half-way is finished by the next one."""
         ...
 
-    def purge_deleted(self, deleted_before: str) -> int:
-        """Purge every memory deleted before `deleted_before` without reading any other (no scan); how many."""
+    def deleted_before(self, deleted_before: str) -> Iterator[tuple[str, int]]:
+        """The namespace and id of every memory deleted before `deleted_before`, found without reading any other."""
         ...
 
     def find(self, namespace: str, query: RetrievalQuery) -> Matches:

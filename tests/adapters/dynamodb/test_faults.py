@@ -13,15 +13,12 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from adapters.dynamodb import (
-    TRANSACTION_ATTEMPTS,
-    UPDATE_ATTEMPTS,
-    DynamoDBMemoryRepository,
-)
+from adapters.dynamodb import TRANSACTION_ATTEMPTS, DynamoDBMemoryRepository
 from adapters.dynamodb import stamps as stamps_module
-from adapters.dynamodb import stored as stored_module
+from adapters.dynamodb import table as stored_module
 from adapters.dynamodb.stamps import BATCH_ATTEMPTS, Stamps
-from adapters.dynamodb.stored import BATCH_GET_ATTEMPTS, BATCH_WRITE_ATTEMPTS, Items
+from adapters.dynamodb.table import BATCH_GET_ATTEMPTS, BATCH_WRITE_ATTEMPTS, Items
+from core import writes
 from core.contract import RetrievalQuery
 from core.errors import (
     MemoryNotFoundError,
@@ -31,6 +28,7 @@ from core.errors import (
     WriteConflictError,
 )
 from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory
+from core.writes import UPDATE_ATTEMPTS
 from tests.conftest import NAMESPACE, Engine
 from tests.faults import answer, error_answer
 
@@ -97,7 +95,7 @@ def test_throttling_is_retried_up_to_three_attempts_then_reported_unavailable(
 def test_a_throttled_call_that_recovers_within_the_bound_succeeds(
     moto_engine: Engine, repository: DynamoDBMemoryRepository
 ) -> None:
-    repository.add(NAMESPACE, memory(1))
+    writes.add(repository, NAMESPACE, memory(1))
     faults = Faults(moto_engine.client, "BatchGetItem", "ThrottlingException", times=2)
 
     assert repository.get(NAMESPACE, 1) == memory(1)
@@ -116,13 +114,13 @@ def test_a_server_error_is_reported_unavailable_not_raised_raw(
 def test_a_version_mismatch_is_answered_from_one_read_and_writes_nothing(
     moto_engine: Engine, repository: DynamoDBMemoryRepository
 ) -> None:
-    repository.add(NAMESPACE, memory(1))
+    writes.add(repository, NAMESPACE, memory(1))
     reads = Faults(moto_engine.client, "BatchGetItem", "ThrottlingException", times=0)
-    writes = Faults(moto_engine.client, "TransactWriteItems", "ThrottlingException", times=0)
+    transactions = Faults(moto_engine.client, "TransactWriteItems", "ThrottlingException", times=0)
 
     with pytest.raises(VersionMismatchError):
-        repository.apply(NAMESPACE, 1, MemoryChanges.parse({"content": "late"}), frozenset({2}), LATER)
-    assert (reads.attempts, writes.attempts) == (1, 0)
+        writes.apply(repository, NAMESPACE, 1, MemoryChanges.parse({"content": "late"}), frozenset({2}), LATER)
+    assert (reads.attempts, transactions.attempts) == (1, 0)
 
 
 def test_a_throttled_create_reports_unavailable_and_its_id_is_never_reused(
@@ -132,7 +130,7 @@ def test_a_throttled_create_reports_unavailable_and_its_id_is_never_reused(
     Faults(moto_engine.client, "TransactWriteItems", "ThrottlingException", times=10)
 
     with pytest.raises(StorageUnavailableError):
-        repository.add(NAMESPACE, memory(first))
+        writes.add(repository, NAMESPACE, memory(first))
 
     # Whether the write landed is moto's business here (it applies a request even when a hook answers it).
     assert repository.next_id(NAMESPACE) == first + 1
@@ -153,7 +151,7 @@ def test_an_unreachable_store_is_reported_unavailable(
 def test_a_stamp_failure_during_a_listing_is_reported_unavailable(
     moto_engine: Engine, repository: DynamoDBMemoryRepository
 ) -> None:
-    repository.add(NAMESPACE, memory(1))
+    writes.add(repository, NAMESPACE, memory(1))
     Faults(moto_engine.client, "BatchExecuteStatement", "ThrottlingException", times=10)
 
     with pytest.raises(StorageUnavailableError):
@@ -163,7 +161,7 @@ def test_a_stamp_failure_during_a_listing_is_reported_unavailable(
 def test_a_read_whose_stamp_is_refused_is_unavailable_and_leaves_no_call_of_it_running(
     moto_engine: Engine, repository: DynamoDBMemoryRepository
 ) -> None:
-    repository.add(NAMESPACE, memory(1))
+    writes.add(repository, NAMESPACE, memory(1))
     Faults(moto_engine.client, "UpdateItem", "ThrottlingException", times=10)
     reads = Faults(moto_engine.client, "GetItem", "ThrottlingException", times=0)
 
@@ -290,7 +288,7 @@ def test_a_transaction_that_collides_is_retried_and_then_lands(moto_engine: Engi
     client = CancelledTransactions(moto_engine.client, times=2)
     repository = over(client, moto_engine)
 
-    repository.add(NAMESPACE, memory(1))
+    writes.add(repository, NAMESPACE, memory(1))
 
     assert client.attempts == 3
     assert repository.get(NAMESPACE, 1) == memory(1)
@@ -302,7 +300,7 @@ def test_a_create_that_keeps_colliding_on_its_totals_is_reported_unavailable(
     faults = Faults(moto_engine.client, "TransactWriteItems", "TransactionCanceledException", 10, **conflict_at(1, 2))
 
     with pytest.raises(StorageUnavailableError):
-        repository.add(NAMESPACE, memory(1))
+        writes.add(repository, NAMESPACE, memory(1))
     assert faults.attempts == TRANSACTION_ATTEMPTS
 
 
@@ -313,7 +311,7 @@ def test_an_identical_create_still_in_flight_is_a_conflict_to_retry_later(
     Faults(moto_engine.client, "TransactWriteItems", "TransactionCanceledException", 10, **conflict_at(2))
 
     with pytest.raises(WriteConflictError) as raised:
-        repository.add(NAMESPACE, memory(1), IdempotentCreate.of("k", new, "Idempotency-Key"))
+        writes.add(repository, NAMESPACE, memory(1), IdempotentCreate.of("k", new, "Idempotency-Key"))
     assert "Idempotency-Key is still in flight" in str(raised.value)
     assert raised.value.retry_after_seconds >= 1
 
@@ -324,7 +322,7 @@ def test_a_transaction_cancelled_without_reasons_is_not_mistaken_for_a_collision
     faults = Faults(moto_engine.client, "TransactWriteItems", "TransactionCanceledException", 10)
 
     with pytest.raises(StorageUnavailableError):
-        repository.add(NAMESPACE, memory(1))
+        writes.add(repository, NAMESPACE, memory(1))
     assert faults.attempts == 1
 
 
@@ -334,21 +332,21 @@ def test_a_key_found_taken_but_gone_by_the_time_it_is_read_is_a_conflict_to_retr
     new = NewMemory.parse({"content": "x"})
 
     with pytest.raises(WriteConflictError):
-        repository.add(NAMESPACE, memory(1), IdempotentCreate.of("k", new, "Idempotency-Key"))
+        writes.add(repository, NAMESPACE, memory(1), IdempotentCreate.of("k", new, "Idempotency-Key"))
 
 
 def test_a_delete_rereads_when_the_memory_changed_under_it_and_gives_up_after_the_bound(moto_engine: Engine) -> None:
     client = CancelledTransactions(moto_engine.client, 0, failed_at(0))
     repository = over(client, moto_engine)
-    repository.add(NAMESPACE, memory(1))
-    repository.add(NAMESPACE, memory(2))
+    writes.add(repository, NAMESPACE, memory(1))
+    writes.add(repository, NAMESPACE, memory(2))
     client.left, client.attempts = 1, 0
 
-    repository.delete(NAMESPACE, 1, LATER)
+    writes.delete(repository, NAMESPACE, 1, LATER)
     assert client.attempts == 2
     client.left = 10
     with pytest.raises(WriteConflictError):
-        repository.delete(NAMESPACE, 2, LATER)
+        writes.delete(repository, NAMESPACE, 2, LATER)
     assert repository.get(NAMESPACE, 2) == memory(2)
 
 
@@ -358,14 +356,14 @@ def test_a_delete_or_move_that_keeps_colliding_on_the_totals_is_reported_unavail
 ) -> None:
     client = CancelledTransactions(moto_engine.client, 0)
     repository = over(client, moto_engine)
-    repository.add(NAMESPACE, memory(1))
+    writes.add(repository, NAMESPACE, memory(1))
     client.left, client.attempts = 10, 0
 
     move = MemoryChanges.parse({"status": "invalid"})
     write = (
-        (lambda: repository.delete(NAMESPACE, 1, LATER))
+        (lambda: writes.delete(repository, NAMESPACE, 1, LATER))
         if operation == "delete"
-        else (lambda: repository.apply(NAMESPACE, 1, move, None, LATER))
+        else (lambda: writes.apply(repository, NAMESPACE, 1, move, None, LATER))
     )
     with pytest.raises(StorageUnavailableError):
         write()
@@ -391,7 +389,7 @@ class ChangedUnderTheWrite:
         if self.left > 0:
             self.left -= 1
             edit = MemoryChanges.parse({"content": f"concurrent {self.attempts}"})
-            self._other.apply(NAMESPACE, 1, edit, None, LATER)
+            writes.apply(self._other, NAMESPACE, 1, edit, None, LATER)
         return self._client.transact_write_items(**kwargs)
 
 
@@ -402,10 +400,10 @@ def test_a_move_between_totals_rereads_when_the_memory_changed_under_it_and_keep
     other = DynamoDBMemoryRepository(moto_engine.client, table)
     client = ChangedUnderTheWrite(moto_engine.client, other, times=0)
     repository = DynamoDBMemoryRepository(client, table)  # type: ignore[arg-type]
-    repository.add(NAMESPACE, memory(1))
+    writes.add(repository, NAMESPACE, memory(1))
     client.left, client.attempts = 1, 0
 
-    moved = repository.apply(NAMESPACE, 1, MemoryChanges.parse({"memory_type": "event"}), None, LATER)
+    moved = writes.apply(repository, NAMESPACE, 1, MemoryChanges.parse({"memory_type": "event"}), None, LATER)
 
     assert client.attempts == 2
     assert (moved.content, moved.memory_type, moved.version) == ("concurrent 1", "event", 3)
@@ -417,11 +415,11 @@ def test_a_move_between_totals_never_writes_over_a_version_it_was_not_computed_f
     other = DynamoDBMemoryRepository(moto_engine.client, table)
     client = ChangedUnderTheWrite(moto_engine.client, other, times=0)
     repository = DynamoDBMemoryRepository(client, table)  # type: ignore[arg-type]
-    repository.add(NAMESPACE, memory(1))
+    writes.add(repository, NAMESPACE, memory(1))
     client.left, client.attempts = UPDATE_ATTEMPTS, 0
 
     with pytest.raises(WriteConflictError):
-        repository.apply(NAMESPACE, 1, MemoryChanges.parse({"memory_type": "event"}), None, LATER)
+        writes.apply(repository, NAMESPACE, 1, MemoryChanges.parse({"memory_type": "event"}), None, LATER)
 
     assert client.attempts == UPDATE_ATTEMPTS
     stored = repository.get(NAMESPACE, 1)
@@ -434,12 +432,12 @@ def test_a_patch_admitting_several_versions_writes_only_while_one_of_them_is_cur
     other = DynamoDBMemoryRepository(moto_engine.client, table)
     client = ChangedUnderTheWrite(moto_engine.client, other, times=0)
     repository = DynamoDBMemoryRepository(client, table)  # type: ignore[arg-type]
-    repository.add(NAMESPACE, memory(1))
+    writes.add(repository, NAMESPACE, memory(1))
     client.left = 1
 
     # The read sees version 1, the write meets version 2: re-read, and version 2 is not admitted.
     with pytest.raises(VersionMismatchError) as raised:
-        repository.apply(NAMESPACE, 1, MemoryChanges.parse({"status": "invalid"}), frozenset({1, 5}), LATER)
+        writes.apply(repository, NAMESPACE, 1, MemoryChanges.parse({"status": "invalid"}), frozenset({1, 5}), LATER)
 
     assert raised.value.current_version == 2
 
@@ -469,7 +467,7 @@ def tagged(memory_id: int) -> Memory:
 
 
 def test_reads_left_unprocessed_are_asked_for_again(moto_engine: Engine, repository: DynamoDBMemoryRepository) -> None:
-    repository.add(NAMESPACE, tagged(1))
+    writes.add(repository, NAMESPACE, tagged(1))
     unprocessed = Unprocessed(moto_engine.client, times=2)
 
     found = repository.records(NAMESPACE, [1])  # the record and its access item, in one BatchGetItem
@@ -481,7 +479,7 @@ def test_reads_left_unprocessed_are_asked_for_again(moto_engine: Engine, reposit
 def test_reads_left_unprocessed_every_time_are_reported_unavailable(
     moto_engine: Engine, repository: DynamoDBMemoryRepository
 ) -> None:
-    repository.add(NAMESPACE, tagged(1))
+    writes.add(repository, NAMESPACE, tagged(1))
     unprocessed = Unprocessed(moto_engine.client, times=100)
 
     with pytest.raises(StorageUnavailableError):
@@ -493,11 +491,11 @@ def test_reads_left_unprocessed_every_time_are_reported_unavailable(
 def test_a_purges_deletes_left_unprocessed_are_sent_again_and_then_land(
     moto_engine: Engine, repository: DynamoDBMemoryRepository
 ) -> None:
-    repository.add(NAMESPACE, memory(1))
-    repository.delete(NAMESPACE, 1, LATER)
+    writes.add(repository, NAMESPACE, memory(1))
+    writes.delete(repository, NAMESPACE, 1, LATER)
     unprocessed = Unprocessed(moto_engine.client, times=2, operation="BatchWriteItem")
 
-    repository.purge(NAMESPACE, 1)
+    writes.purge(repository, NAMESPACE, 1)
 
     assert unprocessed.attempts == 3
     assert repository.get(NAMESPACE, 1) is None
@@ -506,17 +504,17 @@ def test_a_purges_deletes_left_unprocessed_are_sent_again_and_then_land(
 def test_a_purge_whose_deletes_stay_unprocessed_is_unavailable_and_finished_by_the_next_one(
     moto_engine: Engine, repository: DynamoDBMemoryRepository, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("adapters.dynamodb.stored.time.sleep", lambda seconds: None)  # the waits, not the count
-    repository.add(NAMESPACE, memory(1))
-    repository.delete(NAMESPACE, 1, LATER)
+    monkeypatch.setattr("adapters.dynamodb.table.time.sleep", lambda seconds: None)  # the waits, not the count
+    writes.add(repository, NAMESPACE, memory(1))
+    writes.delete(repository, NAMESPACE, 1, LATER)
     unprocessed = Unprocessed(moto_engine.client, times=100, operation="BatchWriteItem")
 
     with pytest.raises(StorageUnavailableError):
-        repository.purge(NAMESPACE, 1)
+        writes.purge(repository, NAMESPACE, 1)
     assert unprocessed.attempts == BATCH_WRITE_ATTEMPTS
     with pytest.raises(MemoryNotFoundError):  # its purge has begun: no history, no restore
         repository.history(NAMESPACE, 1, 10, 0)
 
     unprocessed.left = 0
-    repository.purge(NAMESPACE, 1)
+    writes.purge(repository, NAMESPACE, 1)
     assert repository.get(NAMESPACE, 1) is None

@@ -14,6 +14,7 @@ from botocore.awsrequest import AWSResponse
 from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
 
 from adapters.dynamodb import DynamoDBMemoryRepository
+from core import writes
 from core.errors import StorageUnavailableError, WriteOutcomeUnknownError
 from core.model import Memory, MemoryChanges
 from tests.conftest import NAMESPACE, Engine
@@ -79,7 +80,7 @@ def test_a_create_whose_write_was_sent_and_never_confirmed_may_have_happened(
     attempts = Attempts(moto_engine.client, "TransactWriteItems", *fates)
 
     with pytest.raises(WriteOutcomeUnknownError) as raised:
-        repository.add(NAMESPACE, memory(1))
+        writes.add(repository, NAMESPACE, memory(1))
 
     assert attempts.made == 3
     assert "may have happened" in str(raised.value)
@@ -97,7 +98,7 @@ def test_a_create_refused_before_storage_acted_on_it_surely_stored_nothing(
     Attempts(moto_engine.client, "TransactWriteItems", *fates)
 
     with pytest.raises(StorageUnavailableError) as raised:
-        repository.add(NAMESPACE, memory(1))
+        writes.add(repository, NAMESPACE, memory(1))
 
     assert not isinstance(raised.value, WriteOutcomeUnknownError)
 
@@ -105,13 +106,13 @@ def test_a_create_refused_before_storage_acted_on_it_surely_stored_nothing(
 def test_a_change_whose_transaction_times_out_may_have_happened(
     moto_engine: Engine, repository: DynamoDBMemoryRepository
 ) -> None:
-    repository.add(NAMESPACE, memory(1))
+    writes.add(repository, NAMESPACE, memory(1))
     Attempts(moto_engine.client, "TransactWriteItems", *["timeout"] * 6)
 
     with pytest.raises(WriteOutcomeUnknownError):
-        repository.apply(NAMESPACE, 1, MemoryChanges.parse({"content": "y"}), None, LATER)
+        writes.apply(repository, NAMESPACE, 1, MemoryChanges.parse({"content": "y"}), None, LATER)
     with pytest.raises(WriteOutcomeUnknownError):
-        repository.delete(NAMESPACE, 1, LATER)
+        writes.delete(repository, NAMESPACE, 1, LATER)
 
 
 def test_a_read_that_times_out_is_plainly_unavailable(
@@ -128,7 +129,7 @@ def test_a_read_that_times_out_is_plainly_unavailable(
 def test_a_read_whose_access_stamp_times_out_is_plainly_unavailable(
     moto_engine: Engine, repository: DynamoDBMemoryRepository
 ) -> None:
-    repository.add(NAMESPACE, memory(1))
+    writes.add(repository, NAMESPACE, memory(1))
     Attempts(moto_engine.client, "UpdateItem", "timeout", "timeout", "timeout")
 
     with pytest.raises(StorageUnavailableError) as raised:

@@ -14,7 +14,9 @@ from fastapi.testclient import TestClient
 
 from core.errors import StorageUnavailableError, WriteConflictError
 from core.memories import MemoryService
-from core.model import Memory, MemoryChanges
+from core.model import Memory
+from core.repository import Commit, Loaded
+from core.repository.commit import StaleLoadError
 from handlers.auth import open_access
 from handlers.http.app import create_app
 from tests.conftest import FakeClock
@@ -694,32 +696,14 @@ class CollidingRepository:
     def next_id(self, namespace: str, live_key: object = None) -> int:
         return 1
 
-    def add(
-        self,
-        namespace: str,
-        memory: Memory,
-        idempotency: object = None,
-        key_id: object = None,
-        live_key: object = None,
-        digest: object = None,
-    ) -> None:
-        raise WriteConflictError("id 1 is already taken; retry the create")
+    def load(self, namespace: str, memory_id: int) -> Loaded:
+        return Loaded(self.stored, 1, None, purging=False, token=None)
 
-    def apply(
-        self,
-        namespace: str,
-        memory_id: int,
-        changes: MemoryChanges,
-        expected: object,
-        now: str,
-        key_id: object = None,
-        live_key: object = None,
-        indexer: object = None,
-    ) -> Memory:
-        # The adapter retries a lost conditional write a bounded number of times, then reports the conflict.
-        if changes.apply_to(self.stored, now) is self.stored:
-            return self.stored
-        raise WriteConflictError(f"memory {memory_id} kept changing under this update; retry it")
+    def commit(self, commit: Commit) -> None:
+        (change,) = commit.changes
+        if change.before is None:
+            raise WriteConflictError("id 1 is already taken; retry the create")
+        raise StaleLoadError(change.after.id)  # a concurrent writer got in first, every time
 
 
 def client_over(repository: object, clock: FakeClock) -> TestClient:

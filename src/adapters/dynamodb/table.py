@@ -1,18 +1,15 @@
-"""A stored memory as the writes see it (the record and the bookkeeping beside it), its consistent read, the
-condition a write computed from that read holds on, and the all-or-nothing write they share."""
+"""The table's items as every kind of item (records.py, revisions.py, ...) reads and writes them: consistent reads,
+the all-or-nothing transaction, batch writes, and the pages of a Query or Scan."""
 
 from __future__ import annotations
 
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from adapters.dynamodb.client import ConditionFailedError, TransactionCancelledError, call
-from adapters.dynamodb.codec import access_key, from_item, joined, memory_key
 from core.errors import StorageUnavailableError, WriteConflictError
-from core.model import Memory
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -31,66 +28,13 @@ BATCH_GET_ATTEMPTS: Final = 8
 UNPROCESSED_BACKOFF_SECONDS: Final = 0.02
 
 
-@dataclass(frozen=True)
-class Stored:
-    """A memory item: the record (with its access item's stamp), how many revisions it has (0 for one imported
-    without its history), the status it had before a delete, when it was deleted, whether its purge has begun, and
-    the hash of the idempotency key it was created with."""
-
-    memory: Memory
-    revisions: int
-    prior_status: str | None
-    deleted_at: str | None
-    purging: bool
-    idempotency: str | None
-
-    @classmethod
-    def of(cls, item: Mapping[str, Any]) -> Stored:
-        """The stored memory of a memory item with its stamp joined (Items.stamped, accessitems.joined)."""
-
-        def text(name: str) -> str | None:
-            return item[name]["S"] if name in item else None
-
-        return cls(
-            memory=from_item(item),
-            revisions=int(item["revisions"]["N"]),
-            prior_status=text("prior_status"),
-            deleted_at=text("deleted_at"),
-            purging="purging" in item,
-            idempotency=text("idempotency"),
-        )
-
-    def unchanged(self) -> tuple[str, dict[str, Any]]:
-        """The condition (and its values) that holds while the item is still as read: same version, status,
-        revision count, and no purge begun."""
-        values = {
-            ":was_version": {"N": str(self.memory.version)},
-            ":was_status": {"S": self.memory.status},
-            ":was_revisions": {"N": str(self.revisions)},
-        }
-        terms = ["version = :was_version", "#status = :was_status", "revisions = :was_revisions"]
-        return " AND ".join([*terms, "attribute_not_exists(purging)"]), values
-
-
 class Items:
-    """The items of one table as the writes use them: consistent reads (of a memory, of any item), a put that never
-    overwrites, the transaction, batch writes, and every page of a Query or Scan."""
+    """The items of one table: consistent reads, a put that never overwrites, the transaction, batch writes, and every
+    page of a Query or Scan."""
 
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self._client = client
         self._table = table_name
-
-    def read(self, namespace: str, memory_id: int) -> Stored | None:
-        """The memory item, with its stamp, by strongly consistent reads in one call; None when there is none."""
-        item = self.stamped(namespace, [memory_id], consistent=True)[0]
-        return Stored.of(item) if item else None
-
-    def stamped(self, namespace: str, memory_ids: list[int], consistent: bool = False) -> list[dict[str, Any] | None]:
-        """The memory items of `memory_ids` (None where there is none), each with its stamp joined from its access
-        item, read together."""
-        found = self.get_many([key(namespace, i) for key in (memory_key, access_key) for i in memory_ids], consistent)
-        records, accesses = found[: len(memory_ids)], found[len(memory_ids) :]
-        return [joined(item, access) if item else None for item, access in zip(records, accesses, strict=True)]
 
     def get(self, key: dict[str, Any]) -> dict[str, Any] | None:
         """The item under `key` by a strongly consistent read; None when there is none."""
