@@ -124,8 +124,9 @@ perf-doc: $(BIN)/.synced ## render docs/performance.md from the latest `make ben
 	cp .bench/latest.json docs/performance.json
 	PYTHONPATH=src:scripts $(BIN)/python -m bench --markdown docs/performance.json > docs/performance.md
 
-# Recall's quality on the labelled set in eval/recall (its README): the offline model over the in-memory store, no AWS.
-eval: install ## judge recall on eval/recall's labelled questions (offline model, no AWS), written to eval/recall/REPORT.md; ARGS="--tune"
+# Recall's quality on the labelled sets in eval/ (recall, changed-facts, conversations: their READMEs): the offline model
+# over the in-memory store, no AWS.
+eval: install ## judge recall on eval/'s labelled questions (offline model, no AWS), written to eval/recall/REPORT.md; ARGS="--tune"
 	PYTHONPATH=src:scripts $(BIN)/python -m recall_eval $(ARGS)
 
 lint: $(BIN)/.synced

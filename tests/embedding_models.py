@@ -64,6 +64,7 @@ class FailingModel:
 
     model = STAND_IN.model
     floor = STAND_IN.floor
+    related_floor = STAND_IN.related_floor
     dimensions = STAND_IN.dimensions
 
     def __init__(self, answer: Callable[[Sequence[str]], object]) -> None:

@@ -22,6 +22,10 @@ def at(seconds: float) -> str:
     return format_timestamp(START + timedelta(seconds=seconds))
 
 
+# The memory that supersedes one in a `life` with a change "superseded".
+SUPERSEDER = 99
+
+
 def life(memory_id: int, *changes: tuple[str, float], accessed: float | None = None) -> dict[str, Any]:
     """The line of a memory created at START whose life after that is `changes` (change, seconds after START),
     as the service records it."""
@@ -42,12 +46,16 @@ def life(memory_id: int, *changes: tuple[str, float], accessed: float | None = N
         if change == "updated":
             record = record | {"content": f"memory {memory_id} at {seconds}", "updated_at": at(seconds)}
             record["version"] += 1
+        elif change == "superseded":
+            record = record | {"status": "invalid", "updated_at": at(seconds), "version": record["version"] + 1}
         elif change == "deleted":
             prior = prior if record["status"] == "deleted" else record["status"]
             deleted_at, record = at(seconds), record | {"status": "deleted"}
         else:
             record = record | {"status": prior}
         revisions.append(_revision(len(revisions) + 1, change, seconds, record))
+        if change == "superseded":
+            revisions[-1]["superseded_by"] = SUPERSEDER
     line: dict[str, Any] = {"memory": record | {"last_accessed_at": None if accessed is None else at(accessed)}}
     if record["status"] == "deleted":
         line |= {"prior_status": prior, "deleted_at": deleted_at}

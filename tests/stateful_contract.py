@@ -151,12 +151,19 @@ class StatefulContract(RuleBasedStateMachine):
             return data.draw(st.sampled_from(deleted))
         return self.target(data)
 
-    def revise(self, memory_id: int, change: str, changed_at: str) -> None:
+    def revise(self, memory_id: int, change: str, changed_at: str, superseded_by: int | None = None) -> None:
         """The revision the model expects the change just made to leave."""
         record = {name: value for name, value in self.model[memory_id].items() if name != "last_accessed_at"}
         revisions = self.revisions.setdefault(memory_id, [])
         revisions.append(
-            {"revision": len(revisions) + 1, "change": change, "changed_at": changed_at, "key_id": None, **record}
+            {
+                "revision": len(revisions) + 1,
+                "change": change,
+                "changed_at": changed_at,
+                "key_id": None,
+                **record,
+                **({} if superseded_by is None else {"superseded_by": superseded_by}),
+            }
         )
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
@@ -211,8 +218,16 @@ class StatefulContract(RuleBasedStateMachine):
             assert response.status_code == 201, response.text
         else:
             created = self.tool_result("create_memory", body)
+        expected = self.create_recorded(body, self.now())
+        if door == "http":
+            self.assert_record(response, expected)
+            assert response.headers["Location"] == f"/memories/{self.created}"
+        else:
+            assert created == expected
+
+    def create_recorded(self, body: dict[str, Any], now: str) -> Record:
+        """The model after a create of `body` at `now`: the record it expects."""
         self.created += 1
-        now = self.now()
         expected: Record = {
             "id": self.created,
             "content": body["content"].strip(),
@@ -224,13 +239,9 @@ class StatefulContract(RuleBasedStateMachine):
             "status": body.get("status", "active"),
             "version": 1,
         }
-        if door == "http":
-            self.assert_record(response, expected)
-            assert response.headers["Location"] == f"/memories/{self.created}"
-        else:
-            assert created == expected
         self.model[self.created] = expected
         self.revise(self.created, "created", now)
+        return expected
 
     @rule(data=st.data(), door=DOORS)
     def get(self, data: st.DataObject, door: Door) -> None:
@@ -362,6 +373,61 @@ class StatefulContract(RuleBasedStateMachine):
         # Gone from both doors at once.
         assert self.http.get(f"/memories/{memory_id}").status_code == 404
         assert self.tool_error("get_memory", {"id": memory_id}) == not_found("get_memory", memory_id)
+
+    @rule(data=st.data(), door=DOORS, at_creation=st.booleans())
+    def supersede(self, data: st.DataObject, door: Door, at_creation: bool) -> None:
+        """Supersede 1 to 3 targets (now and then a missing, deleted or repeated one, or the superseding memory itself)
+        by a new memory or by an existing one: all of them change, or (422 / a tool error naming the first bad entry)
+        none of them does, nor is anything created."""
+        if not at_creation and not self.model:
+            return
+        by = self.created + 1 if at_creation else self.target(data)
+        ids = data.draw(st.lists(st.sampled_from([*sorted(self.model), by, self.created + 1]), min_size=1, max_size=3))
+        field = "supersedes" if at_creation else "ids"
+        # The superseding memory is checked first (404, then `id` when it is not active), then each entry.
+        bad = self.supersede_refusal(ids, by, field)
+        if not at_creation and (by not in self.model or self.model[by]["status"] == "deleted"):
+            bad = "404"
+        elif not at_creation and self.model[by]["status"] != "active":
+            bad = "id"
+        body = {"content": "A newer truth", "supersedes": ids}
+        if door == "http":
+            response = (
+                self.http.post("/memories", json=body)
+                if at_creation
+                else self.http.post(f"/memories/{by}/supersede", json={"ids": ids})
+            )
+            if bad is not None:
+                assert response.status_code == (404 if bad == "404" else 422), response.text
+                assert bad == "404" or response.json()["errors"][0]["field"] == bad
+                self.created += at_creation  # the refused create drew its id (ids may have gaps, never repeats)
+                return
+            assert response.status_code == (201 if at_creation else 200), response.text
+        else:
+            arguments = body if at_creation else {"id": by, "ids": ids}
+            tool = "create_memory" if at_creation else "supersede_memories"
+            if bad is not None:
+                error = self.tool_error(tool, arguments)
+                assert error == not_found(tool, by) if bad == "404" else f"{bad}:" in error, error
+                self.created += at_creation
+                return
+            self.tool_result(tool, arguments)
+        now = self.now()
+        if at_creation:
+            self.create_recorded(body, now)
+        for memory_id in dict.fromkeys(ids):
+            record = self.model[memory_id]
+            record |= {"status": "invalid", "version": record["version"] + 1, "updated_at": now}
+            self.revise(memory_id, "superseded", now, superseded_by=by)
+
+    def supersede_refusal(self, ids: list[int], by: int, field: str) -> str | None:
+        """The entry a supersede of `ids` by `by` is refused for first (repeated, itself, missing or deleted)."""
+        for index, memory_id in enumerate(ids):
+            if memory_id in ids[:index] or memory_id == by:
+                return f"{field}[{index}]"
+            if memory_id not in self.model or self.model[memory_id]["status"] == "deleted":
+                return f"{field}[{index}]"
+        return None
 
     @rule(data=st.data())
     def restore(self, data: st.DataObject) -> None:

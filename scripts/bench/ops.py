@@ -23,13 +23,14 @@ from bench.capacity import (
     shadow_read_params,
 )
 from bench.dataset import Q_WORD, TAG, Namespace, memory_body
-from bench.recall import CountingEmbedder, question
+from bench.recall import CountingEmbedder, created_with_related, question
 from bench.timing import Timing, timed
 from core.contract import RetrievalQuery
 from core.history import HistoryQuery
 from core.memories import MemoryService
 from core.model import Memory, MemoryChanges, NewMemory
 from core.recall.query import RecallQuery
+from core.recall.related import RelatedQuery
 from core.recall.service import RecallService
 
 LIST_OFFSET = 50
@@ -49,8 +50,13 @@ LISTINGS: dict[str, dict[str, Any]] = {
 }
 # A memory's life (issue 14): a patched memory's history read, a restore, a purge of a deleted memory.
 LIFECYCLE = ("history", "restore", "purge")
-# recall: a question (bench.recall.QUESTIONS), the default filters and page (limit 10).
-OPERATIONS = ("create", "get", "patch", "delete", *LIFECYCLE, *LISTINGS, "recall")
+# recall: a question (bench.recall.QUESTIONS), the default filters and page (limit 10). related: GET
+# /memories/{id}/related's default (3); create_related: a create and its related check, as create_memory answers one.
+RELATED = ("related", "create_related")
+# Keeping memories true: one memory superseded by another (POST /memories/{id}/supersede), and a create that
+# supersedes one (POST /memories with `supersedes`).
+SUPERSEDING = ("supersede", "create_superseding")
+OPERATIONS = ("create", "get", "patch", "delete", *LIFECYCLE, *LISTINGS, "recall", *RELATED, *SUPERSEDING)
 # Measured again with today's repository (bench/baseline.py) in the same run, for the targets that compare with it.
 TODAY = ("list_100", "list_deep", "search_q")
 
@@ -112,11 +118,12 @@ class OperationBench:
         key_id = self._key_ids.get(name)
         ids = list(namespace.active)
         rng.shuffle(ids)
-        if len(ids) < 4 * total + 1:
+        if len(ids) < 6 * total + 1:
             raise SystemExit(f"namespace {name} has too few active memories for {total} of each write")
-        pools = [ids[i * total : (i + 1) * total] for i in range(4)]
+        pools = [ids[i * total : (i + 1) * total] for i in range(6)]
         patched, patches, deletes, restores, purges = pools[0], iter(pools[0]), iter(pools[1]), pools[2], pools[3]
-        reads = ids[4 * total :]
+        superseded, superseded_at_creation = iter(pools[4]), iter(pools[5])
+        reads = ids[6 * total :]
 
         def patch() -> Memory:
             return service.update(name, next(patches), MemoryChanges.parse({"content": "patched " + Q_WORD[:3]}), 1)
@@ -131,6 +138,10 @@ class OperationBench:
             "history": lambda: service.history(name, rng.choice(patched), HistoryQuery(), key_id),
             "restore": lambda: service.restore(name, next(restoring)),
             "purge": lambda: service.purge(name, next(purging)),
+            "supersede": lambda: service.supersede(name, rng.choice(reads), [next(superseded)], key_id=key_id),
+            "create_superseding": lambda: service.create(
+                name, NewMemory.parse({**memory_body(rng), "supersedes": [next(superseded_at_creation)]})
+            ),
         }
 
         # What a restore and a purge act on: deleted memories, deleted (untimed) just before those are timed.
@@ -150,6 +161,10 @@ class OperationBench:
         if self._recall is not None and service is self._service:
             recall = self._recall[0]
             actions["recall"] = lambda: recall.recall(name, RecallQuery.parse({"query": question(rng)}), key_id=key_id)
+            actions["related"] = lambda: recall.related.related(name, rng.choice(reads), RelatedQuery(), key_id)
+            actions["create_related"] = lambda: created_with_related(
+                service, recall.related, name, NewMemory.parse(memory_body(rng)), key_id
+            )
         return actions
 
     def run(self, namespace: Namespace, reps: int, capacity_reps: int) -> dict[str, Any]:
@@ -190,7 +205,7 @@ class OperationBench:
 
         if op in self._setup:
             self._setup.pop(op)()
-        if op.removesuffix("@today") in LISTINGS or op == "recall":
+        if op.removesuffix("@today") in LISTINGS or op == "recall" or op in RELATED:
             # DynamoDB Local runs on a JVM: a statement kind it has not run yet (PartiQL batches, say) is slow
             # until compiled, which AWS's fleet never is. Both ways of a listing are timed warm.
             for _ in range(WARMUP):

@@ -11,8 +11,11 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from bench.dataset import memory_body
-from core.digest import Vector
+from core.digest import Digest, Vector
+from core.memories import MemoryService
+from core.model import Memory, NewMemory
 from core.recall.embedding import Embedder, Kind, passage_text
+from core.recall.related import RelatedItem, RelatedService
 from core.recall.standin import STAND_IN_DIMENSIONS, StandInEmbedder
 
 # Questions an agent asks mid-conversation, in the dataset's words (bench.dataset.WORDS).
@@ -76,6 +79,10 @@ class CountingEmbedder:
         return self._stand_in.floor
 
     @property
+    def related_floor(self) -> float:
+        return self._stand_in.related_floor
+
+    @property
     def question_model(self) -> str:
         return self._question_model.model
 
@@ -93,6 +100,19 @@ class CountingEmbedder:
         if kind == "query":
             self._question_model.embed(texts, kind)
         return self._stand_in.embed(texts, kind)
+
+
+def created_with_related(
+    memories: MemoryService, related: RelatedService, namespace: str, new: NewMemory, key_id: str | None
+) -> tuple[Memory, list[RelatedItem]]:
+    """A create and the related memories its MCP answer names (handlers.mcp.related.written): found with the vector
+    the write computed, so the check adds reads and no embedding call."""
+    digests: list[Digest] = []
+    memory = memories.create(namespace, new, indexed=digests.append)
+    (digest,) = digests
+    if digest.vector is None:
+        return memory, []
+    return memory, related.near(namespace, digest.vector, digest.model, {memory.id}, key_id)
 
 
 def _slope(points: Sequence[tuple[int, float]]) -> tuple[float, float]:

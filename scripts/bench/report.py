@@ -68,6 +68,8 @@ def render(result: dict[str, Any]) -> str:
     out.extend(part(result[name]) for name, part in sections if result.get(name))
     if any("recall" in entry["ops"] for entry in result.get("ops", {}).get("sizes", {}).values()):
         out.append(_recall(result))
+    if any("related" in entry["ops"] for entry in result.get("ops", {}).get("sizes", {}).values()):
+        out.append(_related(result))
     if result.get("artifacts") is not None:
         out.append(_artifacts(result["artifacts"]))
     out.append("\n== Targets (make bench reports; --strict exits 1 on a MISS)")
@@ -245,6 +247,40 @@ def _recall(result: dict[str, Any]) -> str:
             f"(~{grown['digest_bytes']:.0f} bytes read per digest)"
         )
     return out
+
+
+def _related(result: dict[str, Any]) -> str:
+    """Related memories (GET /memories/{id}/related, limit 3) and a create with and without the related check its MCP
+    answer carries (create_memory), per size: the check compares the vector the write computed with every digest."""
+    ops, cost = result["ops"], result.get("cost", {})
+    title = (
+        "\n== Related memories: related = GET /memories/{id}/related (limit 3, behind the read fence); "
+        "create_related = a create and the related check create_memory's answer carries (the write's own vector "
+        "against every digest, behind the read fence); create = without it\n"
+        "   USD per 1M as in Cost (HTTP door / MCP door); the check's share is create_related less create"
+    )
+    rows = []
+    for size, entry in ops["sizes"].items():
+        for op in ("related", "create", "create_related"):
+            m = entry["ops"].get(op)
+            if not m:
+                continue
+            priced = cost.get(size, {}).get(op, {})
+            rows.append(
+                [
+                    f"{int(size):,}",
+                    op,
+                    f"{m['read_calls']:g}+{m['write_calls']:g} ({m['read_rounds']:g})",
+                    f"{m['rcu']:g}",
+                    f"{m['wcu']:g}",
+                    f"{m.get('embed_calls', 0):g}",
+                    f"{m['p50_ms']:.1f}",
+                    f"{m['p99_ms']:.1f}",
+                    f"{priced['http']['total']:.2f} / {priced['mcp']['total']:.2f}" if priced else "",
+                ]
+            )
+    headers = ["N", "op", "calls r+w (seq)", "RCU", "WCU", "Bedrock", "p50 ms", "p99 ms", "$ total"]
+    return title + "\n" + table(headers, rows, left=2)
 
 
 def _serve(served: dict[str, Any]) -> str:

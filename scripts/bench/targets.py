@@ -35,7 +35,16 @@ RECALL_P50_AT = "1000"
 # read after the data), then the access item's stamp (which once went with the read, but may land only after the
 # fence); history: the memory's revision count, then the page of revisions, then the read fence; restore: a read,
 # then one transaction.
-ROUND_TRIPS = (("get", 3), ("patch", 1), ("delete", 1), ("create", 2), ("history", 3), ("restore", 2))
+ROUND_TRIPS = (
+    ("get", 3),
+    ("patch", 1),
+    ("delete", 1),
+    ("create", 2),
+    ("history", 3),
+    ("restore", 2),
+    ("supersede", 2),
+    ("create_superseding", 3),
+)
 
 Target = dict[str, Any]
 Add = Callable[[str, str, str, "bool | None"], None]
@@ -102,6 +111,7 @@ def _operations(ops: dict[str, Any], add: Add) -> None:
         )
     _naive(large, at, add)
     _recall(ops, at, add)
+    _related(large, at, add)
     for op in ("list", "prime"):
         m = large[op]
         add(
@@ -291,6 +301,20 @@ def _recall(ops: dict[str, Any], at: str, add: Add) -> None:
         "reported (counter, digest segments at once, records of the page, the read fence, stamps)",
         f"{recall['read_rounds']:g} sequential reads, {recall['read_calls']:g}+{recall['write_calls']:g} calls ({at})",
         None,
+    )
+
+
+def _related(large: dict[str, Any], at: str, add: Add) -> None:
+    """The write's related check embeds nothing: it compares the vector the create computed (one call, as any
+    create's) with the stored digests."""
+    checked, create = large.get("create_related"), large.get("create")
+    if checked is None or create is None or "embed_calls" not in checked:
+        return
+    add(
+        "related check: embedding calls",
+        "none of its own: 1 per create with it, as without",
+        f"{checked['embed_calls']:g} with the check, {create.get('embed_calls', 0):g} without ({at})",
+        checked["embed_calls"] == 1,
     )
 
 

@@ -1,5 +1,6 @@
-"""The labelled set (eval/recall/*.json: one namespace a file) loaded into the in-memory store the recall service
-reads, each memory with its digest (embedded once), each question's embedding kept for every variant asked.
+"""A labelled set (eval/recall, eval/changed-facts, eval/conversations: *.json, one namespace a file) loaded into the
+in-memory store the recall service reads, each memory with its digest (embedded once), each question's embedding kept
+for every variant asked.
 
 With a model that also gives its float vectors (adapters.offline's), the questions can be asked `exact`: the service
 then compares the model's float vectors instead of their int8 codes, everything else the same, which measures what
@@ -29,6 +30,7 @@ from core.recall.lexical import memory_terms
 from core.recall.query import RecallQuery
 from core.recall.ranking import RankingSettings
 from core.recall.service import RecallService
+from recall_eval import previous
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,8 @@ class Question:
     text: str
     kind: str
     relevant: dict[str, int]
+    current: str | None = None  # a changed fact's newest version (eval/changed-facts)
+    older: tuple[str, ...] = ()  # its older versions
 
 
 @runtime_checkable
@@ -55,6 +59,7 @@ class _Remembered:
         self._seen: dict[tuple[str, Kind], Vector] = {}
         self._values: dict[Vector, tuple[tuple[float, ...], float]] = {}
         self.floor = embedder.floor
+        self.related_floor = embedder.related_floor
 
     @property
     def model(self) -> str:
@@ -113,12 +118,14 @@ class Namespace:
     questions: list[Question]
     embedder: _Remembered
     refs: dict[int, str] = field(default_factory=dict)
+    form: str = ""  # how a conversation is stored (eval/conversations): turns, tagged or notes
 
     def ask(
-        self, settings: RankingSettings, floor: float | None = None, *, exact: bool = False
+        self, settings: RankingSettings, floor: float | None = None, *, exact: bool = False, before: bool = False
     ) -> list[tuple[Question, list[str]]]:
         """Each question with the refs of its first 10 memories, ranked by the recall service with `settings` (and the
-        model's `floor`, when given); `exact`: with the float vectors instead of the int8 ones."""
+        model's `floor`, when given); `exact`: with the float vectors instead of the int8 ones; `before`: with the
+        lexical part as it was before #40 (recall_eval.previous)."""
         if exact and not self.embedder.unquantised:
             raise ValueError(f"{self.embedder.model} gives no float vectors")
         self.embedder.floor = self.embedder_floor if floor is None else floor
@@ -132,7 +139,7 @@ class Namespace:
             else contextlib.nullcontext()
         )
         answers = []
-        with swapped:
+        with swapped, previous.lexical_part() if before else contextlib.nullcontext():
             for question in self.questions:
                 query = RecallQuery.parse({"query": question.text, "as_of": self.as_of, "limit": 10})
                 page = service.recall(self.name, query, stamp=False)
@@ -172,9 +179,20 @@ def load(directory: Path, embedder: Embedder) -> list[Namespace]:
         for memory, vector in zip(memories, vectors, strict=True):
             digest = Digest(tuple(memory_terms(memory.content, memory.tags)), vector, embedder.model)
             writes.add(store, data["namespace"], memory, digest=digest)
-        questions = [Question(q["id"], q["question"], q["kind"], q["relevant"]) for q in data["questions"]]
+        questions = [
+            Question(q["id"], q["question"], q["kind"], q["relevant"], q.get("current"), tuple(q.get("older", ())))
+            for q in data["questions"]
+        ]
         namespace = Namespace(
-            data["namespace"], data["split"], data["as_of"], memories, store, questions, remembered, refs
+            data["namespace"],
+            data["split"],
+            data["as_of"],
+            memories,
+            store,
+            questions,
+            remembered,
+            refs,
+            data.get("form", ""),
         )
         namespace._floor = embedder.floor
         namespaces.append(namespace)

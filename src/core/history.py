@@ -11,7 +11,7 @@ from core.contract import Envelope, PageLimit, PageOffset, RetrievalQuery
 from core.limits import DEFAULT_LIMIT
 from core.model import InputModel, Memory, MemoryType, Status
 
-Change = Literal["created", "updated", "deleted", "restored"]
+Change = Literal["created", "updated", "deleted", "restored", "superseded"]
 
 # How long a deleted memory stays restorable before it is purged, unless configured otherwise.
 DEFAULT_RETENTION_DAYS: Final = 30
@@ -24,7 +24,7 @@ class Revision(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     revision: int = Field(ge=1, description="The change's number in this memory's life: 1 is its creation.")
-    change: Change = Field(description="created, updated, deleted or restored.")
+    change: Change = Field(description="created, updated, deleted, restored or superseded.")
     changed_at: str = Field(description="When the change was made.")
     key_id: str | None = Field(description="The id of the API key that made it; null for an unauthenticated server.")
     id: int = Field(ge=1)
@@ -35,21 +35,37 @@ class Revision(BaseModel):
     memory_type: MemoryType
     status: Status
     version: int = Field(ge=1)
+    superseded_by: int | None = Field(
+        default=None,
+        ge=1,
+        exclude_if=lambda value: value is None,
+        description="Only on a change 'superseded': the id of the memory that superseded it.",
+    )
 
     @classmethod
-    def of(cls, memory: Memory, number: int, change: Change, changed_at: str, key_id: str | None) -> Revision:
+    def of(
+        cls,
+        memory: Memory,
+        number: int,
+        change: Change,
+        changed_at: str,
+        key_id: str | None,
+        superseded_by: int | None = None,
+    ) -> Revision:
         return cls.model_construct(
             revision=number,
             change=change,
             changed_at=changed_at,
             key_id=key_id,
             **memory.model_dump(exclude={"last_accessed_at"}),
+            superseded_by=superseded_by,
         )
 
     def memory(self) -> Memory:
         """The record this revision holds, never accessed."""
         return Memory.model_construct(
-            **self.model_dump(exclude={"revision", "change", "changed_at", "key_id"}), last_accessed_at=None
+            **self.model_dump(exclude={"revision", "change", "changed_at", "key_id", "superseded_by"}),
+            last_accessed_at=None,
         )
 
 

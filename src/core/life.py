@@ -112,27 +112,40 @@ def _order(field: str, revision: Revision, before: Revision) -> Iterator[FieldEr
         yield FieldError(f"{field}.change", "must not be 'created': only the first change creates a memory")
     elif revision.change == "restored" and not deleted:
         yield FieldError(f"{field}.change", "must not be 'restored': only a deleted memory can be restored")
-    elif revision.change in ("updated", "deleted") and deleted:
+    elif revision.change in ("updated", "deleted", "superseded") and deleted:
         yield FieldError(
             f"{field}.change", f"must not be {revision.change!r}: a deleted memory is only restored (or purged)"
         )
 
 
 def _made_by_change(field: str, revision: Revision, before: Revision) -> Iterator[FieldError]:
-    """What the change itself makes: an update adds 1 to the version and sets updated_at to its time; a delete or a
-    restore changes only the status."""
-    if revision.change == "updated":
+    """What the change itself makes: an update (and a supersede) adds 1 to the version and sets updated_at to its time;
+    a supersede makes the memory invalid and names what superseded it; a delete or a restore changes only the status."""
+    if revision.change in ("updated", "superseded"):
         if revision.version != before.version + 1:
             yield FieldError(f"{field}.version", f"must be {before.version + 1}: every update adds 1 to the version")
         if revision.updated_at != revision.changed_at:
             yield FieldError(f"{field}.updated_at", "must equal its changed_at: an update sets updated_at to its time")
-    elif revision.change in _STATUS_CHANGE:
+    yield from _superseding(field, revision)
+    if revision.change in _STATUS_CHANGE:
         change = _STATUS_CHANGE[revision.change]
         for name in _KEPT_BY_STATUS_CHANGES:
             if getattr(revision, name) != getattr(before, name):
                 yield FieldError(
                     f"{field}.{name}", f"must be as in the revision before it: a {change} changes only the status"
                 )
+
+
+def _superseding(field: str, revision: Revision) -> Iterator[FieldError]:
+    """A supersede makes the memory invalid and names what superseded it; no other change names one."""
+    if revision.change != "superseded":
+        if revision.superseded_by is not None:
+            yield FieldError(f"{field}.superseded_by", "must be null: only a change 'superseded' names its superseder")
+        return
+    if revision.status != "invalid":
+        yield FieldError(f"{field}.status", "must be 'invalid': a superseded memory is invalid")
+    if revision.superseded_by is None:
+        yield FieldError(f"{field}.superseded_by", "must name the memory that superseded it")
 
 
 def _ending(memory: Memory, index: int, last: Revision) -> Iterator[FieldError]:

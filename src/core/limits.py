@@ -39,6 +39,9 @@ IDEMPOTENCY_KEY_MAX_CHARS: Final = 255
 IDEMPOTENCY_WINDOW_HOURS: Final = 24
 IDEMPOTENCY_WINDOW_SECONDS: Final = IDEMPOTENCY_WINDOW_HOURS * 60 * 60
 
+# Superseding (core.changes.superseded): the most memories one write supersedes.
+SUPERSEDE_MAX: Final = 10
+
 # Retrieval.
 DEFAULT_LIMIT: Final = 10
 MAX_LIMIT: Final = 100
@@ -48,6 +51,10 @@ MAX_OFFSET: Final = 2**63 - 1
 # Recall (ranked retrieval by meaning).
 RECALL_MAX_LIMIT: Final = 50
 RECALL_QUERY_MAX_CHARS: Final = 1000
+# Related memories (GET /memories/{id}/related, related_memories): how many by default, and at most; a create's or a
+# content update's answer at the MCP door names up to the default.
+RELATED_DEFAULT_LIMIT: Final = 3
+RELATED_MAX_LIMIT: Final = 10
 # MCP's prime_context: the memories it returns unless asked for fewer or more (up to MAX_LIMIT).
 PRIME_LIMIT: Final = 20
 # The most digits an integer may be written with in a query string or a body: int() refuses more than 4,300 (a guard

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence, Set
+from collections.abc import Callable, Iterator, Sequence, Set
 from contextlib import contextmanager
 from datetime import timedelta
+
+from pydantic import BaseModel, Field
 
 from core import outcome, writes
 from core.clock import Clock, format_timestamp, utc_now
@@ -12,12 +14,31 @@ from core.contract import Page, RetrievalQuery
 from core.digest import Digest, Indexer
 from core.errors import FieldError, InvalidInputError, MemoryNotFoundError, NamespaceFullError, VersionMismatchError
 from core.history import HistoryPage, HistoryQuery
-from core.limits import IDEMPOTENCY_WINDOW_HOURS, MAX_MEMORY_ID
-from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory
+from core.limits import IDEMPOTENCY_WINDOW_HOURS, MAX_MEMORY_ID, SUPERSEDE_MAX
+from core.model import IdempotentCreate, InputModel, Memory, MemoryChanges, NewMemory
 from core.recall.lexical import memory_terms
 from core.repository import IdempotencyKeyTakenError, LiveKey, MemoryRepository, PriorCreate, fence_of
+from core.schema import SupersededIds
 
 ANY_VERSION = None
+
+
+class SupersedeRequest(InputModel):
+    """The body of a supersede: the memories the path's memory replaces."""
+
+    ids: SupersededIds = Field(
+        description=(
+            f"Ids (1 to {SUPERSEDE_MAX}, distinct) of memories this memory replaces: in one atomic write each becomes "
+            "invalid (version +1), its history naming this memory. A missing, deleted or repeated id, or this memory "
+            "itself, refuses the whole write."
+        )
+    )
+
+
+class Superseded(BaseModel):
+    """What a supersede answers: the superseded records, in the order asked."""
+
+    items: list[Memory]
 
 
 class MemoryService:
@@ -57,11 +78,12 @@ class MemoryService:
 
     @contextmanager
     def _news_behind(self, fence: LiveKey | None) -> Iterator[None]:
-        """A missing memory or a version that no longer matches is news of the namespace too: told only behind the
-        read fence, so a key that is not live learns nothing, not even which ids exist."""
+        """A missing memory, a version that no longer matches or a memory that cannot be superseded is news of the
+        namespace too: told only behind the read fence, so a key that is not live learns nothing, not even which ids
+        exist."""
         try:
             yield
-        except (MemoryNotFoundError, VersionMismatchError):
+        except (MemoryNotFoundError, VersionMismatchError, InvalidInputError):
             self._confirm(fence)
             raise
 
@@ -71,11 +93,15 @@ class MemoryService:
         new: NewMemory,
         idempotency: IdempotentCreate | None = None,
         key_id: str | None = None,
+        *,
+        indexed: Callable[[Digest], None] | None = None,
     ) -> Memory:
         """Store a new memory; with `idempotency`, a retry of the same create within the window returns the
         record the first one returned and stores nothing, and the same key with another body is refused.
 
         `key_id` (here and in every change) names the API key the change is recorded against in the history.
+        `indexed` is told the digest computed for the write (its vector, when the model gave one: what a write's
+        related memories are found with, core.recall.related, without embedding the text again).
         NamespaceFullError once the namespace has drawn every id an API call can name."""
         now = self._now()
         fence = self._fence(key_id, now)
@@ -84,9 +110,16 @@ class MemoryService:
             raise NamespaceFullError
         memory = _created(memory_id, new, now)
         digest = self._indexer.digest(memory.content, memory.tags)
+        if indexed is not None:
+            indexed(digest)
         try:
-            with outcome.advised(outcome.create(idempotency)):
-                writes.add(self._repository, namespace, memory, idempotency, key_id, fence, digest=digest)
+            with outcome.advised(outcome.create(idempotency)), self._news_behind(fence):
+                if new.supersedes:
+                    writes.add_superseding(
+                        self._repository, namespace, memory, new.supersedes, idempotency, key_id, fence, digest
+                    )
+                else:
+                    writes.add(self._repository, namespace, memory, idempotency, key_id, fence, digest=digest)
         except IdempotencyKeyTakenError as taken:
             return _replayed(taken.prior, new, idempotency)
         return memory
@@ -106,11 +139,14 @@ class MemoryService:
         changes: MemoryChanges,
         expected_version: int | Set[int] | None = ANY_VERSION,
         key_id: str | None = None,
+        *,
+        indexed: Callable[[Digest], None] | None = None,
     ) -> Memory:
         """Apply a PATCH conditionally on the version it was computed from, so no concurrent update is lost.
 
         With `expected_version` (one version, or a set of which any one matches, an empty set matching none), a
         record at any other version raises VersionMismatchError, even when the PATCH would change nothing.
+        `indexed` is told each digest computed for it (one when its content or tags change, none otherwise).
         """
         expected = (
             None
@@ -121,7 +157,15 @@ class MemoryService:
         fence = self._fence(key_id, now)
         with self._news_behind(fence), outcome.advised(outcome.update(expected)):
             memory = writes.apply(
-                self._repository, namespace, memory_id, changes, expected, now, key_id, fence, indexer=self._indexer
+                self._repository,
+                namespace,
+                memory_id,
+                changes,
+                expected,
+                now,
+                key_id,
+                fence,
+                indexer=self._indexer if indexed is None else _Told(self._indexer, indexed),
             )
         if memory.updated_at != now:
             # Nothing changed, so no write (and no write fence) was made: what comes back is a read.
@@ -139,6 +183,13 @@ class MemoryService:
         fence = self._fence(key_id, now)
         with self._news_behind(fence), outcome.advised(outcome.RESTORE):
             return writes.restore(self._repository, namespace, memory_id, now, key_id, fence)
+
+    def supersede(self, namespace: str, memory_id: int, ids: Sequence[int], key_id: str | None = None) -> Superseded:
+        """Mark the memories `ids` superseded by the active memory `memory_id`, in one atomic write (core.writes)."""
+        now = self._now()
+        fence = self._fence(key_id, now)
+        with self._news_behind(fence), outcome.advised(outcome.SUPERSEDE):
+            return Superseded(items=writes.supersede(self._repository, namespace, memory_id, ids, now, key_id, fence))
 
     def history(self, namespace: str, memory_id: int, query: HistoryQuery, key_id: str | None = None) -> HistoryPage:
         """A memory's revisions, newest first, in the retrieval envelope; stamps nothing."""
@@ -191,6 +242,19 @@ class _TermsOnly:
 
     def digest(self, content: str, tags: Sequence[str]) -> Digest:
         return Digest(tuple(memory_terms(content, tags)))
+
+
+class _Told:
+    """An Indexer that tells `told` each digest it computes."""
+
+    def __init__(self, indexer: Indexer, told: Callable[[Digest], None]) -> None:
+        self._indexer = indexer
+        self._told = told
+
+    def digest(self, content: str, tags: Sequence[str]) -> Digest:
+        digest = self._indexer.digest(content, tags)
+        self._told(digest)
+        return digest
 
 
 def _replayed(prior: PriorCreate, new: NewMemory, idempotency: IdempotentCreate | None) -> Memory:

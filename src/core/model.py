@@ -8,7 +8,15 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Self, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+    field_validator,
+)
 
 from core.errors import FieldError, InvalidInputError, MemoryNotFoundError, VersionExhaustedError
 from core.limits import (
@@ -25,8 +33,10 @@ from core.schema import (
     HIDDEN,
     IDEMPOTENCY_KEY_PATTERN,
     IDEMPOTENCY_KEY_SCHEMA,
+    SUPERSEDES_DESCRIPTION,
     TAG_SCHEMA,
     TAGS_SCHEMA,
+    SupersededIds,
 )
 
 MemoryType = Literal["preference", "fact", "identity", "event"]
@@ -124,6 +134,7 @@ MEMORY_TYPE_DESCRIPTION = (
 )
 STATUS_DESCRIPTION = "active (believed true) or invalid (known to be wrong or outdated, kept for the record)."
 
+
 Content = Annotated[str, AfterValidator(_normalize_content), WithJsonSchema(CONTENT_SCHEMA)]
 Tag = Annotated[str, AfterValidator(normalize_tag), WithJsonSchema(TAG_SCHEMA)]
 Tags = Annotated[list[Tag], AfterValidator(_dedupe_tags), WithJsonSchema(TAGS_SCHEMA)]
@@ -189,6 +200,7 @@ class NewMemory(InputModel):
     tags: Tags = Field(default=[], description=TAGS_DESCRIPTION)
     memory_type: MemoryType = Field(default="fact", description=MEMORY_TYPE_DESCRIPTION)
     status: WritableStatus = Field(default="active", description=STATUS_DESCRIPTION)
+    supersedes: SupersededIds | None = Field(default=None, description=SUPERSEDES_DESCRIPTION)
 
 
 _IDEMPOTENCY_KEY = re.compile(IDEMPOTENCY_KEY_PATTERN)

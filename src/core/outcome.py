@@ -13,6 +13,10 @@ from core.model import IdempotentCreate
 
 DELETE: Final = "retry it: if the first call deleted the memory, the retry answers that it does not exist"
 RESTORE: Final = "retry it: if the first call restored the memory, the retry answers that it is not deleted"
+SUPERSEDE: Final = (
+    "read the listed memories before retrying: if they are invalid and their history's last change is 'superseded' "
+    "by this memory, the first call landed; a retry would record a second supersede"
+)
 PURGE: Final = "retry it: if the first call purged the memory, the retry answers that it does not exist"
 
 

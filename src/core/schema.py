@@ -9,9 +9,19 @@ alike: explicit character lists, no `\\s` (the two disagree on it), `\\uXXXX`/`\
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
-from core.limits import CONTENT_MAX_CHARS, IDEMPOTENCY_KEY_MAX_CHARS, RECALL_QUERY_MAX_CHARS, TAG_MAX_CHARS, TAGS_MAX
+from pydantic import BeforeValidator, Field
+
+from core.limits import (
+    CONTENT_MAX_CHARS,
+    IDEMPOTENCY_KEY_MAX_CHARS,
+    MAX_MEMORY_ID,
+    RECALL_QUERY_MAX_CHARS,
+    SUPERSEDE_MAX,
+    TAG_MAX_CHARS,
+    TAGS_MAX,
+)
 
 
 def _escape(code_point: int) -> str:
@@ -98,3 +108,19 @@ IDEMPOTENCY_KEY_SCHEMA: Final[dict[str, Any]] = {
     "maxLength": IDEMPOTENCY_KEY_MAX_CHARS,
     "pattern": IDEMPOTENCY_KEY_PATTERN,
 }
+
+
+def _integral(value: object) -> object:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# JSON has one number type: 7.0 is the integer 7 (JSON Schema's `integer` admits it), so an id may be sent so.
+SupersededIds = Annotated[
+    list[Annotated[int, Field(ge=1, le=MAX_MEMORY_ID), BeforeValidator(_integral)]],
+    Field(min_length=1, max_length=SUPERSEDE_MAX),
+]
+SUPERSEDES_DESCRIPTION = (
+    f"Ids (1 to {SUPERSEDE_MAX}, distinct) of memories this one replaces, because what they said changed or they "
+    "are merged into it: in the same atomic write each becomes invalid (version +1), its history naming this memory. "
+    "A missing, deleted or repeated id refuses the whole write."
+)

@@ -4,16 +4,16 @@ nothing of their own but a transaction's collisions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence, Set
-from contextlib import suppress
+from collections.abc import Callable, Iterator, Sequence, Set
+from contextlib import contextmanager, suppress
 from typing import Final
 
 from core import changes as rules
 from core.digest import Digest, Indexer
-from core.errors import MemoryNotFoundError, WriteConflictError
+from core.errors import FieldError, InvalidInputError, MemoryNotFoundError, WriteConflictError
 from core.model import IdempotentCreate, Memory, MemoryChanges
 from core.repository import Commit, LiveKey, MemoryRepository
-from core.repository.commit import Change, Loaded, StaleLoadError
+from core.repository.commit import Change, CommitTooLargeError, Loaded, StaleLoadError
 
 # An update re-reads and re-decides this often while the memory keeps changing under it; a delete, a restore and a
 # purge (whose conflicts are rarer and cheaper to decide again) this often.
@@ -35,6 +35,72 @@ def add(
     recorded; WriteConflictError when the id is taken."""
     change = rules.created(memory, key_id, digest or Digest(()), idempotency)
     store.commit(Commit(namespace, (change,), live_key))
+
+
+def add_superseding(
+    store: MemoryRepository,
+    namespace: str,
+    memory: Memory,
+    supersedes: Sequence[int],
+    idempotency: IdempotentCreate | None = None,
+    key_id: str | None = None,
+    live_key: LiveKey | None = None,
+    digest: Digest | None = None,
+) -> None:
+    """Store a new memory that supersedes the memories `supersedes` (core.changes.superseded), in one commit with
+    them: InvalidInputError naming each missing, deleted or repeated entry (`supersedes[i]`), nothing written."""
+    created = rules.created(memory, key_id, digest or Digest(()), idempotency)
+    for _ in range(CHANGE_ATTEMPTS):
+        found = store.load_all(namespace, supersedes)
+        changes = _superseded(supersedes, found, memory.id, memory.created_at, key_id, "supersedes")
+        with suppress(StaleLoadError), _one_write("supersedes"):  # stale: load and decide again
+            store.commit(Commit(namespace, (created, *changes), live_key))
+            return
+    raise WriteConflictError(f"the memories that memory {memory.id} supersedes kept changing; retry the create")
+
+
+def supersede(
+    store: MemoryRepository,
+    namespace: str,
+    memory_id: int,
+    ids: Sequence[int],
+    now: str,
+    key_id: str | None = None,
+    live_key: LiveKey | None = None,
+) -> list[Memory]:
+    """Supersede the memories `ids` by the active memory `memory_id`, in one commit that holds only while it is still
+    as loaded; the superseded records, in the order of `ids`. MemoryNotFoundError when `memory_id` is missing or
+    deleted; InvalidInputError when it is not active (`id`), or naming each entry of `ids` that cannot be superseded."""
+    for _ in range(CHANGE_ATTEMPTS):
+        found = store.load_all(namespace, [memory_id, *ids])  # one read of them all
+        by = rules.superseding(found[0], memory_id)
+        changes = _superseded(ids, found[1:], memory_id, now, key_id, "ids")
+        with suppress(StaleLoadError), _one_write("ids"):  # stale: load and decide again
+            store.commit(Commit(namespace, changes, live_key, checks=(by,)))
+            return [change.after for change in changes]
+    raise WriteConflictError(f"the memories that memory {memory_id} supersedes kept changing; retry it")
+
+
+@contextmanager
+def _one_write(field: str) -> Iterator[None]:
+    """A commit too large for its store's one atomic write, told as bad input naming `field`."""
+    try:
+        yield
+    except CommitTooLargeError as large:
+        message = (
+            f"these memories and their tags need {large.items} items written in one atomic write, which holds at most "
+            f"{large.limit}: supersede fewer memories at once"
+        )
+        raise InvalidInputError([FieldError(field, message)]) from None
+
+
+def _superseded(
+    ids: Sequence[int], loaded: Sequence[Loaded | None], by: int, now: str, key_id: str | None, field: str
+) -> tuple[Change, ...]:
+    """The changes superseding `ids` (as `loaded`) by memory `by`."""
+    if errors := rules.supersede_errors(ids, loaded, field, by):
+        raise InvalidInputError(errors)
+    return tuple(rules.superseded(entry, by, now, key_id) for entry in loaded if entry is not None)
 
 
 def apply(

@@ -26,6 +26,7 @@ RECORDED = json.loads((Path(__file__).resolve().parents[2] / "docs" / "performan
 class QuestionModel:
     model = "offline:test"
     floor = 0.5
+    related_floor = 0.8
     dimensions = StandInEmbedder.dimensions
 
     def __init__(self) -> None:

@@ -14,6 +14,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.browser.chromium import chromium_executable, page_origin, patient
 from tests.conftest import serving
+from tests.handlers.mcp.test_tools import TOOLS
 
 pytestmark = pytest.mark.browser
 
@@ -105,7 +106,7 @@ def test_a_page_on_an_allowed_origin_initializes_and_lists_tools_with_its_key(sc
     assert initialized["status"] == 200, initialized
     assert initialized["body"]["result"]["serverInfo"]["name"] == "agent-memory"
     assert listed["status"] == 200, listed
-    assert len(listed["body"]["result"]["tools"]) == 7
+    assert {tool["name"] for tool in listed["body"]["result"]["tools"]} == TOOLS
 
 
 def test_a_page_on_an_allowed_origin_speaks_the_2026_wire_with_its_headers(scene: Scene) -> None:

@@ -29,6 +29,14 @@ def _set(line: int, *changes: tuple[str, object]) -> Callable[[Lines], None]:
     return edit
 
 
+def _edited(line: dict[str, Any], revision: int, **fields: object) -> dict[str, Any]:
+    """`line` with fields of its revision `revision` (0 is the creation) set, the record too where it holds them."""
+    line["revisions"][revision] |= fields
+    if revision == len(line["revisions"]) - 1:
+        line["memory"] |= {name: value for name, value in fields.items() if name in line["memory"]}
+    return line
+
+
 def _replace(line: int, memory: dict[str, Any]) -> Callable[[Lines], None]:
     def edit(body: Lines) -> None:
         body[line - 2] = memory
@@ -97,6 +105,22 @@ HISTORY_CASES: dict[str, tuple[Callable[[Lines], None], str]] = {
         _replace(2, life(1, ("updated", 600), ("deleted", 120), ("restored", 700))),
         "line 2: revisions[2].changed_at: ",
     ),
+    "a supersede that leaves the memory active": (
+        _replace(2, _edited(life(1, ("superseded", 60)), 1, status="active")),
+        "line 2: revisions[1].status: must be 'invalid'",
+    ),
+    "a supersede that names no superseder": (
+        _replace(2, _edited(life(1, ("superseded", 60)), 1, superseded_by=None)),
+        "line 2: revisions[1].superseded_by: must name the memory that superseded it",
+    ),
+    "an update that names a superseder": (
+        _replace(2, _edited(life(1, ("updated", 60)), 1, superseded_by=7)),
+        "line 2: revisions[1].superseded_by: must be null",
+    ),
+    "a supersede of a deleted memory": (
+        _replace(2, life(1, ("deleted", 60), ("superseded", 120))),
+        "line 2: revisions[2].change: ",
+    ),
     "a read before the creation": (
         _set(4, ("memory.last_accessed_at", at(-1))),
         "line 4: memory.last_accessed_at: ",
@@ -130,8 +154,7 @@ def test_a_read_before_the_creation_is_refused_without_history_too(
     )
 
 
-def test_what_a_real_store_exports_is_accepted_histories_begun_late_and_overlapping_changes() -> None:
-    body = lines()
+def test_what_a_real_store_exports_is_accepted_histories_begun_late_overlapping_changes_and_supersedes() -> None:
     # A memory imported without its history: its history begins with its first change after the import.
     begun_late = life(1, ("updated", 60), ("deleted", 120))
     begun_late["revisions"] = begun_late["revisions"][1:]
@@ -139,10 +162,12 @@ def test_what_a_real_store_exports_is_accepted_histories_begun_late_and_overlapp
         revision["revision"] = number
     # Two overlapping updates land in the other order than they arrived: the second carries the earlier time.
     overlapping = life(2, ("updated", 60), ("updated", 50))
+    superseded = life(3, ("updated", 60), ("superseded", 120), ("updated", 180))
 
-    imported = parse_export(text(header(), [begun_late, overlapping, body[2]]))
+    imported = parse_export(text(header(), [begun_late, overlapping, superseded]))
 
     assert [memory.memory.id for memory in imported] == [1, 2, 3]
+    assert [r.superseded_by for r in imported[2].revisions or []] == [None, None, 99, None]
 
 
 FUTURE = "9999-12-31T23:59:59.999999Z"

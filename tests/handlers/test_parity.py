@@ -5,6 +5,7 @@ other door's answer."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,13 +59,20 @@ def seed(service: MemoryService) -> None:
     service.delete(NAMESPACE, 12)
 
 
-@pytest.fixture
-def doors() -> Iterator[Doors]:
+@contextmanager
+def twin_doors() -> Iterator[Doors]:
+    """Both doors, each over its own twin of the seeded data."""
     for_mcp, for_http = twin_service(), twin_service()
     seed(for_mcp)
     seed(for_http)
     with TestClient(create_app(for_http, open_access(), version="test")) as http:
         yield Doors(Client(create_server(for_mcp, open_access(), version="test")), http)
+
+
+@pytest.fixture
+def doors() -> Iterator[Doors]:
+    with twin_doors() as both:
+        yield both
 
 
 SEARCHES: list[dict[str, Any]] = [

@@ -48,6 +48,8 @@ HTTP_READS: list[tuple[str, str, dict[str, str], dict[str, Any] | None]] = [
     ("GET", "/memories/1/history", {}, None),
     ("GET", "/recall?query=what+does+the+user+keep", {}, None),
     ("GET", "/recall?query=what+does+the+user+keep", NO_STAMP, None),
+    ("GET", "/memories/1/related", {}, None),
+    ("GET", "/memories/7/related", {}, None),
     ("PATCH", "/memories/1", {}, {}),  # changes nothing: it answers with the record it read
 ]
 # Every MCP tool that answers with memories of the namespace.
@@ -58,6 +60,8 @@ MCP_READS: list[tuple[str, dict[str, Any]]] = [
     ("get_memory", {"id": 1}),
     ("get_memory", {"id": 7}),
     ("recall_memories", {"query": "what does the user keep"}),
+    ("related_memories", {"id": 1}),
+    ("related_memories", {"id": 7}),
     ("update_memory", {"id": 1}),  # changes nothing: it answers with the record it read
 ]
 

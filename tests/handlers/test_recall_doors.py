@@ -100,7 +100,7 @@ async def test_recall_memories_and_get_recall_return_the_same_envelope(doors: Do
     assert set(envelope) == {"items", "total", "limit", "offset", "has_more", "as_of", "ranking"}
     assert envelope["ranking"]["model"] == STAND_IN.model
     for item in envelope["items"]:
-        assert set(item["parts"]) == {"lexical", "semantic", "recency", "use", "type"}
+        assert set(item["parts"]) == {"lexical", "semantic", "recency", "use", "type", "newer"}
         assert all(0 <= value <= 1 for value in item["parts"].values())
     order = [(item["score"], item["memory"]["id"]) for item in envelope["items"]]
     assert order == sorted(order, reverse=True)

@@ -17,15 +17,19 @@ from core.errors import InvalidInputError
 from core.limits import (
     CONTENT_MAX_CHARS,
     MAX_LIMIT,
+    MAX_MEMORY_ID,
     MAX_OFFSET,
     Q_MAX_CHARS,
     RECALL_MAX_LIMIT,
     RECALL_QUERY_MAX_CHARS,
+    SUPERSEDE_MAX,
     TAG_MAX_CHARS,
     TAGS_MAX,
 )
+from core.memories import SupersedeRequest
 from core.model import MemoryChanges, NewMemory
 from core.recall.query import RecallQuery
+from core.recall.related import RelatedQuery
 from handlers.auth import open_access
 from handlers.http.app import create_app
 from handlers.mcp import create_server
@@ -36,6 +40,8 @@ OPERATIONS = [
     (("/memories", "post", "body"), "create_memory", NewMemory),
     (("/memories/{memory_id}", "patch", "body"), "update_memory", MemoryChanges),
     (("/recall", "get", "query"), "recall_memories", RecallQuery),
+    (("/memories/{memory_id}/related", "get", "query"), "related_memories", RelatedQuery),
+    (("/memories/{memory_id}/supersede", "post", "body"), "supersede_memories", SupersedeRequest),
 ]
 # What only describes a schema or belongs to one door's calling convention (a tool's null means "left out").
 _ANNOTATIONS = {"description", "title", "default"}
@@ -107,7 +113,14 @@ _TEXT = st.text(
     ),
     max_size=12,
 )
+_IDS = st.one_of(
+    st.lists(st.integers(-1, 3), max_size=3),
+    st.integers(SUPERSEDE_MAX, SUPERSEDE_MAX + 1).map(lambda n: list(range(1, n + 1))),
+    st.sampled_from([[MAX_MEMORY_ID], [MAX_MEMORY_ID + 1], ["1"], [1.5], [2.0], 3, "1"]),
+)
 _VALUES: dict[str, st.SearchStrategy[object]] = {
+    "supersedes": _IDS,
+    "ids": _IDS,
     "status": st.sampled_from(["active", "invalid", "deleted", "Active", "", "gone"]),
     "memory_type": st.sampled_from(["preference", "fact", "identity", "event", "Fact", ""]),
     "tag": _TEXT,

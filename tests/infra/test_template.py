@@ -45,13 +45,14 @@ TEST_ONLY_ENV = {"TEST_ONLY_CLIENT_METADATA_CA"}
 EMBEDDING_ENV = {"EMBEDDING_MODEL", "EMBEDDING_DIMENSIONS"}
 # Recall's ranking settings, each from a template parameter (empty: its documented default): the two doors rank, and
 # without them a deployment's tuning would silently not apply.
-RANKING_ENV = {*RANKING_VARIABLES.values(), "RECALL_SEMANTIC_FLOOR"}
+RANKING_ENV = {*RANKING_VARIABLES.values(), "RECALL_SEMANTIC_FLOOR", "RECALL_RELATED_FLOOR"}
 RANKING_PARAMETERS = {
     "RECALL_WEIGHTS": "RecallWeights",
     "RECALL_TYPE_PRIORS": "RecallTypePriors",
     "RECALL_RECENCY_HALF_LIFE_DAYS": "RecallRecencyHalfLifeDays",
     "RECALL_USE_HALF_LIFE_DAYS": "RecallUseHalfLifeDays",
     "RECALL_SEMANTIC_FLOOR": "RecallSemanticFloor",
+    "RECALL_RELATED_FLOOR": "RecallRelatedFloor",
 }
 REQUIRED_ENV = {
     "HttpFunction": {
@@ -538,7 +539,11 @@ def test_the_ranking_parameters_default_to_empty_which_keeps_the_settings_defaul
     settings = bootstrap.Settings.from_env(empty)
 
     assert set(empty.values()) == {""}
-    assert (settings.ranking, settings.semantic_floor) == (bootstrap.Settings().ranking, None)
+    assert (settings.ranking, settings.semantic_floor, settings.related_floor) == (
+        bootstrap.Settings().ranking,
+        None,
+        None,
+    )
     for name in DOORS:
         variables = _functions(template)[name]["Environment"]["Variables"]
         assert {variable: variables[variable] for variable in RANKING_ENV} == RANKING_PARAMETERS, name

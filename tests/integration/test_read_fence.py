@@ -24,6 +24,7 @@ from core.memories import MemoryService
 from core.model import MemoryChanges, NewMemory
 from core.recall.indexing import RecallIndexer
 from core.recall.query import RecallQuery
+from core.recall.related import RelatedQuery
 from core.recall.service import RecallService
 from core.recall.standin import StandInEmbedder
 from core.repository import READ_KEY_NOT_LIVE, LiveKey
@@ -93,7 +94,14 @@ def reads(memories: MemoryService, recall: RecallService, key_id: str | None) ->
         "history of a missing memory": lambda: memories.history(NS, 99, HistoryQuery.parse({}), key_id=key_id),
         "recall": lambda: recall.recall(NS, question, key_id=key_id),
         "recall unstamped": lambda: recall.recall(NS, question, stamp=False, key_id=key_id),
+        "related": lambda: recall.related.related(NS, 1, RelatedQuery(), key_id=key_id),
+        "related of a missing memory": lambda: recall.related.related(NS, 99, RelatedQuery(), key_id=key_id),
         "patch that changes nothing": lambda: memories.update(NS, 1, MemoryChanges.parse({}), key_id=key_id),
+        "supersede of a missing memory": lambda: memories.supersede(NS, 1, [99], key_id=key_id),
+        "supersede by a missing memory": lambda: memories.supersede(NS, 99, [1], key_id=key_id),
+        "create superseding a missing memory": lambda: memories.create(
+            NS, NewMemory.parse({"content": "x", "supersedes": [99]}), key_id=key_id
+        ),
     }
 
 
@@ -206,7 +214,7 @@ def calls_of(client: Any) -> Iterator[list[tuple[str, dict[str, Any]]]]:
 WRITES = ("UpdateItem", "BatchExecuteStatement", "TransactWriteItems", "PutItem")
 
 
-@pytest.mark.parametrize("read", ["get", "get unstamped", "search", "search unstamped", "history", "recall"])
+@pytest.mark.parametrize("read", ["get", "get unstamped", "search", "search unstamped", "history", "recall", "related"])
 def test_on_dynamodb_a_fenced_read_costs_one_consistent_get_item_of_its_key_between_its_reads_and_its_stamps(
     ddb_local_engine: Engine, clock: FakeClock, read: str
 ) -> None:

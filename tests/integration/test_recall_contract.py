@@ -19,7 +19,12 @@ from core.model import Memory, MemoryChanges, NewMemory
 from core.recall.embedding import EmbedderUnavailableError, Kind
 from core.recall.indexing import RecallIndexer
 from core.recall.query import RecallQuery
-from core.recall.ranking import DEFAULT_RECENCY_HALF_LIFE_DAYS, DEFAULT_USE_HALF_LIFE_DAYS
+from core.recall.ranking import (
+    DEFAULT_RECENCY_HALF_LIFE_DAYS,
+    DEFAULT_USE_HALF_LIFE_DAYS,
+    DEFAULT_WEIGHTS,
+    RankingSettings,
+)
 from core.recall.service import RecallPage, RecallService
 from core.recall.standin import StandInEmbedder
 from tests.conftest import Engine, FakeClock, StoredMemories
@@ -84,9 +89,15 @@ FOODS = (
 )
 
 
-def test_every_match_is_ranked_by_score_then_id_both_descending(memories: MemoryService, recall: RecallService) -> None:
+def test_every_match_is_ranked_by_score_then_id_both_descending(
+    memories: MemoryService, repository: StoredMemories, clock: FakeClock
+) -> None:
     for content in FOODS:
         create(memories, content)
+    # Without the newer part, which would rank the repeats newest first by score (tests/core/recall/test_newer.py).
+    recall = RecallService(
+        repository, STAND_IN, RankingSettings(weights={**DEFAULT_WEIGHTS, "newer": 0.0}), clock=clock
+    )
 
     page = ask(recall, stamp=False)
 
@@ -203,7 +214,10 @@ def test_a_question_the_model_cannot_embed_is_ranked_without_meaning_and_says_so
     for content in FOODS:
         create(memories, content)
 
-    page = RecallService(repository, Outage(), clock=clock).recall(NS, RecallQuery.parse({"query": "eats"}))
+    # Without the newer part: the stand-in's vectors take any two of these as versions, whose lift (up to the whole
+    # newer weight) could outweigh the question's word (tests/core/recall/test_newer.py).
+    settings = RankingSettings(weights={**DEFAULT_WEIGHTS, "newer": 0.0})
+    page = RecallService(repository, Outage(), settings, clock=clock).recall(NS, RecallQuery.parse({"query": "eats"}))
 
     assert (page.ranking.semantic, page.total, page.ranking.unembedded) == (False, len(FOODS), 0)
     assert {item.parts["semantic"] for item in page.items} == {0.0}

@@ -1,5 +1,5 @@
 """Schemathesis fuzzes a real `agent-memory serve` on Amazon DynamoDB Local from the OpenAPI document it serves,
-with every check on (schemathesis' default; two operations are excused from one check each, CONFIG says why): among
+with every check on (schemathesis' default; four operations are excused from one check each, CONFIG says why): among
 them the conformance of every response, whatever its status, to the document (`status_code_conformance`,
 `content_type_conformance`, `response_schema_conformance` and `response_headers_conformance`, which holds the server
 to the ETag, Location and Retry-After the document declares), `ignored_auth` (ST401: each operation refuses a
@@ -64,6 +64,23 @@ expected-statuses = ["400", "401", "403", "404", "405", "406", "409", "412", "41
 include-method = "POST"
 include-path = "/memories/{{memory_id}}/restore"
 checks.ensure_resource_availability.enabled = false
+
+# Superseding: a create's `supersedes` and a supersede's `ids` name memories that must exist and not be deleted
+# (CONTRACT.md, Keeping memories true: a 422 naming the entry); like the 412 above, no schema can rule that out, since
+# it depends on which memories exist, not on the request. Every other check, and every other status, still holds.
+[[operations]]
+include-method = "POST"
+include-path = "/memories"
+checks.positive_data_acceptance.expected-statuses = [
+    "2xx", "3xx", "401", "403", "404", "409", "412", "422", "429", "5xx"
+]
+
+[[operations]]
+include-method = "POST"
+include-path = "/memories/{{memory_id}}/supersede"
+checks.positive_data_acceptance.expected-statuses = [
+    "2xx", "3xx", "401", "403", "404", "409", "412", "422", "429", "5xx"
+]
 
 # History: a deleted memory's history stays readable until the memory is purged (CONTRACT.md: a person must be able
 # to see what was deleted, and restore it), so a GET of its history after a DELETE of the memory is not ST301

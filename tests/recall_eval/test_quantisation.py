@@ -35,6 +35,7 @@ class FloatModel:
 
     model = "test:floats"
     floor = 0.0
+    related_floor = 0.5
     dimensions = 5
 
     def embed(self, texts: Sequence[str], kind: Kind) -> list[Vector]:
@@ -144,10 +145,10 @@ def test_the_report_states_both_and_their_difference_or_why_not() -> None:
         changed=3,
         asked=10,
     )
-    results = {"test": {"blend": {"all": {"recall@5": 0.8, "recall@10": 0.9, "ndcg@10": 0.75, "n": 10}}}}
+    results = {"recall": {"test": {"blend": {"all": {"recall@5": 0.8, "recall@10": 0.9, "ndcg@10": 0.75, "n": 10}}}}}
 
-    shown = render(results, [], "test:floats", RankingSettings(), {"test": {"blend": measured}})
-    missing = render(results, [], "stand-in", RankingSettings(), None)
+    shown = render(results, {}, "test:floats", RankingSettings(), {"test": {"blend": measured}})
+    missing = render(results, {}, "stand-in", RankingSettings(), None)
 
     assert "| test | blend | float | 0.810 | 0.900 | 0.700 | |" in shown
     assert "| test | blend | int8 | 0.800 | 0.900 | 0.750 | |" in shown

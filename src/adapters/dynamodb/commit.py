@@ -5,7 +5,7 @@ memory's removal. Nothing here decides: core.changes did, core.writes retries.""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from adapters.dynamodb import (
     accessitems,
@@ -23,12 +23,14 @@ from adapters.dynamodb.fence import transact_fenced
 from adapters.dynamodb.table import Items
 from core.errors import WriteConflictError
 from core.repository import Commit, IdempotencyKeyTakenError, Loaded
-from core.repository.commit import StaleLoadError
+from core.repository.commit import CommitTooLargeError, StaleLoadError
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 Item = dict[str, Any]
+# The most actions one TransactWriteItems takes.
+TRANSACTION_ITEMS: Final = 100
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class Assembled:
     actions: list[Item]
     records: list[int]
     idempotency: dict[int, int]  # change's index -> its idempotency record's
+    checks: list[int]
 
 
 def load(items: Items, namespace: str, memory_id: int) -> Loaded | None:
@@ -48,17 +51,20 @@ def load(items: Items, namespace: str, memory_id: int) -> Loaded | None:
 
 
 def actions(table: str, commit: Commit) -> Assembled:
-    """Every action of a commit: the changes' records first (the i-th action is the i-th change's), then the
-    namespace's totals they move, the creates' idempotency records, and each change's revision, access item, search
-    copy, digest and tag copies, then the tags' totals: one Update per partition whose totals move."""
+    """Every action of a commit: the changes' records first (the i-th action is the i-th change's), the checks of the
+    memories it reads but does not change, the namespace's totals they move, the creates' idempotency records, each
+    change's revision, access item, search copy, digest and tag copies, then the tags' totals: one Update per partition
+    whose totals move."""
     namespace = commit.namespace
     moves: counters.Moves = {}
     partition = memory_partition(namespace)
     for change in commit.changes:
         counters.move(moves, partition, change.before.memory if change.before else None, change.after)
     namespace_totals = counters.totals_actions(table, {partition["S"]: moves.pop(partition["S"])})
-    found = [records.change_action(table, namespace, change) for change in commit.changes] + namespace_totals
-    assembled = Assembled(found, list(range(len(commit.changes))), {})
+    found = [records.change_action(table, namespace, change) for change in commit.changes]
+    checked = range(len(found), len(found) + len(commit.checks))
+    found += [records.check_action(table, namespace, loaded) for loaded in commit.checks] + namespace_totals
+    assembled = Assembled(found, list(range(len(commit.changes))), {}, list(checked))
     for index, change in enumerate(commit.changes):
         if change.idempotency is not None:
             assembled.idempotency[index] = len(found)
@@ -104,13 +110,19 @@ class Committer:
 
     def commit(self, commit: Commit) -> None:
         assembled = actions(self._table, commit)
+        fence = 0 if commit.live_key is None else 1
+        if len(assembled.actions) + fence > TRANSACTION_ITEMS:
+            raise CommitTooLargeError(len(assembled.actions) + fence, TRANSACTION_ITEMS)
         try:
             transact_fenced(self._items, self._table, assembled.actions, commit.live_key)
         except TransactionCancelledError as cancelled:
             raise self._refusal(commit, assembled, cancelled) from None
 
     def _refusal(self, commit: Commit, assembled: Assembled, cancelled: TransactionCancelledError) -> Exception:
-        """What a cancelled commit tells its caller, by the first change whose own condition failed."""
+        """What a cancelled commit tells its caller, by the first change (or check) whose own condition failed."""
+        for checked_at, loaded in zip(assembled.checks, commit.checks, strict=True):
+            if cancelled.failed(checked_at):
+                return StaleLoadError(loaded.memory.id)
         for index, change in enumerate(commit.changes):
             position = assembled.idempotency.get(index)
             if position is not None and change.idempotency is not None:

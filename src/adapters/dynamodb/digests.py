@@ -34,7 +34,7 @@ from core.budget import carried
 from core.digest import Digest, Vector
 from core.limits import ID_DIGITS
 from core.model import Memory
-from core.repository.digests import Candidate, CandidateFilter, Unembedded
+from core.repository.digests import Candidate, CandidateFilter, OwnDigest, Unembedded
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -154,6 +154,14 @@ class Digests:
         paged = {**request, "ExpressionAttributeValues": values}
         with raw_items():  # read whole in this thread: recall's largest cost is parsing thousands of digests
             return [item for page in self._items.pages(paged) for item in page]
+
+    def digest_of(self, namespace: str, memory_id: int) -> OwnDigest | None:
+        """One consistent GetItem of the memory's digest (about 1 KB or less: one read unit)."""
+        item = self._items.get(digest_key(namespace, memory_id))
+        if item is None:
+            return None
+        vector = Vector(item["vec"]["B"], float(item["vec_scale"]["N"])) if "vec" in item else None
+        return OwnDigest(item["status"]["S"], vector, item["vec_model"]["S"] if vector is not None else None)
 
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
         """The records (with their stamps) of those of `memory_ids` still stored, eventually consistent."""

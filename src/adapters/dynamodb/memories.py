@@ -8,6 +8,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from adapters.dynamodb import counters, records, revisions
+from adapters.dynamodb.accessitems import stamped
 from adapters.dynamodb.client import incidental
 from adapters.dynamodb.commit import Committer, load
 from adapters.dynamodb.digests import Digests
@@ -20,7 +21,7 @@ from core.digest import Vector
 from core.errors import MemoryNotFoundError
 from core.model import Memory
 from core.repository import Commit, LiveKey, Loaded, Matches, Revisions
-from core.repository.digests import Candidate, CandidateFilter, Unembedded
+from core.repository.digests import Candidate, CandidateFilter, OwnDigest, Unembedded
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -45,6 +46,13 @@ class DynamoDBMemoryRepository:
 
     def load(self, namespace: str, memory_id: int) -> Loaded | None:
         return load(self._items, namespace, memory_id)
+
+    def load_all(self, namespace: str, memory_ids: Sequence[int]) -> list[Loaded | None]:
+        unique = list(dict.fromkeys(memory_ids))  # BatchGetItem refuses a key asked for twice
+        found = (
+            dict(zip(unique, stamped(self._items, namespace, unique, consistent=True), strict=True)) if unique else {}
+        )
+        return [records.loaded(item) if (item := found[memory_id]) else None for memory_id in memory_ids]
 
     def commit(self, commit: Commit) -> None:
         self._committer.commit(commit)
@@ -89,6 +97,9 @@ class DynamoDBMemoryRepository:
 
     def recall_candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
         return self._digests.candidates(namespace, filters)
+
+    def digest_of(self, namespace: str, memory_id: int) -> OwnDigest | None:
+        return self._digests.digest_of(namespace, memory_id)
 
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
         return self._digests.records(namespace, memory_ids)

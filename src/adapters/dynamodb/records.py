@@ -159,6 +159,12 @@ def change_action(table: str, namespace: str, change: Change) -> Item:
     return {"Put": {"TableName": table, "Item": item, **_unchanged(token)}}
 
 
+def check_action(table: str, namespace: str, loaded: Loaded) -> Item:
+    """The ConditionCheck that a memory a commit reads but does not change is still as loaded."""
+    key = memory_key(namespace, loaded.memory.id)
+    return {"ConditionCheck": {"TableName": table, "Key": key, **_unchanged(token_of(loaded))}}
+
+
 def mark_purging(client: DynamoDBClient, table: str, namespace: str, loaded: Loaded) -> bool:
     """Mark the memory's removal begun (which hides its history and refuses a restore), while it is still as loaded."""
     condition = _unchanged(token_of(loaded))

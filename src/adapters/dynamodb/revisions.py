@@ -39,6 +39,8 @@ def to_revision(namespace: str, revision: Revision) -> Item:
         item["tags"] = {"S": tags_value(revision.tags)}
     if revision.key_id is not None:
         item["key_id"] = {"S": revision.key_id}
+    if revision.superseded_by is not None:
+        item["superseded_by"] = {"N": str(revision.superseded_by)}
     return item
 
 
@@ -58,6 +60,7 @@ def from_revision(item: Mapping[str, Any]) -> Revision:
         memory_type=item["memory_type"]["S"],
         status=item["status"]["S"],
         version=int(item["version"]["N"]),
+        superseded_by=int(item["superseded_by"]["N"]) if "superseded_by" in item else None,
     )
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from core.digest import Digest, Vector
 from core.model import Memory
-from core.repository.digests import Candidate, CandidateFilter, Unembedded
+from core.repository.digests import Candidate, CandidateFilter, OwnDigest, Unembedded
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,12 @@ class InMemoryDigests:
                 Candidate(memory_id, digest.terms, digest.vector, digest.model, memory.updated_at, memory.memory_type)
             )
         return found
+
+    def digest_of(self, namespace: str, memory_id: int) -> OwnDigest | None:
+        stored = self._stored.get((namespace, memory_id))
+        if stored is None:
+            return None
+        return OwnDigest(stored.memory.status, stored.digest.vector, stored.digest.model)
 
     def unembedded(self, limit: int) -> list[Unembedded]:
         waiting = sorted(key for key, stored in self._stored.items() if stored.waiting)

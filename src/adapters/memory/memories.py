@@ -26,7 +26,7 @@ from core.repository import (
     Revisions,
 )
 from core.repository.commit import Change, Deletion, Loaded, StaleLoadError
-from core.repository.digests import Candidate, CandidateFilter, Unembedded
+from core.repository.digests import Candidate, CandidateFilter, OwnDigest, Unembedded
 
 
 def _seconds(timestamp: str) -> float:
@@ -122,12 +122,18 @@ class InMemoryMemoryRepository:
             count = len(self._revisions.get((namespace, memory_id), []))
             return Loaded(_copy(stored), count, deletion, purging=False, token=count)
 
+    def load_all(self, namespace: str, memory_ids: Sequence[int]) -> list[Loaded | None]:
+        return [self.load(namespace, memory_id) for memory_id in memory_ids]
+
     def commit(self, commit: Commit) -> None:
         namespace = commit.namespace
         with self._lock:
             self._fence(commit.live_key)
             for change in commit.changes:
                 self._check(namespace, change)
+            for checked in commit.checks:
+                if not self._as_loaded(namespace, checked):
+                    raise StaleLoadError(checked.memory.id)
             for change in commit.changes:
                 self._persist(namespace, change)
 
@@ -135,7 +141,7 @@ class InMemoryMemoryRepository:
         """Refuse a change that cannot land as the DynamoDB adapter's conditions would: nothing is written yet."""
         key = (namespace, change.after.id)
         if change.before is not None:
-            if key not in self._rows or change.before.token != len(self._revisions.get(key, [])):
+            if not self._as_loaded(namespace, change.before):
                 raise StaleLoadError(change.after.id)
             return
         idempotency = change.idempotency
@@ -145,6 +151,10 @@ class InMemoryMemoryRepository:
                 raise IdempotencyKeyTakenError(recorded[0])
         if key in self._rows:
             raise WriteConflictError(f"id {change.after.id} collided with another write; retry the create")
+
+    def _as_loaded(self, namespace: str, loaded: Loaded) -> bool:
+        key = (namespace, loaded.memory.id)
+        return key in self._rows and loaded.token == len(self._revisions.get(key, []))
 
     def _persist(self, namespace: str, change: Change) -> None:
         after = change.after
@@ -192,8 +202,7 @@ class InMemoryMemoryRepository:
 
     def remove(self, namespace: str, loaded: Loaded) -> bool:
         with self._lock:
-            key = (namespace, loaded.memory.id)
-            if key not in self._rows or loaded.token != len(self._revisions.get(key, [])):
+            if not self._as_loaded(namespace, loaded):
                 return False
             self._forget(namespace, loaded.memory.id)
             return True
@@ -239,6 +248,10 @@ class InMemoryMemoryRepository:
     def recall_candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
         with self._lock:
             return self._digests.candidates(namespace, filters)
+
+    def digest_of(self, namespace: str, memory_id: int) -> OwnDigest | None:
+        with self._lock:
+            return self._digests.digest_of(namespace, memory_id)
 
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
         with self._lock:

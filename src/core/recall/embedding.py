@@ -21,14 +21,19 @@ class EmbedderUnavailableError(Exception):
 class Embedder(Protocol):
     """An embedding model. `model` names it (recall's answer says which model ranked it); `floor` is the cosine
     similarity at or below which this model's vectors say two texts are unrelated (the semantic part is the similarity
-    above it, scaled to [0, 1]: models differ widely in where unrelated texts land); `dimensions` is the length of
-    every vector it gives (an answer of any other length is no vector of this model: core.recall.guard)."""
+    above it, scaled to [0, 1]: models differ widely in where unrelated texts land); `related_floor` is the cosine
+    similarity above which two memories' vectors are taken as versions or repeats of one fact (related memories,
+    core.recall.related; measured per model on eval/related, docs/operations.md); `dimensions` is the length of every
+    vector it gives (an answer of any other length is no vector of this model: core.recall.guard)."""
 
     @property
     def model(self) -> str: ...
 
     @property
     def floor(self) -> float: ...
+
+    @property
+    def related_floor(self) -> float: ...
 
     @property
     def dimensions(self) -> int: ...

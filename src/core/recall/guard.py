@@ -40,6 +40,10 @@ class GuardedEmbedder:
         return self._model.floor
 
     @property
+    def related_floor(self) -> float:
+        return self._model.related_floor
+
+    @property
     def dimensions(self) -> int:
         return self._model.dimensions
 

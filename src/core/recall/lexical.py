@@ -1,10 +1,12 @@
-"""Recall's lexical part: the words of a memory's content and tags, tokenised and stemmed, and Okapi BM25 over the
-memories a recall matched.
+"""Recall's lexical part: the words of a memory's content and tags, tokenised and stemmed, and Okapi BM25 of the
+question's words over the memories a recall matched.
 
 Tokens are the Unicode word runs of the case-folded text (letters, digits and `_` of any script, an apostrophe inside a
 word kept), each reduced by Snowball's English stemmer (Porter2: "eats" and "eating" are "eat", "user's" is "user"); a
 tag counts as its words (`project:apollo` is "project apollo"). A memory's terms are computed once, when its content
-or tags are written, and stored with it.
+or tags are written, and stored with it. A question's words are its terms but the common English function words
+(`STOP_WORDS`: "what", "does", "the", "she"...), which say how it is asked rather than what about; a question of
+nothing else keeps them all.
 """
 
 from __future__ import annotations
@@ -22,6 +24,18 @@ B: Final = 0.75
 
 _WORD: Final = re.compile(r"\w+(?:['\u2019]\w+)*")
 _TAG_SEPARATORS: Final = re.compile(r"[-_.:]")
+# English function words, left out of a question's words: BM25's IDF barely discounts them in a namespace of a few
+# hundred memories, where "she" or "does" can be as rare as a name, so a memory sharing only those could outrank one
+# sharing the word that matters (measured on eval/'s development halves: leaving them out helped dialogue turns most).
+_FUNCTION_WORDS: Final = """
+a about above after again against all also am an and any are as at be because been before being below between
+both but by can could did do does doing done down during each few for from further had has have having he her
+here hers herself him himself his how i if in into is it its itself just let me more most my myself no nor not
+now of off on once only or other our ours ourselves out over own same shall she should so some such than that
+the their theirs them themselves then there these they this those through to too under until up us very was we
+were what when where which while who whom whose why will with would you your yours yourself yourselves
+"""
+STOP_WORDS: Final = frozenset(_FUNCTION_WORDS.split())
 
 
 @lru_cache(maxsize=1)
@@ -44,6 +58,19 @@ def terms(text: str) -> list[str]:
     return [_stem(word) for word in _WORD.findall(text.casefold())]
 
 
+@lru_cache(maxsize=1)
+def _stemmed_stop_words() -> frozenset[str]:
+    return frozenset(_stem(word) for word in STOP_WORDS)
+
+
+def question_terms(text: str) -> list[str]:
+    """What the lexical part looks for of a question: its terms but the stop words (all of them when it has only
+    those)."""
+    every = terms(text)
+    stop = _stemmed_stop_words()
+    return [term for term in every if term not in stop] or every
+
+
 def memory_terms(content: str, tags: Sequence[str]) -> list[str]:
     """What the lexical part reads of a memory: the terms of its content and of its tags' words."""
     return terms(" ".join([content, *(_TAG_SEPARATORS.sub(" ", tag) for tag in tags)]))
@@ -51,8 +78,10 @@ def memory_terms(content: str, tags: Sequence[str]) -> list[str]:
 
 def scores(query: Sequence[str], documents: Sequence[Sequence[str]]) -> list[float]:
     """Each document's BM25 score for the query's terms, counted over `documents` alone (the recall's matches: their
-    number, their mean length, and how many hold each term), divided by the score no document can reach (every query
-    term infinitely often), so each is in [0, 1): 0 when it holds none of the query's terms."""
+    number, their mean length, and how many hold each term), divided by the score of a document of the mean length
+    holding each query term once (the sum of their IDFs), at most 1: 0 when it holds none of the query's terms, about 1
+    when it holds them all. (The semantic part's best match per question lands near 0.5, and so does this one's: the
+    score no document can reach, every term infinitely often, would put it near 0.2.)"""
     wanted = set(query)
     if not wanted or not documents:
         return [0.0] * len(documents)
@@ -61,10 +90,10 @@ def scores(query: Sequence[str], documents: Sequence[Sequence[str]]) -> list[flo
     mean_length = sum(len(document) for document in documents) / total or 1.0
     held = Counter(term for count in counts for term in count)
     idf = {term: math.log(1 + (total - held[term] + 0.5) / (held[term] + 0.5)) for term in wanted}
-    ceiling = sum(idf.values()) * (K1 + 1)
+    once = sum(idf.values())
     result = []
     for document, count in zip(documents, counts, strict=True):
         norm = K1 * (1 - B + B * len(document) / mean_length)
         score = sum(idf[term] * tf * (K1 + 1) / (tf + norm) for term, tf in count.items())
-        result.append(score / ceiling)
+        result.append(min(1.0, score / once))
     return result

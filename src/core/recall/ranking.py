@@ -1,10 +1,13 @@
-"""How recall ranks: five parts, each in [0, 1], and their weighted sum.
+"""How recall ranks: six parts, each in [0, 1], and their weighted sum.
 
-- lexical: BM25 over content and tags (core.recall.lexical), against the recall's matches;
+- lexical: BM25 over content and tags of the question's words (core.recall.lexical), against the recall's matches, on
+  the scale where a memory holding each of them once scores about 1;
 - semantic: the cosine of the query's and the memory's embeddings above the model's floor, scaled to [0, 1];
 - recency: 1/2 per `recency_half_life_days` since `updated_at` (1 for a change at or after `as_of`);
 - use: 1/2 per `use_half_life_days` since the stored `last_accessed_at`, 0 when never used;
-- type: the prior of the memory's type.
+- type: the prior of the memory's type;
+- newer: 0, unless the memory restates an older match (core.recall.newer): then the share of its weight that ranks it
+  just above that older match.
 Every part is rounded to 6 decimals, and the score is the weighted sum of the rounded parts, rounded to 6 decimals, so
 anyone can recompute a score from the parts and the weights an answer shows.
 """
@@ -19,22 +22,37 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.model import MemoryType
 
-Part = Literal["lexical", "semantic", "recency", "use", "type"]
+Part = Literal["lexical", "semantic", "recency", "use", "type", "newer"]
 PARTS: Final[tuple[Part, ...]] = get_args(Part)
 DIGITS: Final = 6
 
-# The defaults, chosen on the development half of eval/recall (`python -m recall_eval --tune`: the grid's best smallest
-# gain over the semantic part alone across recall@5, recall@10 and nDCG@10; eval/recall/REPORT.md has the figures):
-# meaning carries the ranking; the lexical part lifts exact rare words without letting a shared common word outrank a
-# better meaning; recent use breaks near-ties. Recency and the type prior measured no gain on the set, so they weigh
-# nothing by default: both stay settings, and every answer shows their parts.
+# The defaults, chosen on the development halves of eval/ (`python -m recall_eval --tune`; eval/recall/REPORT.md has
+# the figures): paraphrased notes (eval/recall), facts that changed (eval/changed-facts) and conversations stored as
+# raw turns and as notes (eval/conversations). Meaning carries the ranking. The lexical part, on a scale comparable
+# with the semantic one, lifts exact words: more weight helped raw dialogue turns and cost paraphrased notes as much.
+# Use is a tie-breaker: 0.001 cannot reorder scores that differ by more (recent use follows what recall returned
+# before, so more weight would keep returning it). A match restating an older one may be lifted by up to 0.2 to rank
+# above it when the two are surely versions of one fact, by up to a quarter of that otherwise (core.recall.newer): one
+# weight of 0.05 for every pair put fewer newest versions first, and more for every pair cost the paraphrased notes
+# their order. Recency and the type prior
+# measured no gain, so they weigh nothing by default: both stay settings, and every answer shows their parts.
 DEFAULT_WEIGHTS: Final[dict[Part, float]] = {
-    "lexical": 0.1,
-    "semantic": 0.88,
+    "lexical": 0.15,
+    "semantic": 0.849,
     "recency": 0.0,
-    "use": 0.02,
+    "use": 0.001,
     "type": 0.0,
+    "newer": 0.2,
 }
+# What each part of an answer is, as the recall answer's schema describes `parts` (HTTP and MCP alike).
+PARTS_DESCRIPTION: Final = (
+    "Each part of the score, in [0, 1], rounded to 6 decimals: lexical (the question's words in content and tags, "
+    "BM25), semantic (closeness in meaning), recency (of updated_at), use (of last_accessed_at), type (the memory "
+    "type's prior), newer (0 unless the memory restates an older match, a version of the same fact: then the share of "
+    "its weight that ranks it just above that older one)."
+)
+# The part a deployment's weights may leave out, taking its default: weights set before it existed keep working.
+_ADDED_LATER: Final[frozenset[Part]] = frozenset({"newer"})
 DEFAULT_RECENCY_HALF_LIFE_DAYS: Final = 180.0
 DEFAULT_USE_HALF_LIFE_DAYS: Final = 90.0
 DEFAULT_TYPE_PRIORS: Final[dict[MemoryType, float]] = {"identity": 1.0, "preference": 1.0, "fact": 1.0, "event": 1.0}
@@ -53,9 +71,13 @@ class RankingSettings(BaseModel):
     @field_validator("weights")
     @classmethod
     def _every_part_weighed(cls, weights: dict[Part, float]) -> dict[Part, float]:
-        if set(weights) != set(PARTS) or any(not 0 <= weight <= 1 for weight in weights.values()):
-            raise ValueError(f"must give each of {', '.join(PARTS)} a weight from 0 to 1")
-        return {part: weights[part] for part in PARTS}
+        given = {**{part: DEFAULT_WEIGHTS[part] for part in _ADDED_LATER}, **weights}
+        if set(given) != set(PARTS) or any(not 0 <= weight <= 1 for weight in given.values()):
+            raise ValueError(
+                f"must give each of {', '.join(PARTS)} a weight from 0 to 1 ({', '.join(sorted(_ADDED_LATER))} may be "
+                "left out: its default)"
+            )
+        return {part: given[part] for part in PARTS}
 
     @field_validator("type_priors")
     @classmethod
@@ -75,6 +97,7 @@ class Signals:
     updated_at: str
     last_accessed_at: str | None
     memory_type: MemoryType
+    newer: float = 0.0  # the `newer` part: how much of its weight lifts it above an older match it restates
 
 
 def _days_between(earlier: str, later: datetime) -> float:
@@ -103,6 +126,7 @@ def parts(signals: Signals, as_of: datetime, floor: float, settings: RankingSett
         "recency": decay(signals.updated_at, as_of, settings.recency_half_life_days),
         "use": decay(signals.last_accessed_at, as_of, settings.use_half_life_days),
         "type": settings.type_priors[signals.memory_type],
+        "newer": signals.newer,
     }
     return {part: round(value, DIGITS) for part, value in values.items()}
 

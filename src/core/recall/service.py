@@ -1,4 +1,4 @@
-"""The recall use case: every memory the filters match is ranked by the five parts, the page is returned in the
+"""The recall use case: every memory the filters match is ranked by the six parts, the page is returned in the
 envelope with each item's score and parts, and the returned memories are stamped as retrieval stamps them.
 
 The store hands over what ranking needs of every match from the digests kept beside the records (`Candidate`: terms,
@@ -11,10 +11,11 @@ either way.
 
 from __future__ import annotations
 
+import heapq
 import logging
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Final
 
@@ -28,8 +29,10 @@ from core.model import Memory
 from core.recall import lexical
 from core.recall.embedding import Embedder, EmbedderUnavailableError
 from core.recall.guard import EMBEDDING_WAIT_SECONDS, guarded
+from core.recall.newer import POOL, Scored, newer_parts
 from core.recall.query import RecallQuery
-from core.recall.ranking import Part, RankingSettings, Signals, parts, score
+from core.recall.ranking import PARTS_DESCRIPTION, Part, RankingSettings, Signals, parts, score
+from core.recall.related import RelatedService
 from core.recall.vectors import similarities
 from core.repository import MemoryRepository, fence_of
 from core.repository.digests import Candidate
@@ -49,7 +52,7 @@ class RecallItem(BaseModel):
 
     memory: Memory
     score: float = Field(description="The weighted sum of the parts, rounded to 6 decimals.")
-    parts: dict[Part, float] = Field(description="Each part of the score, in [0, 1], rounded to 6 decimals.")
+    parts: dict[Part, float] = Field(description=PARTS_DESCRIPTION)
 
 
 class Ranking(BaseModel):
@@ -98,6 +101,8 @@ class RecallService:
         self._settings = settings or RankingSettings()
         self._clock = clock
         self._fenced = fenced
+        # Related memories compare the vectors this recall ranks by, behind the same fence.
+        self.related = RelatedService(store, self._embedder, clock, fenced=fenced)
 
     @property
     def embedder(self) -> Embedder:
@@ -179,18 +184,38 @@ class RecallService:
     def _rank(
         self, text: str, question: Vector | None, candidates: Sequence[Candidate], as_of: datetime
     ) -> list[_Ranked]:
-        lexical_scores = lexical.scores(lexical.terms(text), [candidate.terms for candidate in candidates])
+        lexical_scores = lexical.scores(lexical.question_terms(text), [candidate.terms for candidate in candidates])
         vectors = [candidate.vector if candidate.model == self._embedder.model else None for candidate in candidates]
         sims = similarities(question, vectors) if question is not None else [None] * len(candidates)
-        best_use = self._settings.weights["use"]
+        weights = self._settings.weights
+        signals = [
+            Signals(candidate.memory_id, lexical_score, similarity, candidate.updated_at, None, candidate.memory_type)
+            for candidate, lexical_score, similarity in zip(candidates, lexical_scores, sims, strict=True)
+        ]
+        scores = [self._score(entry, as_of) for entry in signals]
+        # Only the best-scoring matches with a vector can restate one another (core.recall.newer).
+        pool = heapq.nlargest(
+            POOL,
+            (index for index, vector in enumerate(vectors) if vector is not None),
+            key=lambda index: (scores[index], signals[index].memory_id),
+        )
+        lifted = newer_parts(
+            [_scored(signals[index], scores[index], vectors[index]) for index in pool],
+            self._embedder.related_floor,
+            weights["newer"],
+            weights["use"],
+        )
         ranked = []
-        for candidate, lexical_score, similarity in zip(candidates, lexical_scores, sims, strict=True):
-            signals = Signals(
-                candidate.memory_id, lexical_score, similarity, candidate.updated_at, None, candidate.memory_type
-            )
-            without_use = score(parts(signals, as_of, self._embedder.floor, self._settings), self._settings)
-            ranked.append(_Ranked(signals, without_use, without_use + best_use))
+        for entry, without_use in zip(signals, scores, strict=True):
+            lift = lifted.get(entry.memory_id)
+            final = entry if lift is None else replace(entry, newer=lift)
+            floor = without_use if lift is None else self._score(final, as_of)
+            ranked.append(_Ranked(final, floor, floor + weights["use"]))
         return ranked
+
+    def _score(self, signals: Signals, as_of: datetime) -> float:
+        """The score of `signals`' parts (its use as they say: none while the records are not read)."""
+        return score(parts(signals, as_of, self._embedder.floor, self._settings), self._settings)
 
     def _page(
         self, records: Sequence[Memory], ranked: Sequence[_Ranked], as_of: datetime, query: RecallQuery
@@ -204,6 +229,10 @@ class RecallService:
             items.append(RecallItem(memory=memory, score=score(values, self._settings), parts=values))
         items.sort(key=lambda item: (item.score, item.memory.id), reverse=True)
         return items[query.offset : query.offset + query.limit]
+
+
+def _scored(signals: Signals, without_use: float, vector: Vector | None) -> Scored:
+    return Scored(signals.memory_id, without_use, vector, signals.updated_at, signals.memory_type)
 
 
 def _shown(memory: Memory, query: RecallQuery) -> bool:

@@ -11,6 +11,9 @@ from core.recall.embedding import Kind
 from core.recall.lexical import terms
 
 STAND_IN_DIMENSIONS: Final = 256
+# Above it, two memories share enough words to be taken as versions or repeats of one fact: measured on eval/related
+# (`python -m recall_eval.related`), as each model's is.
+STAND_IN_RELATED_FLOOR: Final = 0.34
 
 
 class StandInEmbedder:
@@ -19,6 +22,7 @@ class StandInEmbedder:
 
     model = "stand-in:hashed-words-256"
     floor = 0.0
+    related_floor = STAND_IN_RELATED_FLOOR
     dimensions = STAND_IN_DIMENSIONS
 
     def embed(self, texts: Sequence[str], kind: Kind) -> list[Vector]:

@@ -78,12 +78,17 @@ class MemoryRepository(DigestReads, Protocol):
         consistent read; None when there is none."""
         ...
 
+    def load_all(self, namespace: str, memory_ids: Sequence[int]) -> list[Loaded | None]:
+        """`load` of each of `memory_ids` (None where there is none), in their order, read together."""
+        ...
+
     def commit(self, commit: Commit) -> None:
         """Persist `commit` whole or not at all: each change's record, its revision, its digest (or the stored one
         following the record), its idempotency record, and the namespace's totals, in one atomic write that holds only
-        while each loaded memory is still as loaded and each created one has no record yet.
+        while each loaded memory (and each of its `checks`) is still as loaded and each created one has no record yet.
 
-        StaleLoadError when a loaded memory changed meanwhile; for a create, IdempotencyKeyTakenError when its key is
+        StaleLoadError when a loaded memory changed meanwhile; CommitTooLargeError when the store cannot write this
+        much in one atomic write (nothing sent); for a create, IdempotencyKeyTakenError when its key is
         recorded (live) for an earlier create, WriteConflictError when its id is taken or the same key's create is
         still in flight; AuthenticationError behind a key that is not live. Nothing is written in any of these.
         """

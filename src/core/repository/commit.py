@@ -50,12 +50,14 @@ class Change:
 @dataclass(frozen=True)
 class Commit:
     """One write of a namespace: its changes (each memory at most once), with their revisions, digests and the
-    namespace's totals, all or nothing; behind `live_key`'s fence when there is one (AuthenticationError, nothing
-    written, when the key is not live)."""
+    namespace's totals, all or nothing; only while each of `checks` (memories it reads but does not change) is still as
+    loaded; behind `live_key`'s fence when there is one (AuthenticationError, nothing written, when the key is not
+    live)."""
 
     namespace: str
     changes: tuple[Change, ...]
     live_key: LiveKey | None = None
+    checks: tuple[Loaded, ...] = ()
 
 
 class StaleLoadError(Exception):
@@ -65,3 +67,13 @@ class StaleLoadError(Exception):
     def __init__(self, memory_id: int) -> None:
         self.memory_id = memory_id
         super().__init__(f"memory {memory_id} changed since it was loaded")
+
+
+class CommitTooLargeError(Exception):
+    """A commit holds more than its store writes in one atomic write (`items` of at most `limit`); nothing was sent. The
+    service tells its caller to write less at once."""
+
+    def __init__(self, items: int, limit: int) -> None:
+        self.items = items
+        self.limit = limit
+        super().__init__(f"a commit of {items} items, where one atomic write holds at most {limit}")

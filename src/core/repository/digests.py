@@ -39,6 +39,16 @@ class CandidateFilter(Protocol):
 
 
 @dataclass(frozen=True)
+class OwnDigest:
+    """What related memories read of the memory they are asked about: its status (as its record's) and its vector
+    with the model that made it (None: it waits for one)."""
+
+    status: Status
+    vector: Vector | None
+    model: str | None
+
+
+@dataclass(frozen=True)
 class Unembedded:
     """A memory whose digest waits for its vector."""
 
@@ -52,6 +62,11 @@ class DigestReads(Protocol):
     def recall_candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
         """The digest of every memory of the namespace the filters match, in no particular order (every memory has
         one, from its first write)."""
+        ...
+
+    def digest_of(self, namespace: str, memory_id: int) -> OwnDigest | None:
+        """The stored digest of one memory, strongly consistent (a memory just written is read as written); None when
+        the memory was never stored or is purged. Stamps nothing."""
         ...
 
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:

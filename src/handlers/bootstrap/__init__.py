@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Final
 
 from adapters.bedrock import (
     TITAN_FLOOR,
+    TITAN_RELATED_FLOOR,
     BedrockEmbedder,
     make_bedrock_client,
 )
@@ -91,8 +92,13 @@ def bedrock_embedder(
     like the storage calls; tests wrap it to reach the client it makes) for the settings' region, on its first
     embedding."""
     floor = TITAN_FLOOR if settings.semantic_floor is None else settings.semantic_floor
+    related_floor = TITAN_RELATED_FLOOR if settings.related_floor is None else settings.related_floor
     return BedrockEmbedder(
-        lambda: make_client(settings.region), settings.embedding_model, settings.embedding_dimensions, floor
+        lambda: make_client(settings.region),
+        settings.embedding_model,
+        settings.embedding_dimensions,
+        floor,
+        related_floor=related_floor,
     )
 
 

@@ -63,6 +63,9 @@ class Settings(BaseModel):
     # The cosine at or below which the Bedrock model's vectors say two texts are unrelated (recall's semantic part is
     # what lies above it); None: the model's own (adapters.bedrock).
     semantic_floor: float | None = Field(None, ge=-1, lt=1)
+    # The cosine above which the Bedrock model's vectors take two memories as versions or repeats of one fact (related
+    # memories); None: the model's own (adapters.bedrock: unmeasured, to be measured and set here).
+    related_floor: float | None = Field(None, ge=-1, lt=1)
     # Recall's weights, half-lives and type priors (core.recall.ranking's defaults unless set).
     ranking: RankingSettings = Field(default_factory=RankingSettings)
 
@@ -97,6 +100,7 @@ class Settings(BaseModel):
             "embedding_model": env.get("EMBEDDING_MODEL") or TITAN_V2,
             "embedding_dimensions": env.get("EMBEDDING_DIMENSIONS") or DEFAULT_DIMENSIONS,
             "semantic_floor": (env.get("RECALL_SEMANTIC_FLOOR") or "").strip() or None,
+            "related_floor": (env.get("RECALL_RELATED_FLOOR") or "").strip() or None,
         }
         raw["ranking"], problems = ranking_from_env(env)
         retention = env.get("DELETED_RETENTION_DAYS") or ""
@@ -123,6 +127,7 @@ _VARIABLES: Final = {
     "embedding_model": "EMBEDDING_MODEL",
     "embedding_dimensions": "EMBEDDING_DIMENSIONS",
     "semantic_floor": "RECALL_SEMANTIC_FLOOR",
+    "related_floor": "RECALL_RELATED_FLOOR",
 }
 
 

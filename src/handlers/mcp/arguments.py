@@ -16,6 +16,7 @@ from pydantic import BaseModel, PlainValidator, TypeAdapter, WithJsonSchema
 from core.contract import RetrievalQuery
 from core.errors import FieldError, InvalidInputError
 from core.limits import IDEMPOTENCY_WINDOW_HOURS
+from core.memories import SupersedeRequest
 from core.model import (
     IS_REQUIRED,
     NOT_A_FIELD,
@@ -27,6 +28,7 @@ from core.model import (
     parse_memory_id,
 )
 from core.recall.query import RecallQuery
+from core.recall.related import RelatedQuery
 
 
 def _as_given(value: object) -> object:
@@ -122,6 +124,7 @@ RecallTagArg = Annotated[str, _field(RecallQuery, "tag")]
 RecallLimitArg = Annotated[int, _field(RecallQuery, "limit")]
 RecallOffsetArg = Annotated[int, _field(RecallQuery, "offset")]
 AsOfArg = Annotated[str, _field(RecallQuery, "as_of")]
+RelatedLimitArg = Annotated[int, _field(RelatedQuery, "limit")]
 IdArg = Annotated[
     int,
     _argument(MemoryId, "The memory's id, as returned by search_memories, prime_memory_context or create_memory."),
@@ -132,6 +135,8 @@ NewContentArg = Annotated[str, _field(NewMemory, "content", optional=False), REQ
 NewTagsArg = Annotated[list[str], _field(NewMemory, "tags")]
 NewMemoryTypeArg = Annotated[str, _field(NewMemory, "memory_type", optional=False)]
 NewStatusArg = Annotated[str, _field(NewMemory, "status", optional=False)]
+SupersedesArg = Annotated[list[int], _field(NewMemory, "supersedes")]
+SupersededIdsArg = Annotated[list[int], _field(SupersedeRequest, "ids", optional=False), REQUIRED]
 IdempotencyKeyArg = Annotated[
     str,
     _argument(

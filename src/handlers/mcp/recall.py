@@ -47,14 +47,16 @@ async def recall_memories(
 
     Returns {items, total, limit, offset, has_more, as_of, ranking}; each item is {memory, score, parts}. score is
     the weighted sum of parts, each in [0, 1]: lexical (shared words), semantic (shared meaning), recency (how
-    recently the memory changed), use (how recently it was read), type (a prior per memory_type); ranking.weights
-    gives the weights and ranking.model the embedding model. Scores compare only within one answer of one model:
-    never use a score as a threshold across calls. Order: score, then id, both descending. When ranking.semantic is
-    false the question could not be embedded and meaning was left out of this answer.
+    recently the memory changed), use (how recently it was read), type (a prior per memory_type), newer (above 0
+    when the memory restates an older match, a version of the same fact, and was lifted to rank above it: prefer it,
+    and consider superseding the older one); ranking.weights gives the weights and ranking.model the embedding
+    model. Scores compare only within one answer of one model: never use a score as a threshold across calls.
+    Order: score, then id, both descending. When ranking.semantic is false the question could not be embedded and
+    meaning was left out of this answer.
 
-    Filters as search_memories: status=active leaves out invalid (wrong or outdated) memories, which are otherwise
-    ranked too; deleted ones only with status=deleted. Page with offset while has_more is true (limit up to 50).
-    Pass the as_of of an earlier answer to rank at that moment again. Reading marks the returned memories as
+    Filters as search_memories, but status defaults to active: invalid memories (wrong, outdated or superseded)
+    only with status=invalid, deleted ones only with status=deleted. Page with offset while has_more is true (limit
+    up to 50). Pass the as_of of an earlier answer to rank at that moment again. Reading marks the returned memories as
     accessed (last_accessed_at) and changes nothing else, so it is read-only from your side; but their use part is
     then higher than the earlier answer showed.
     """

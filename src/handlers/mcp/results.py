@@ -102,3 +102,10 @@ def structured(data: Mapping[str, Any]) -> CallToolResult:
     """A result as the SDK builds one from a returned model: the data, and the same data as indented JSON text."""
     text = pydantic_core.to_json(data, indent=2).decode()
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=dict(data))
+
+
+class SupersededMemories(TypedDict):
+    """What supersede_memories reports: the superseded memories as stored, or only their ids and versions for a key
+    without the read scope."""
+
+    items: list[UpdatedMemory]

@@ -34,8 +34,10 @@ else that is true).
 project:apollo) only for what they do not cover.
 - Before creating, look for a memory that already says it (recall_memories with the fact as its query finds it \
 in other words), and update that one instead of adding a duplicate.
-- When a memory turns out wrong or outdated, call update_memory with status "invalid" (and create the corrected \
-memory) rather than delete_memory; delete only what the user asks you to forget.
+- When a fact changed (a new job, a move, a new diet), create the new memory with supersedes=[the old memory's id]: \
+the old one becomes invalid in the same write. create_memory's answer names related memories it may replace or \
+repeat: supersede an outdated one (supersede_memories), drop a repeat. When a memory was simply wrong, call \
+update_memory with status "invalid"; delete only what the user asks you to forget.
 - Pass expected_version (the version you last read) to update_memory so you never overwrite a change you have not \
 seen; when it is refused, read the memory again and decide afresh.
 - Send an idempotency_key (a new UUID for each new memory) with every create_memory. When a write fails saying \
@@ -43,7 +45,7 @@ storage failed after it was sent, it may have happened: retry it as the error sa
 idempotency_key), never as a new call.
 - To answer a question about the user ("what does the user eat?"), call recall_memories with the question in \
 natural language: it ranks the memories by how well they answer it, meaning included. Its scores compare only \
-within one answer; pass status "active" to leave out invalid memories.
+within one answer; it leaves out invalid memories unless asked for status "invalid".
 - search_memories is lexical, not semantic: q matches substrings of content and tags, so search for a distinctive \
 word (or list by filters and order), and page with offset while has_more is true.
 """

@@ -13,6 +13,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 
 from core.access import sees_records
 from core.contract import Page, RetrievalQuery, SortKey
+from core.digest import Digest
 from core.limits import DEFAULT_LIMIT, PRIME_LIMIT
 from core.model import IdempotentCreate, Memory, MemoryChanges, NewMemory, Status, parse_expected_version
 from handlers.mcp.arguments import (
@@ -33,6 +34,7 @@ from handlers.mcp.arguments import (
     SortArg,
     StatusArg,
     StatusChangeArg,
+    SupersedesArg,
     TagArg,
     TagsChangeArg,
     published,
@@ -43,12 +45,14 @@ from handlers.mcp.arguments import (
 )
 from handlers.mcp.dependencies import caller
 from handlers.mcp.recall import recall_memories
+from handlers.mcp.related import related_memories, written
 from handlers.mcp.results import (
     DeletedMemory,
     UpdatedMemory,
     domain_errors_as_tool_errors,
     structured,
 )
+from handlers.mcp.supersede import supersede_memories
 from handlers.metrics import rows_served
 
 __all__ = ["published_tools"]
@@ -133,14 +137,25 @@ async def create_memory(
     tags: NewTagsArg = ABSENT,
     memory_type: NewMemoryTypeArg = "fact",
     status: NewStatusArg = "active",
+    supersedes: SupersedesArg = ABSENT,
     idempotency_key: IdempotencyKeyArg = ABSENT,
     ctx: Context | None = None,
-) -> Memory:
+) -> Annotated[CallToolResult, Memory]:
     """Store one new memory and return it with its id and version 1.
 
     One atomic fact per memory: split "The user is vegetarian and lives in Lyon" into two. Search first; if a
-    memory already says this, update it instead. Each call creates a new memory, even with the same content,
-    unless it repeats an earlier call's idempotency_key.
+    memory already says this, do not store it again. When a fact changed (a new job, a move, a new diet), create the
+    new memory with supersedes=[the old memory's id]: the old one becomes invalid in the same write, its history
+    naming the new one, and recall stops returning it. To merge memories, create the merged one superseding them
+    all. Each call creates a new memory, even with the same content, unless it repeats an earlier call's
+    idempotency_key.
+
+    The answer may add a second text block naming up to 3 active memories closest in meaning to the new one (id,
+    similarity, excerpt). Read them: one that states this fact as it used to be (a changed job, city, diet) is
+    outdated, so supersede it with supersede_memories(id=<new id>, ids=[its id]) (or next time pass supersedes here);
+    when it also says something still true, merge instead: create_memory with the merged text and supersedes=[its id,
+    <new id>]; when the new memory only repeats one, drop the repeat with delete_memory(id=<new id>); leave the ones
+    that state another fact.
 
     Always send an idempotency_key (a new UUID for each new memory). When a call fails saying storage failed after
     the write was sent, the memory may have been stored: call again with the same idempotency_key and the same
@@ -148,10 +163,14 @@ async def create_memory(
     it twice.
     """
     principal, door = caller(ctx, "write")
-    sent = sent_arguments(content=content, tags=tags, memory_type=memory_type, status=status)
+    sent = sent_arguments(content=content, tags=tags, memory_type=memory_type, status=status, supersedes=supersedes)
     new = NewMemory.parse({**sent, **undeclared_arguments(ctx, create_memory)})
     idempotent = None if idempotency_key is None else IdempotentCreate.of(idempotency_key, new, "idempotency_key")
-    return await door.run_blocking(door.memories.create, principal.namespace, new, idempotent, principal.key_id)
+    digests: list[Digest] = []  # the write's own digest, whose vector finds its related memories without a model call
+    memory = await door.run_blocking(
+        partial(door.memories.create, indexed=digests.append), principal.namespace, new, idempotent, principal.key_id
+    )
+    return await written(door, principal, memory, digests, new.supersedes or ())
 
 
 @domain_errors_as_tool_errors
@@ -185,14 +204,17 @@ async def update_memory(
     Returns the memory as stored (with a key lacking the read scope, only its id and version). Its version goes
     up by one only when something actually changed; an update that changes nothing returns the memory
     untouched, so repeating a call is harmless. To retire a wrong memory, set status to invalid rather than
-    deleting it. Every earlier version stays in the memory's history.
+    deleting it. Every earlier version stays in the memory's history. When a fact changed (a new job, a move),
+    prefer create_memory with supersedes over rewriting the old memory: both stay, each saying when it was true.
+    After a change of content the answer may add a second text block naming related memories, as create_memory's.
     """
     principal, door = caller(ctx, "write")
     memory_id = required_id(id)
     sent = sent_arguments(content=content, tags=tags, memory_type=memory_type, status=status)
     changes = MemoryChanges.parse({**sent, **undeclared_arguments(ctx, update_memory)})
+    digests: list[Digest] = []  # one when its text changed: the vector its related memories are found with
     memory = await door.run_blocking(
-        door.memories.update,
+        partial(door.memories.update, indexed=digests.append),
         principal.namespace,
         memory_id,
         changes,
@@ -201,7 +223,8 @@ async def update_memory(
     )
     if not sees_records(principal):
         return structured({"id": memory.id, "version": memory.version})
-    return structured(memory.model_dump(mode="json"))
+    # Only new content can make it a version or a repeat of another memory: new tags alone cannot.
+    return await written(door, principal, memory, digests if "content" in changes.model_fields_set else ())
 
 
 @domain_errors_as_tool_errors
@@ -227,6 +250,7 @@ def _hints(*, read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnot
 _READ: Final = _hints(read_only=True, destructive=False, idempotent=True)
 _ADD: Final = _hints(read_only=False, destructive=False, idempotent=False)
 _CHANGE: Final = _hints(read_only=False, destructive=True, idempotent=True)
+_SUPERSEDE: Final = _hints(read_only=False, destructive=True, idempotent=False)
 
 
 @dataclass(frozen=True)
@@ -244,15 +268,17 @@ _TOOLS: Final = (
     _Published(prime_memory_context, "Prime memory context", _READ),
     _Published(search_memories, "Search memories", _READ),
     _Published(recall_memories, "Recall memories", _READ),
+    _Published(related_memories, "Related memories", _READ),
     _Published(create_memory, "Create a memory", _ADD),
     _Published(get_memory, "Read a memory", _READ),
     _Published(update_memory, "Update a memory", _CHANGE),
     _Published(delete_memory, "Delete a memory", _CHANGE),
+    _Published(supersede_memories, "Supersede memories", _SUPERSEDE),
 )
 
 
 def published_tools() -> list[Tool]:
-    """The seven tools, as the SDK publishes and calls them."""
+    """The tools, as the SDK publishes and calls them."""
     return [
         published(Tool.from_function(tool.function, title=tool.title, annotations=tool.annotations)) for tool in _TOOLS
     ]

@@ -1,4 +1,5 @@
-"""Recall's lexical part: stemmed Unicode words of content and tags, and BM25 over the matches."""
+"""Recall's lexical part: stemmed Unicode words of content and tags, a question's words but its function words, and
+BM25 over the matches on the scale where a memory holding each of the question's words once scores about 1."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.recall.lexical import memory_terms, scores, terms
+from core.recall.lexical import memory_terms, question_terms, scores, terms
 
 
 def test_words_are_case_folded_and_stemmed_with_snowballs_english_stemmer() -> None:
@@ -49,7 +50,20 @@ def test_a_document_without_any_query_term_scores_zero_and_no_query_term_scores_
     st.lists(st.sampled_from(["a", "b", "x"]), max_size=4),
 )
 def test_every_score_is_in_zero_to_one(documents: list[list[str]], query: list[str]) -> None:
-    assert all(0.0 <= score < 1.0 for score in scores(query, documents))
+    assert all(0.0 <= score <= 1.0 for score in scores(query, documents))
+
+
+def test_a_memory_of_the_mean_length_holding_each_question_word_once_scores_one() -> None:
+    documents = [terms("ana eats tofu"), terms("jonas plays cello"), terms("pixel sleeps daily")]
+
+    assert scores(terms("tofu cello"), documents)[:2] == [pytest.approx(0.5), pytest.approx(0.5)]
+    assert scores(terms("eats tofu"), documents)[0] == pytest.approx(1.0)
+
+
+def test_a_questions_function_words_are_not_looked_for_unless_it_has_nothing_else() -> None:
+    assert question_terms("What does she do for a living?") == ["live"]
+    assert question_terms("Where is the user's dentist") == ["user", "dentist"]
+    assert question_terms("who is she") == ["who", "is", "she"]
 
 
 @pytest.mark.parametrize("text", ["", "   ", "!!! ???"])

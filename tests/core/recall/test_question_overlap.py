@@ -40,6 +40,7 @@ class ModelThatAnswersOnceReadingStarted:
 
     model = StandInEmbedder.model
     floor = StandInEmbedder.floor
+    related_floor = StandInEmbedder.related_floor
     dimensions = StandInEmbedder.dimensions
 
     def __init__(self, store: ReadingStore) -> None:

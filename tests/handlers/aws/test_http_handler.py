@@ -243,7 +243,7 @@ def test_recall_answers_the_ranked_envelope(handler: Handler, seeded: dict[str, 
     assert response["headers"]["content-type"] == "application/json"
     page = body_of(response)
     assert [(item["memory"]["id"], set(item["parts"])) for item in page["items"]] == [
-        (1, {"lexical", "semantic", "recency", "use", "type"})
+        (1, {"lexical", "semantic", "recency", "use", "type", "newer"})
     ]
     assert (page["total"], page["limit"], page["offset"], page["has_more"]) == (1, 5, 0, False)
     assert page["ranking"]["model"] == "stand-in:hashed-words-256"

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from adapters.bedrock import TITAN_FLOOR
+from adapters.bedrock import TITAN_FLOOR, TITAN_RELATED_FLOOR
 from core.recall.ranking import DEFAULT_WEIGHTS, RankingSettings
 from core.recall.standin import StandInEmbedder
 from handlers import bootstrap
@@ -67,6 +67,7 @@ def test_every_variable_is_read_into_its_setting() -> None:
         ({"EMBEDDING_MODEL": "titan v2"}, "EMBEDDING_MODEL: String should match pattern"),
         ({"RECALL_SEMANTIC_FLOOR": "1"}, "RECALL_SEMANTIC_FLOOR: Input should be less than 1"),
         ({"RECALL_SEMANTIC_FLOOR": "high"}, "RECALL_SEMANTIC_FLOOR: Input should be a valid number"),
+        ({"RECALL_RELATED_FLOOR": "1"}, "RECALL_RELATED_FLOOR: Input should be less than 1"),
         ({"RECALL_WEIGHTS": "lexical=1"}, "RECALL_WEIGHTS: 'lexical=1' is not a JSON object"),
         ({"RECALL_WEIGHTS": "[0.5, 0.5]"}, "RECALL_WEIGHTS: '[0.5, 0.5]' is not a JSON object"),
         (
@@ -94,6 +95,7 @@ def test_recalls_settings_are_read_into_the_ranking_and_the_models_floor(moto_en
         "RECALL_RECENCY_HALF_LIFE_DAYS": "30",
         "RECALL_USE_HALF_LIFE_DAYS": "7.5",
         "RECALL_SEMANTIC_FLOOR": "0.25",
+        "RECALL_RELATED_FLOOR": "0.75",
     }
 
     settings = Settings.from_env(env)
@@ -103,13 +105,14 @@ def test_recalls_settings_are_read_into_the_ranking_and_the_models_floor(moto_en
     )
     assert settings.semantic_floor == 0.25
     assert bootstrap.bedrock_embedder(settings).floor == 0.25
+    assert bootstrap.bedrock_embedder(settings).related_floor == 0.75
     recall = bootstrap.build_services(settings, moto_engine.client, StandInEmbedder()).recall
     assert recall is not None
     assert recall.settings == settings.ranking
 
 
 def test_recalls_settings_left_empty_keep_the_documented_defaults() -> None:
-    empty = dict.fromkeys((*RANKING_VARIABLES.values(), "RECALL_SEMANTIC_FLOOR"), " ")
+    empty = dict.fromkeys((*RANKING_VARIABLES.values(), "RECALL_SEMANTIC_FLOOR", "RECALL_RELATED_FLOOR"), " ")
 
     settings = Settings.from_env(empty)
 
@@ -117,6 +120,7 @@ def test_recalls_settings_left_empty_keep_the_documented_defaults() -> None:
     assert settings.ranking.weights == DEFAULT_WEIGHTS
     assert settings.semantic_floor is None
     assert bootstrap.bedrock_embedder(settings).floor == TITAN_FLOOR
+    assert bootstrap.bedrock_embedder(settings).related_floor == TITAN_RELATED_FLOOR
 
 
 def test_every_unusable_value_is_named_at_once() -> None:

@@ -38,6 +38,8 @@ ROUTES: list[tuple[str, str, dict[str, Any] | None]] = [
     ("POST", "/memories/1/restore", None),
     ("GET", "/memories/1/history", None),
     ("GET", "/recall?query=bees", None),
+    ("GET", "/memories/1/related", None),
+    ("POST", "/memories/1/supersede", {"ids": [2]}),
 ]
 READS = [route for route in ROUTES if route[0] == "GET"]
 WRITES = [route for route in ROUTES if route[0] != "GET"]
@@ -287,7 +289,7 @@ def test_a_write_only_key_may_create_change_delete_and_restore_but_sees_no_recor
 
     responses = [send(door, route, bearer(token)) for route in WRITES]
 
-    assert [response.status_code for response in responses] == [201, 204, 204, 204]
+    assert [response.status_code for response in responses] == [201, 204, 204, 204, 204]
     assert responses[3].headers["ETag"] == '"2"'
     assert responses[3].content == b""
 

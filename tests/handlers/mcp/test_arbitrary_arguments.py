@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from mcp.server import MCPServer
 
 from tests.handlers.conftest import call_tool, tool_text
+from tests.handlers.mcp.test_tools import TOOLS
 
 json_values = st.recursive(
     st.none()
@@ -62,7 +63,7 @@ def tool_calls(draw: st.DrawFn, schemas: dict[str, dict[str, Any]]) -> tuple[str
 
 
 def test_the_property_covers_every_tool_and_argument(schemas: dict[str, dict[str, Any]]) -> None:
-    assert len(schemas) == 7
+    assert len(schemas) == len(TOOLS)
     assert all(schema["properties"] for schema in schemas.values())
 
 
@@ -114,10 +115,12 @@ REQUIRED = {
     "prime_memory_context": [],
     "search_memories": [],
     "recall_memories": ["query"],
+    "related_memories": ["id"],
     "create_memory": ["content"],
     "get_memory": ["id"],
     "update_memory": ["id"],
     "delete_memory": ["id"],
+    "supersede_memories": ["id", "ids"],
 }
 
 
@@ -146,6 +149,8 @@ def test_the_schemas_publish_each_required_argument_as_required_without_a_defaul
         ("delete_memory", {"id": None}, "id: is required"),
         ("recall_memories", {}, "query: is required"),
         ("recall_memories", {"query": None, "limit": 5}, "query: is required"),
+        ("related_memories", {}, "id: is required"),
+        ("related_memories", {"id": None, "limit": 5}, "id: is required"),
     ],
 )
 def test_a_missing_or_null_required_argument_reads_as_the_http_422_detail(

@@ -26,6 +26,7 @@ from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint
 from tests.conftest import FakeClock, UnavailableKeys
 from tests.handlers.conftest import call_tool, tool_text
+from tests.handlers.mcp.test_tools import TOOLS
 
 pytestmark = pytest.mark.anyio
 
@@ -128,7 +129,7 @@ async def test_even_initialize_and_tools_list_need_a_key(http: httpx2.AsyncClien
 
     assert refused.status_code == 401
     assert listed.status_code == 200
-    assert len(listed.json()["result"]["tools"]) == 7
+    assert len(listed.json()["result"]["tools"]) == len(TOOLS)
 
 
 async def test_a_revoked_key_is_401_once_the_cache_window_has_passed(
@@ -331,7 +332,7 @@ async def test_a_sigv4_signed_call_presents_its_key_in_the_agent_memory_header(
 
     assert refused.status_code == 401
     assert listed.status_code == 200
-    assert len(listed.json()["result"]["tools"]) == 7
+    assert len(listed.json()["result"]["tools"]) == len(TOOLS)
 
 
 async def test_two_authorization_headers_are_401_before_any_tool_runs(

@@ -26,6 +26,7 @@ from handlers.auth import MISSING_KEY, open_access
 from handlers.http.app import create_app
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint, with_mcp_endpoint
+from tests.handlers.mcp.test_tools import TOOLS
 
 pytestmark = pytest.mark.anyio
 
@@ -119,7 +120,7 @@ async def test_an_allowed_origins_post_and_its_401_both_carry_the_cors_response_
         refused = await http.post("/mcp", json=LIST_TOOLS, headers={**JSON_HEADERS, "origin": APP_ORIGIN})
 
     assert served.status_code == 200
-    assert len(served.json()["result"]["tools"]) == 7
+    assert len(served.json()["result"]["tools"]) == len(TOOLS)
     assert refused.status_code == 401
     assert refused.headers["content-type"] == PROBLEM
     assert refused.headers["www-authenticate"].startswith("Bearer")
@@ -136,7 +137,7 @@ async def test_a_request_without_an_origin_gets_no_cors_headers(endpoint: MCPEnd
         response = await http.post("/mcp", json=LIST_TOOLS, headers={**JSON_HEADERS, "authorization": KEY})
 
     assert response.status_code == 200
-    assert len(response.json()["result"]["tools"]) == 7
+    assert len(response.json()["result"]["tools"]) == len(TOOLS)
     assert cors_headers(response) == {}
 
 
@@ -162,7 +163,7 @@ async def test_the_servers_own_loopback_origin_is_same_origin_and_admitted(endpo
         preflight = await http.options("/mcp", headers={"origin": own, **PREFLIGHT})
 
     assert posted.status_code == 200
-    assert len(posted.json()["result"]["tools"]) == 7
+    assert len(posted.json()["result"]["tools"]) == len(TOOLS)
     assert preflight.status_code == 204
     assert preflight.headers["access-control-allow-origin"] == own
 
@@ -175,7 +176,7 @@ async def test_any_loopback_address_reads_as_loopback_as_serve_reads_it(endpoint
         posted = await http.post("/mcp", json=LIST_TOOLS, headers={**JSON_HEADERS, "origin": own, "authorization": KEY})
 
     assert posted.status_code == 200
-    assert len(posted.json()["result"]["tools"]) == 7
+    assert len(posted.json()["result"]["tools"]) == len(TOOLS)
     assert posted.headers["access-control-allow-origin"] == own
 
 
@@ -313,7 +314,7 @@ async def test_a_body_read_to_its_end_reaches_the_sdk_whole_even_in_many_chunks(
         response = await http.post("/mcp", content=chunked(), headers={**JSON_HEADERS, "authorization": KEY})
 
     assert response.status_code == 200
-    assert len(response.json()["result"]["tools"]) == 7
+    assert len(response.json()["result"]["tools"]) == len(TOOLS)
 
 
 def assert_problem(response: httpx2.Response, status: int) -> dict[str, Any]:
@@ -340,7 +341,7 @@ async def test_a_body_at_the_bound_is_served(endpoint: MCPEndpoint, era: str) ->
         )
 
     assert response.status_code == 200, response.text
-    assert len(response.json()["result"]["tools"]) == 7
+    assert len(response.json()["result"]["tools"]) == len(TOOLS)
 
 
 @pytest.mark.parametrize("declared", [True, False], ids=["content-length", "chunked"])
@@ -397,7 +398,7 @@ async def test_every_json_media_type_is_served_as_the_http_api_reads_it(
         )
 
     assert response.status_code == 200, response.text
-    assert len(response.json()["result"]["tools"]) == 7
+    assert len(response.json()["result"]["tools"]) == len(TOOLS)
 
 
 @pytest.mark.parametrize("accept", [None, "text/event-stream", "text/html", "application/xml"])
@@ -425,7 +426,7 @@ async def test_any_accept_that_admits_json_is_served(endpoint: MCPEndpoint, era:
         response = await http.post("/mcp", json=message, headers={**headers, "accept": accept, "authorization": KEY})
 
     assert response.status_code == 200, response.text
-    assert len(response.json()["result"]["tools"]) == 7
+    assert len(response.json()["result"]["tools"]) == len(TOOLS)
 
 
 async def test_a_bare_status_from_the_transport_reaches_the_client_as_a_problem_document(endpoint: MCPEndpoint) -> None:

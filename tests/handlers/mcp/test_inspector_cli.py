@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 import pytest
 
 from tests.conftest import SERVE_ROOT, missing_test_peer
+from tests.handlers.mcp.test_tools import TOOLS
 
 ROOT = SERVE_ROOT
 INSPECTOR_DIR = ROOT / "tests" / "mcp_inspector"
@@ -69,15 +70,7 @@ def test_the_inspector_lists_every_tool_with_its_schemas(inspector: Path, served
     listed = run_inspector(inspector, served, tmp_path, "--method", "tools/list")
 
     tools = {tool["name"]: tool for tool in listed["tools"]}
-    assert set(tools) == {
-        "prime_memory_context",
-        "search_memories",
-        "recall_memories",
-        "create_memory",
-        "get_memory",
-        "update_memory",
-        "delete_memory",
-    }
+    assert set(tools) == TOOLS
     assert all("outputSchema" in tool and "inputSchema" in tool for tool in tools.values())
     assert tools["get_memory"]["annotations"]["readOnlyHint"] is True
 

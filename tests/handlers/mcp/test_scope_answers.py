@@ -132,3 +132,33 @@ async def test_update_memory_publishes_the_record_schema_requiring_only_id_and_v
     assert tool.output_schema is not None
     assert set(tool.output_schema["properties"]) == set(Memory.model_fields)
     assert sorted(tool.output_schema["required"]) == ["id", "version"]
+
+
+@pytest.mark.parametrize("scopes", ["write", "read+write"])
+async def test_supersede_reports_the_records_only_to_a_key_that_may_read_them(
+    mcp: httpx2.AsyncClient, key_service: KeyService, scopes: str
+) -> None:
+    key = token(key_service, scopes)
+    await call(mcp, key, "create_memory", {"content": "The user keeps wasps"})
+
+    result = await call(mcp, key, "supersede_memories", {"id": 2, "ids": [1]})
+
+    assert result["isError"] is False, result
+    (item,) = result["structuredContent"]["items"]
+    assert (item["id"], item["version"]) == (1, 2)
+    assert [json.loads(block["text"]) for block in result["content"]] == [result["structuredContent"]]
+    if scopes == "write":
+        assert item == {"id": 1, "version": 2}
+        assert reveals_nothing_stored(result)
+    else:
+        assert (item["content"], item["status"]) == (STORED, "invalid")
+
+
+async def test_supersede_memories_publishes_items_requiring_only_id_and_version(keyed_server: MCPServer) -> None:
+    tool = next(t for t in await keyed_server.list_tools() if t.name == "supersede_memories")
+
+    assert tool.output_schema is not None
+    items = tool.output_schema["properties"]["items"]["items"]
+    resolved = tool.output_schema["$defs"][items["$ref"].split("/")[-1]] if "$ref" in items else items
+    assert set(resolved["properties"]) == set(Memory.model_fields)
+    assert sorted(resolved["required"]) == ["id", "version"]

@@ -21,6 +21,7 @@ from handlers.http.app import create_app
 from handlers.mcp import create_server
 from handlers.mcp.endpoint import MCPEndpoint, create_endpoint, with_mcp_endpoint
 from tests.handlers.conftest import FUNCTION_URL_HOST, tool_text
+from tests.handlers.mcp.test_tools import TOOLS
 
 pytestmark = pytest.mark.anyio
 
@@ -57,7 +58,7 @@ async def test_the_sdk_client_lists_and_calls_tools_over_streamable_http(server:
         era = client.protocol_version
 
     assert era == ("2026-07-28" if mode == "auto" else "2025-11-25")
-    assert len(tools.tools) == 7
+    assert len(tools.tools) == len(TOOLS)
     assert created.structured_content is not None
     assert created.structured_content["version"] == 1
     assert found.structured_content is not None
@@ -197,7 +198,8 @@ def test_beside_mcp_an_unknown_routes_404_names_mcp_too(memory_service: MemorySe
     assert response.json()["detail"] == (
         "no route GET /nowhere; the routes are /console, /console/{name}, /healthz, /key, /mcp, /memories, "
         "/memories/{memory_id}, "
-        "/memories/{memory_id}/history, /memories/{memory_id}/restore, /openapi.json, /recall"
+        "/memories/{memory_id}/history, /memories/{memory_id}/related, /memories/{memory_id}/restore, "
+        "/memories/{memory_id}/supersede, /openapi.json, /recall"
     )
 
 

@@ -1,4 +1,4 @@
-"""The seven tools in-process through the SDK's own Client: schemas, annotations, behaviour and error text."""
+"""The tools in-process through the SDK's own Client: schemas, annotations, behaviour and error text."""
 
 from __future__ import annotations
 
@@ -43,10 +43,12 @@ TOOLS = {
     "prime_memory_context",
     "search_memories",
     "recall_memories",
+    "related_memories",
     "create_memory",
     "get_memory",
     "update_memory",
     "delete_memory",
+    "supersede_memories",
 }
 
 
@@ -125,10 +127,12 @@ async def test_annotations_mark_reads_as_read_only_and_delete_and_update_as_dest
         "prime_memory_context": (True, False, True, False),
         "search_memories": (True, False, True, False),
         "recall_memories": (True, False, True, False),
+        "related_memories": (True, False, True, False),
         "get_memory": (True, False, True, False),
         "create_memory": (False, False, False, False),
         "update_memory": (False, True, True, False),
         "delete_memory": (False, True, True, False),
+        "supersede_memories": (False, True, False, False),
     }
     for name in ("prime_memory_context", "search_memories", "get_memory"):
         assert "last_accessed_at" in (tools[name].description or ""), "reads must say that they stamp"

@@ -14,6 +14,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.conftest import SERVE_ROOT, missing_test_peer
+from tests.handlers.mcp.test_tools import TOOLS
 
 pytestmark = pytest.mark.anyio
 
@@ -51,7 +52,7 @@ async def test_mcp_remote_completes_the_oauth_flow_against_serve_and_calls_tools
             created = await client.call_tool("create_memory", {"content": "The user connects by URL"})
             primed = await client.call_tool("prime_memory_context", {"q": "connects by URL"})
 
-    assert len(tools.tools) == 7, (tmp_path / "mcp-remote.log").read_text()
+    assert len(tools.tools) == len(TOOLS), (tmp_path / "mcp-remote.log").read_text()
     assert not created.is_error
     assert primed.structured_content is not None
     assert primed.structured_content["items"][0]["content"] == "The user connects by URL"

@@ -5,7 +5,8 @@ import { api, failed } from "./api.js";
 import { h, show, statusText, stillShown, tags, when } from "./dom.js";
 import { preview } from "./list.js";
 
-const PARTS = { lexical: "words", semantic: "meaning", recency: "recency", use: "use by agents", type: "type" };
+const PARTS = { lexical: "words", semantic: "meaning", recency: "recency", use: "use by agents", type: "type",
+  newer: "newer version" };
 
 function parts(item, weights) {
   const rows = Object.entries(item.parts).map(([name, value]) => h("span", { class: "part" },
@@ -36,7 +37,7 @@ export async function askView(params) {
   } },
   h("label", { for: "query" }, "Ask in plain words"), input,
   h("p", { class: "hint", id: "query-hint" }, "e.g. what does the user eat? Memories come ranked by recall: meaning, " +
-    "words, recency, use and type; hover or focus a score to see its parts."),
+    "words, recency, use, type and newer versions; hover or focus a score to see its parts."),
   h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Ask")));
   const results = h("div", { id: "results" });
   show("Ask", form, results);

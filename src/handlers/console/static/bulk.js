@@ -1,9 +1,10 @@
-// Select many, act once: rows (or all N matching the filter) marked invalid, deleted, restored, tagged or untagged,
-// after one confirmation that says how many, with progress, and a summary of what failed and why. Each memory is its
-// own request with its own If-Match (the contract has no bulk endpoint), a few at a time.
+// Select many, act once: rows (or all N matching the filter) marked invalid or active, deleted, restored, tagged or
+// untagged, after one confirmation that says how many (and what the change does), with progress, and a summary of
+// what failed and why. Each memory is its own request with its own If-Match (the contract has no bulk endpoint), a
+// few at a time.
 
 import { api, can, failed } from "./api.js";
-import { app, confirmDialog, h, show } from "./dom.js";
+import { activeMeans, app, confirmDialog, h, invalidMeans, show } from "./dom.js";
 import { FILTERS, listHash } from "./list.js";
 
 const AT_ONCE = 4;
@@ -29,6 +30,8 @@ export async function everyMatch(params, progress = () => {}) {
 const ACTIONS = {
   invalid: { label: "Mark invalid", verb: "marked invalid",
     request: (m) => (m.status === "active" ? ["PATCH", `/memories/${m.id}`, { body: { status: "invalid" }, ifMatch: m.version }] : null) },
+  active: { label: "Mark active", verb: "marked active",
+    request: (m) => (m.status === "invalid" ? ["PATCH", `/memories/${m.id}`, { body: { status: "active" }, ifMatch: m.version }] : null) },
   delete: { label: "Delete", verb: "deleted",
     request: (m) => (m.status !== "deleted" ? ["DELETE", `/memories/${m.id}`, {}] : null) },
   restore: { label: "Restore", verb: "restored",
@@ -75,11 +78,12 @@ async function act(action, params) {
   }
   const memories = [...selected.values()];
   const what = `${memories.length} ${memories.length === 1 ? "memory" : "memories"}`;
-  const title = { invalid: `Mark ${what} invalid?`, delete: `Delete ${what}?`, restore: `Restore ${what}?`,
-    tag: `Add the tag ${tag} to ${what}?`, untag: `Remove the tag ${tag} from ${what}?` }[action];
+  const title = { invalid: `Mark ${what} invalid?`, active: `Mark ${what} active?`, delete: `Delete ${what}?`,
+    restore: `Restore ${what}?`, tag: `Add the tag ${tag} to ${what}?`, untag: `Remove the tag ${tag} from ${what}?` }[action];
+  const means = { invalid: `${invalidMeans(true)} `, active: `${activeMeans(true)} ` }[action] || "";
   const ok = await confirmDialog(title, action === "delete"
     ? `They disappear from every search; each stays restorable for ${app.config.retention_days} days.`
-    : "Each memory is changed on its own, with the version the list showed: one changed meanwhile is left alone.",
+    : `${means}Each memory is changed on its own, with the version the list showed: one changed meanwhile is left alone.`,
   ACTIONS[action].label);
   if (!ok) return;
   const progress = h("progress", { max: memories.length, value: 0, "aria-label": "Progress" });
@@ -121,10 +125,10 @@ function toolbar(page, params) {
   const buttons = Object.entries(ACTIONS).map(([action, { label }]) =>
     h("button", { type: "button", "data-action": action, onclick: () => act(action, params) }, label));
   const bar = h("div", { class: "bulk panel", role: "region", "aria-label": "Selected memories", hidden: true },
-    count, all, h("div", { class: "actions" }, buttons.slice(0, 3),
+    count, all, h("div", { class: "actions" }, buttons.slice(0, 4),
       h("label", { for: "bulk-tag", class: "inline" }, "Tag to add or remove"),
       h("input", { type: "text", id: "bulk-tag", list: "standard-tags", autocomplete: "off", size: 14 }),
-      buttons.slice(3)));
+      buttons.slice(4)));
   const refresh = () => {
     bar.hidden = selected.size === 0;
     count.textContent = `${selected.size} selected`;

@@ -105,6 +105,19 @@ export function statusText(status) {
   return h("span", { class: `status-${status}` }, status);
 }
 
+// What marking memories invalid does, said wherever the console offers it (CONTRACT.md: recall's default status, and
+// the session primer's, is active; retrieval without `status` leaves out only deleted memories; a read by id serves
+// any memory not deleted). `many`: said of several memories.
+export function invalidMeans(many = false) {
+  const [it, stays] = many ? ["them", "each stays"] : ["it", "it stays"];
+  return `Recall (and an agent's session primer) leaves ${it} out unless asked for invalid memories; a search ` +
+    `without a status filter (search_memories, GET /memories) still lists ${it}, and ${stays} readable by its id.`;
+}
+
+export function activeMeans(many = false) {
+  return `Recall (and an agent's session primer) returns ${many ? "them" : "it"} again.`;
+}
+
 // "key ops-console (0123456789ab)" for the console's own key, "key 0123456789ab" for any other.
 export function keyName(keyId) {
   if (!keyId) return "an open server";

@@ -57,11 +57,17 @@ export function changes(before, after) {
   return out;
 }
 
+// A change `superseded` names the memory that superseded this one.
+function supersededBy(revision) {
+  if (revision.change !== "superseded" || !revision.superseded_by) return null;
+  return [" by ", h("a", { href: `#/memory/${revision.superseded_by}` }, `#${revision.superseded_by}`)];
+}
+
 // `items` newest first; `restorable(revision, index)` gives the "restore this version" control of an older revision.
 export function timeline(items, restorable = () => null) {
   return h("ol", { class: "timeline", "aria-label": "Changes, newest first" }, items.map((revision, index) =>
     h("li", {},
-      h("p", {}, h("span", { class: "change" }, revision.change), " · ", when(revision.changed_at),
+      h("p", {}, h("span", { class: "change" }, revision.change), supersededBy(revision), " · ", when(revision.changed_at),
         h("span", { class: "meta" }, ` · version ${revision.version} · by ${keyName(revision.key_id)}`)),
       changes(items[index + 1], revision),
       restorable(revision, index))));

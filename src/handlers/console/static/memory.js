@@ -1,10 +1,11 @@
 // One memory: its fields, what the key may do with it, its full record as JSON, and its history.
 
 import { api, can, failed } from "./api.js";
-import { app, confirmDialog, flash, h, notify, show, statusText, stillShown, tags, when } from "./dom.js";
+import { activeMeans, app, confirmDialog, flash, h, invalidMeans, notify, show, statusText, stillShown, tags, when } from "./dom.js";
 import { editView } from "./edit.js";
 import { timeline } from "./history.js";
 import { deletedPanel, load } from "./record.js";
+import { mayReplace, supersededPanel } from "./supersede.js";
 
 const EDITABLE = ["content", "tags", "memory_type", "status"];
 
@@ -50,7 +51,8 @@ function actions(memory) {
   if (can("write")) {
     if (memory.status !== "deleted") {
       bar.append(h("button", { type: "button", class: "primary", id: "edit", onclick: () => editView(memory) }, "Edit"));
-      if (memory.status === "active") bar.append(h("button", { type: "button", onclick: () => invalidate(memory) }, "Mark invalid"));
+      const [status, label] = memory.status === "active" ? ["invalid", "Mark invalid"] : ["active", "Mark active"];
+      bar.append(h("button", { type: "button", "aria-describedby": "status-hint", onclick: () => setStatus(memory, status) }, label));
       bar.append(h("button", { type: "button", class: "danger", onclick: () => remove(memory) }, "Delete"));
     } else {
       bar.append(h("button", { type: "button", class: "primary", onclick: () => restore(memory) }, "Restore"));
@@ -64,9 +66,19 @@ function actions(memory) {
   return bar;
 }
 
+// What Mark invalid would do to an active memory, or what being invalid does (and Mark active would undo).
+function statusHint(memory) {
+  if (memory.status === "active" && can("write")) {
+    return h("p", { class: "hint", id: "status-hint" }, `Mark invalid: wrong or outdated, kept on record. ${invalidMeans()}`);
+  }
+  if (memory.status !== "invalid") return null;
+  return h("p", { class: "hint", id: "status-hint" }, `Invalid: ${invalidMeans()}`, can("write") ? " Mark active undoes it." : "");
+}
+
 function renderMemory(memory, history) {
   const readOnly = can("write") ? null : h("p", { class: "hint" }, "This key may only read: it cannot change memories.");
-  show(`Memory #${memory.id}`, deletedPanel(history.items[0]), fields(memory), actions(memory), readOnly,
+  show(`Memory #${memory.id}`, deletedPanel(history.items[0]), supersededPanel(memory, history.items), fields(memory),
+    actions(memory), statusHint(memory), readOnly, mayReplace(memory, stillShown(), act),
     h("h2", { id: "history" }, "History"), timeline(history.items, (revision, index) => rollback(memory, revision, index)),
     h("p", {}, h("a", { href: "#/" }, "Back to the list")));
 }
@@ -115,16 +127,17 @@ async function act(work, done) {
   app.route();
 }
 
-function invalidate(memory) {
-  act(() => api("PATCH", `/memories/${memory.id}`, { body: { status: "invalid" }, ifMatch: memory.version }),
-    `Memory #${memory.id} is marked invalid: agents no longer get it as a belief, and it stays on record.`);
+function setStatus(memory, status) {
+  act(() => api("PATCH", `/memories/${memory.id}`, { body: { status }, ifMatch: memory.version }), status === "invalid"
+    ? `Memory #${memory.id} is marked invalid. ${invalidMeans()}`
+    : `Memory #${memory.id} is active again. ${activeMeans()}`);
 }
 
 async function remove(memory) {
   const days = app.config.retention_days;
   const ok = await confirmDialog(`Delete memory #${memory.id}?`,
     `It disappears from every search. You can restore it for ${days} days; after that it is ` +
-    "purged for good. To keep it on record but stop agents trusting it, mark it invalid instead.", "Delete");
+    "purged for good. To keep it on record but out of recall, mark it invalid instead.", "Delete");
   if (ok) act(() => api("DELETE", `/memories/${memory.id}`), `Memory #${memory.id} is deleted; restorable for ${days} days.`);
 }
 
