@@ -162,11 +162,13 @@ class ChangedOnce:
     store: StoredMemories
     victim: int
     left: int = 1
+    commits: int = 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.store, name)
 
     def commit(self, commit: Commit) -> None:
+        self.commits += 1
         if self.left:
             self.left -= 1
             writes.apply(
@@ -178,6 +180,22 @@ class ChangedOnce:
                 "2026-04-06T14:12:30.000000Z",
             )
         self.store.commit(commit)
+
+
+def test_a_supersede_whose_superseder_changed_since_its_load_is_decided_again(repository: StoredMemories) -> None:
+    service = MemoryService(repository, FakeClock())
+    create(service, "Gym is FitOne")
+    create(service, "Gym is Iron Works")
+    racing = ChangedOnce(repository, victim=2)
+
+    MemoryService(racing, FakeClock()).supersede(NS, 2, [1])
+
+    assert racing.commits == 2  # the first commit found memory 2 changed (its check failed) and wrote nothing
+    stored, superseder = repository.get(NS, 1), repository.get(NS, 2)
+    assert stored is not None
+    assert superseder is not None
+    assert (stored.status, stored.version, superseder.tags) == ("invalid", 2, ["edited"])
+    assert [r.change for r in repository.history(NS, 1, 10, 0).items] == ["superseded", "created"]
 
 
 def test_a_supersede_that_goes_stale_is_decided_again_on_what_is_stored_now(repository: StoredMemories) -> None:
