@@ -32,16 +32,19 @@ ROOT := $(dir $(abspath $(firstword $(MAKEFILE_LIST))))
 LAMBDA_EXTRA_HttpFunction := http
 LAMBDA_EXTRA_McpFunction := mcp
 LAMBDA_EXTRA_PurgeFunction := purge
+# The vector index's stream consumer (only with RecallVectorIndex on): the core and Powertools, as the purge.
+LAMBDA_EXTRA_VectorSyncFunction := vectors
 # Each function's entrypoint (template.yaml's Handler module): its artifact carries only what this module imports.
 LAMBDA_ENTRY_HttpFunction := handlers.aws.http
 LAMBDA_ENTRY_McpFunction := handlers.aws.mcp
 LAMBDA_ENTRY_PurgeFunction := handlers.aws.purge
+LAMBDA_ENTRY_VectorSyncFunction := handlers.aws.vectors
 # Wheels for the template's Runtime (python3.13) and Architectures (arm64) on Amazon Linux 2023 (glibc 2.34);
 # tests/infra checks these against template.yaml.
 LAMBDA_PYTHON_VERSION := 3.13
 LAMBDA_PLATFORM := aarch64-manylinux_2_34
 
-.PHONY: help python install sam browser serve keys test check lint typecheck layers cfn-lint bench perf-doc eval build build-HttpFunction build-McpFunction build-PurgeFunction deploy clean
+.PHONY: help python install sam browser serve keys test check lint typecheck layers cfn-lint bench perf-doc eval build build-HttpFunction build-McpFunction build-PurgeFunction build-VectorSyncFunction deploy clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -120,9 +123,10 @@ bench: install ## cold start, warm overhead, DynamoDB calls/units/latency, cost,
 
 # docs/performance.md is generated, never edited: it keeps the latest run as docs/performance.json and renders the page
 # from it (a test checks the page is what the renderer makes of that file).
-perf-doc: $(BIN)/.synced ## render docs/performance.md from the latest `make bench` run (.bench/latest.json)
+perf-doc: $(BIN)/.synced ## render docs/performance.md and its pictures from the latest `make bench` run (.bench/latest.json)
 	cp .bench/latest.json docs/performance.json
 	PYTHONPATH=src:scripts $(BIN)/python -m bench --markdown docs/performance.json > docs/performance.md
+	PYTHONPATH=src:scripts $(BIN)/python -m bench --charts docs/performance.json
 
 # Recall's quality on the labelled sets in eval/ (recall, changed-facts, conversations: their READMEs): the offline model
 # over the in-memory store, no AWS.
@@ -144,9 +148,9 @@ cfn-lint: $(BIN)/.synced
 
 check: lint typecheck layers cfn-lint ## static checks: ruff, mypy --strict, import-linter layering, cfn-lint
 
-# sam build runs build-HttpFunction, build-McpFunction and build-PurgeFunction below (template Metadata: BuildMethod makefile); then the
+# sam build runs build-HttpFunction, build-McpFunction, build-PurgeFunction and build-VectorSyncFunction below (template Metadata: BuildMethod makefile); then the
 # artifacts are compiled to bytecode and checked against their size budgets. No Docker: arm64 wheels only.
-build: install sam ## build the three Lambda artifacts into .aws-sam/build and report their sizes
+build: install sam ## build the four Lambda artifacts into .aws-sam/build and report their sizes
 	@$(ENSURE_UV)
 	$(SAM) build
 	"$(PYTHON)" scripts/artifacts.py .aws-sam/build
@@ -154,7 +158,7 @@ build: install sam ## build the three Lambda artifacts into .aws-sam/build and r
 # Called by `sam build` in a scratch copy of src/ with ARTIFACTS_DIR set: the function's locked dependency set,
 # installed from arm64 wheels (hash-checked), then the modules of ours its entrypoint imports and the project's
 # metadata (scripts/lambda_package.py). Console scripts (bin/) cannot run on Lambda.
-build-HttpFunction build-McpFunction build-PurgeFunction: build-%:
+build-HttpFunction build-McpFunction build-PurgeFunction build-VectorSyncFunction: build-%:
 	@$(ENSURE_UV)
 	@mkdir -p "$(ROOT)build"
 	$(UV) export --project "$(ROOT)" --frozen --no-dev --no-emit-project --no-header --no-annotate --quiet \

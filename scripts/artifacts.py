@@ -45,12 +45,21 @@ FOREIGN = {
     "McpFunction": ("fastapi", "handlers/http/app.py", "handlers/http/openapi.py", "handlers/aws/http.py"),
     # The purge runs the core alone: no door framework.
     "PurgeFunction": ("fastapi", "mcp", "mcp_types", "cryptography", "handlers/http/app.py", "handlers/mcp/tools.py"),
+    # The vector index's stream consumer (RecallVectorIndex) too.
+    "VectorSyncFunction": (
+        "fastapi",
+        "mcp",
+        "mcp_types",
+        "cryptography",
+        "handlers/http/app.py",
+        "handlers/mcp/tools.py",
+    ),
 }
 # Unzipped MB, bytecode included (issue 7). A function without a budget is refused, so a new one must declare its own.
 # The HTTP function's grew from 20 to 24 MB with recall (issue 27): its Snowball stemmer (1.7 MB with bytecode: every
 # language ships in one package) and simsimd (1.5 MB). Size stands in for cold start here; the bench's import check
 # measures the cold start itself.
-BUDGET_MB = {"HttpFunction": 24.0, "McpFunction": 50.0, "PurgeFunction": 16.0}
+BUDGET_MB = {"HttpFunction": 24.0, "McpFunction": 50.0, "PurgeFunction": 16.0, "VectorSyncFunction": 16.0}
 MB = 1024 * 1024
 
 

@@ -28,6 +28,7 @@ import botocore.session
 import pytest
 from botocore.config import Config
 from fastapi.testclient import TestClient
+from hypothesis import settings
 from moto import mock_aws
 
 import core.errors
@@ -65,6 +66,11 @@ EVENT_API_KEY = "am_e7e27e57e7e2_fixture-only-test-key-not-valid-anywhere-00"
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
+
+# No deadline for a Hypothesis example: how long one takes is the machine's load, not the code's behaviour (speed
+# targets live in `make bench`); a test here once failed at 265 ms against the 200 ms default while two suites ran.
+settings.register_profile("agent-memory", deadline=None)
+settings.load_profile("agent-memory")
 
 
 class FakeClock:

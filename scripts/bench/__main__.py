@@ -2,8 +2,9 @@
 sizes, printed as a table and written to .bench/<timestamp>.json and .bench/latest.json. No AWS is needed.
 
     python -m bench [--quick] [--strict] [--build] [--skip cold,warm,ops,serve,portability,artifacts]
-                    [--render .bench/latest.json]
-    python -m bench --markdown docs/performance.json > docs/performance.md   (what `make perf-doc` runs)
+                    [--sizes 100,1000,10000,30000] [--render .bench/latest.json]
+    python -m bench --markdown docs/performance.json > docs/performance.md   (what `make perf-doc` runs, with:)
+    python -m bench --charts docs/performance.json   (its pictures, docs/performance-*.svg)
 """
 
 from __future__ import annotations
@@ -22,22 +23,32 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import page, pricing, report, targets
+from bench import charts, page, pricing, report, targets
 from bench.engine import dynamodb_local
 
 ROOT = Path(__file__).resolve().parents[2]
 REGION = "us-east-1"
+# The ops part's namespaces; those larger than FULL_UP_TO measure recall and `q` alone, cold and warm (bench.ops).
+SIZES = [100, 1000, 10000, 30000]
+QUICK_SIZES = [100, 1000]
+FULL_UP_TO = 10000
+# Namespaces of this many memories or more are loaded by import (creates run at 10-100 a second on DynamoDB Local,
+# an import ten times faster); smaller ones through the service's creates.
+IMPORT_FROM = 10000
 
 
-def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log: Any) -> dict[str, Any]:
-    """`reps`: per namespace size, (timed repeats, repeats with units computed)."""
+def run_ops(
+    sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log: Any, full_up_to: int | None = None
+) -> dict[str, Any]:
+    """`reps`: per namespace size, (timed repeats, repeats with units computed). A namespace larger than `full_up_to`
+    measures recall and `q` alone (bench.ops.RECALL_AND_Q)."""
     from adapters.dynamodb import ensure_table, make_client
+    from adapters.dynamodb.changes import WINDOW_SECONDS
     from adapters.dynamodb.client import READERS, STAMPERS
     from adapters.offline import offline_embedder
     from bench.baseline import TodayRepository
     from bench.capacity import PAGE_BYTES, Recorder, TableShape, requested_at_submit
-    from bench.dataset import load
-    from bench.ops import OperationBench
+    from bench.ops import RECALL_AND_Q, OperationBench
     from bench.recall import CountingEmbedder, passage_tokens, question_tokens
     from core.memories import MemoryService
     from handlers.bootstrap import Settings, build_services, use_placeholder_credentials
@@ -56,13 +67,9 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
         ensure_table(loader, table, definition)
         settings = Settings(table_name=table, endpoint_url=endpoint_url, region=REGION)
         embedder = CountingEmbedder(offline_embedder())  # every write and recall embeds through it, counted
-        loading = build_services(settings, loader, embedder).memories
         started = time.perf_counter()
-        namespaces = {}
-        for index, size in enumerate([*sizes, other]):
-            name = f"bench-{size}" if index < len(sizes) else f"other-{size}"
-            namespaces[name] = load(loading, name, size, seed=index)
-            print(f"  loaded {name}: {size} memories ({time.perf_counter() - started:.0f} s)", file=log, flush=True)
+        imported = [size >= IMPORT_FROM for size in sizes]
+        namespaces, loaded_s = _load(build_services(settings, loader, embedder), sizes, imported, other, log)
         load_s = time.perf_counter() - started
 
         client = make_client(endpoint_url, REGION)  # the one the service under test uses, counted
@@ -71,12 +78,13 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
         shadow = make_client(endpoint_url, REGION, read_timeout=60)
         # DynamoDB ends a Query page at 1 MB read; DynamoDB Local does not. Every Query of the counted client reads
         # at most the items of the largest size that fit in 1 MB, so no page it gets could exceed one on AWS.
-        # So per kind of item a segment Query reads (its sort keys' prefix: a search copy, an access item...).
-        largest_by_kind = _largest_items(shadow, table)
+        # So per kind of item a segment Query reads (its sort keys' prefix: a search copy, an access item...), and
+        # per index (whose page is 1 MB of its entries: a KEYS_ONLY entry, the change index's, is a tenth of an item).
+        largest_by_kind, largest_entries = _largest_items(shadow, table, shape, list(namespaces))
         largest = max(largest_by_kind.values())
-        page_items = PAGE_BYTES // largest
         kinds = {kind: PAGE_BYTES // size for kind, size in largest_by_kind.items() if kind}
-        recorder = Recorder(client, shape, page_items=page_items, kinds=kinds)
+        indexes = {index: PAGE_BYTES // size for index, size in largest_entries.items()}
+        recorder = Recorder(client, shape, page_items=PAGE_BYTES // largest, kinds=kinds, indexes=indexes)
         for pool in (READERS, STAMPERS):  # the service's concurrent calls: sequential by task, not by thread start
             requested_at_submit(pool)
         services = build_services(settings, client, embedder)
@@ -84,17 +92,18 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
         # too, so that the two compare like for like.
         key_ids = {name: services.keys.create(name)[0].key_id for name in namespaces}
         today = MemoryService(TodayRepository(client, table), fenced=True)
-        recall = (services.recall, embedder) if services.recall is not None else None
+        memories, recall = _cold(client, table, embedder)
         bench = OperationBench(
-            services.memories,
+            memories,
             recorder,
             shadow,
             shape,
             seed=42,
             today=today,
-            page_items=page_items,
-            recall=recall,
+            page_items=PAGE_BYTES // largest,
+            recall=(recall, embedder),
             key_ids=key_ids,
+            warm=(services.memories, services.recall) if services.recall is not None else None,
         )
         results: dict[str, Any] = {}
         for name, namespace in namespaces.items():
@@ -106,14 +115,23 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
                 "visible": namespace.visible,
                 "reps": reps[namespace.size][0],
                 "capacity_reps": reps[namespace.size][1],
-                "ops": bench.run(namespace, *reps[namespace.size]),
+                "ops": bench.run(
+                    namespace,
+                    *reps[namespace.size],
+                    only=RECALL_AND_Q if full_up_to is not None and namespace.size > full_up_to else None,
+                ),
             }
             print(f"  measured {name} ({time.perf_counter() - op_started:.0f} s)", file=log, flush=True)
         return {
             "load_s": load_s,
+            "load_s_by_namespace": loaded_s,
+            "imported": [name for name, was in zip(namespaces, [*imported, True], strict=True) if was],
             "largest_item_bytes": largest,
-            "page_items": page_items,
+            "page_items": PAGE_BYTES // largest,
             "page_items_by_kind": kinds,
+            "page_items_by_index": indexes,
+            # A warm refresh lists again every change of this many seconds before its last (adapters.dynamodb.changes).
+            "change_window_s": WINDOW_SECONDS,
             "memories_loaded": sum(ns.size for ns in namespaces.values()),
             "other_namespace": other,
             "recall_model": embedder.model,
@@ -125,22 +143,94 @@ def run_ops(sizes: list[int], other: int, reps: dict[int, tuple[int, int]], log:
         }
 
 
-def _largest_items(client: Any, table: str) -> dict[str, int]:
-    """The size of the table's largest item of each kind, by its sort key's prefix (`MEM`, `Q`, `A`, ...; DynamoDB's
-    size rules, bench.capacity.item_size)."""
-    from bench.capacity import item_kind, item_size
+def _load(
+    services: Any, sizes: list[int], imported: list[bool], other: int, log: Any
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """A namespace of each size (`bench-<size>`), through the memory service's creates or, where `imported` says and
+    for the other namespace (`other-<size>`), by `agent-memory import`'s own loading (ten times faster; its revisions
+    carry no change key, as any import's); each namespace (bench.dataset.Namespace) and the seconds it took."""
+    from adapters.dynamodb.namespaces import Namespaces
+    from bench.dataset import exported, load
+    from core.recall.indexing import RecallIndexer
+
+    namespaces, loaded_s = {}, {}
+    for index, (size, by_import) in enumerate(zip([*sizes, other], [*imported, True], strict=True)):
+        name = f"bench-{size}" if index < len(sizes) else f"other-{size}"
+        began = time.perf_counter()
+        if by_import:
+            namespace, memories = exported(name, size, seed=index)
+            importing = Namespaces(services.client, services.settings.table_name)
+            importing.begin_import(name, "0" * 64)
+            importing.load(name, memories, lambda _: None, RecallIndexer(services.embedder))
+            importing.finish_import(name, memories)
+            namespaces[name] = namespace
+        else:
+            namespaces[name] = load(services.memories, name, size, seed=index)
+        loaded_s[name] = time.perf_counter() - began
+        how = "imported" if by_import else "created"
+        print(f"  {how} {name}: {size} memories in {loaded_s[name]:.0f} s", file=log, flush=True)
+    return namespaces, loaded_s
+
+
+def _cold(client: Any, table: str, embedder: Any) -> tuple[Any, Any]:
+    """The memory and recall services as a process's first read of a namespace finds them: no warm copy (budgets 0),
+    every digest or search copy read. The services as built (build_services: warm copies) measure the warm reads."""
+    from adapters.dynamodb.memories import DynamoDBMemoryRepository
+    from core.memories import MemoryService
+    from core.recall.indexing import RecallIndexer
+    from core.recall.service import RecallService
+
+    cold = DynamoDBMemoryRepository(client, table, dimensions=embedder.dimensions, warm_search_bytes=0)
+    memories = MemoryService(cold, fenced=True, indexer=RecallIndexer(embedder))
+    return memories, RecallService(cold, embedder, fenced=True, warm_bytes=0)
+
+
+def _largest_items(client: Any, table: str, shape: Any, namespaces: list[str]) -> tuple[dict[str, int], dict[str, int]]:
+    """The size of the largest item of each kind of the namespaces' partitions (the memories' and each tag's), by its
+    sort key's prefix (`MEM`, `Q`, `A`, ...; DynamoDB's size rules, bench.capacity.item_size), and of the largest entry
+    of each of `shape`'s indexes. Read by Query, partition by partition: DynamoDB Local's Scan of a table of 50,000
+    memories took more than 20 minutes."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from adapters.dynamodb.codec import memory_partition, tag_partition
+    from bench.capacity import item_kind, item_size, largest_entries
+    from bench.dataset import TAG, TAG_VOCABULARY
+
+    partitions = [
+        partition
+        for name in namespaces
+        for partition in (memory_partition(name), *(tag_partition(name, tag) for tag in (*TAG_VOCABULARY, TAG)))
+    ]
+
+    def read(partition: dict[str, Any]) -> tuple[dict[str, int], dict[str, int]]:
+        largest: dict[str, int] = {}
+        entries: dict[str, int] = {}
+        params = {
+            "TableName": table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": partition},
+        }
+        while True:
+            response = client.query(**params)
+            for item in response.get("Items", []):
+                # Items with an id in their key (counters, totals and the like are one a namespace).
+                kind = item_kind(item["sk"]["S"]) if "#" in item["sk"]["S"] else ""
+                largest[kind] = max(largest.get(kind, 1), item_size(item))
+            for index, size in largest_entries(shape, response.get("Items", [])).items():
+                entries[index] = max(entries.get(index, 1), size)
+            if "LastEvaluatedKey" not in response:
+                return largest, entries
+            params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
     largest: dict[str, int] = {}
-    params = {"TableName": table}
-    while True:
-        response = client.scan(**params)
-        for item in response.get("Items", []):
-            # Items with an id in their key (counters, totals and the like are one a namespace).
-            kind = item_kind(item["sk"]["S"]) if "#" in item["sk"]["S"] else ""
-            largest[kind] = max(largest.get(kind, 1), item_size(item))
-        if "LastEvaluatedKey" not in response:
-            return largest
-        params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+    entries: dict[str, int] = {}
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for found, found_entries in pool.map(read, partitions):
+            for kind, size in found.items():
+                largest[kind] = max(largest.get(kind, 1), size)
+            for index, size in found_entries.items():
+                entries[index] = max(entries.get(index, 1), size)
+    return largest, entries
 
 
 def run_artifacts(build: bool) -> dict[str, Any]:
@@ -187,13 +277,23 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--skip", default="", help="comma-separated parts to skip: cold,warm,ops,serve,portability,artifacts"
     )
+    parser.add_argument(
+        "--sizes",
+        type=lambda text: [int(size) for size in text.split(",")],
+        help="comma-separated namespace sizes of the ops part (default 100,1000,10000,30000; --quick 100,1000); "
+        f"those over {FULL_UP_TO:,} measure recall and q alone",
+    )
     parser.add_argument("--render", metavar="JSON", help="print the table of a stored run (.bench/*.json) and stop")
     parser.add_argument("--markdown", metavar="JSON", help="print docs/performance.md for a stored run and stop")
+    parser.add_argument(
+        "--charts", metavar="JSON", help="write the performance page's pictures (SVG) beside a stored run and stop"
+    )
     return parser.parse_args(argv)
 
 
-def measure(quick: bool, build: bool, skip: set[str], log: Any) -> dict[str, Any]:
-    """One run: each part not skipped, then its costs and targets."""
+def measure(quick: bool, build: bool, skip: set[str], log: Any, sizes: list[int] | None = None) -> dict[str, Any]:
+    """One run: each part not skipped, then its costs and targets. `sizes`: the ops part's namespaces (by default
+    SIZES, or QUICK_SIZES)."""
     started = time.perf_counter()
     result: dict[str, Any] = {
         "started": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -214,9 +314,9 @@ def measure(quick: bool, build: bool, skip: set[str], log: Any) -> dict[str, Any
         result["warm"] = warm.measure(rounds=3 if quick else 5, calls=10 if quick else 20)
     if "ops" not in skip:
         print("operations on DynamoDB Local ...", file=log, flush=True)
-        sizes, other = ([100, 1000], 1000) if quick else ([100, 1000, 10000], 10000)
-        reps = {100: (5, 1), 1000: (5, 1)} if quick else {100: (11, 2), 1000: (11, 2), 10000: (5, 1)}
-        result["ops"] = run_ops(sizes, other, reps, log=log)
+        sizes, other = (sizes or QUICK_SIZES, 1000) if quick else (sizes or SIZES, 10000)
+        reps = {size: (5, 1) if quick or size >= 10_000 else (11, 2) for size in sizes}
+        result["ops"] = run_ops(sizes, other, reps, log=log, full_up_to=FULL_UP_TO)
     if "serve" not in skip:
         from bench import serve
 
@@ -247,7 +347,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown:
         print(page.markdown(json.loads(Path(args.markdown).read_text())), end="")
         return 0
-    result = measure(args.quick, args.build, set(filter(None, args.skip.split(","))), log=sys.stderr)
+    if args.charts:
+        stored = Path(args.charts)
+        for path in charts.write_charts(json.loads(stored.read_text()), stored.parent):
+            print(f"written: {path}")
+        return 0
+    result = measure(args.quick, args.build, set(filter(None, args.skip.split(","))), log=sys.stderr, sizes=args.sizes)
     print(report.render(result))
     out = ROOT / ".bench"
     out.mkdir(exist_ok=True)

@@ -9,8 +9,10 @@ elements.
 
 Units: a read is 1 RCU per 4 KB (strongly consistent), half that when eventually consistent; a Query or Scan sums
 the sizes of every item it EVALUATED (before FilterExpression; a projection or Select=COUNT does not reduce it) and
-rounds up once per call; GetItem and BatchGetItem round per item. A write is 1 WCU per 1 KB of the larger of the old
-and new item, 2x inside a transaction, plus the writes each GSI needs (see `index_write_units`).
+rounds up once per call; GetItem and BatchGetItem round per item. A Query of a global secondary index (always
+eventually consistent) sums the sizes of the index ENTRIES it evaluated: the table's key, the index's key and the
+projected attributes (`TableShape.projected`; a KEYS_ONLY entry is its keys alone). A write is 1 WCU per 1 KB of the
+larger of the old and new item, 2x inside a transaction, plus the writes each GSI needs (see `index_write_units`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -109,6 +111,9 @@ class TableShape:
     def key_of(self, item: Item) -> dict[str, Any]:
         return {name: item[name] for name in self.keys}
 
+    def index(self, name: str) -> Index | None:
+        return next((index for index in self.indexes if index.name == name), None)
+
     def projected(self, index: Index, item: Item | None) -> dict[str, Any] | None:
         """The index entry `item` has (None when it lacks an index key: sparse)."""
         if not item or any(name not in item for name in index.keys):
@@ -117,6 +122,23 @@ class TableShape:
             return dict(item)
         wanted = {*self.keys, *index.keys, *(index.include if index.projection == "INCLUDE" else ())}
         return {name: value for name, value in item.items() if name in wanted}
+
+
+def entry_size(shape: TableShape, index_name: str | None, item: Item) -> int:
+    """The bytes a read of `item` counts: the item's on the table (`index_name` None), its entry's on an index."""
+    index = shape.index(index_name) if index_name else None
+    return item_size(shape.projected(index, item) if index else item)
+
+
+def largest_entries(shape: TableShape, items: Iterable[Item]) -> dict[str, int]:
+    """The size of the largest entry of each index among `items` (indexes without one left out)."""
+    largest: dict[str, int] = {}
+    for item in items:
+        for index in shape.indexes:
+            entry = shape.projected(index, item)
+            if entry is not None:
+                largest[index.name] = max(largest.get(index.name, 1), item_size(entry))
+    return largest
 
 
 def index_write_units(shape: TableShape, old: Item | None, new: Item | None) -> int:
@@ -148,6 +170,13 @@ class Call:
     returned: int = 0
     failed: str | None = None
     params: dict[str, Any] | None = None
+    # Read units and items by what was read: an index's name, else the kind of item (`item_kind`: `RCL`, `MEM`, ...).
+    kinds: dict[str, list[float]] = field(default_factory=dict)
+
+    def read(self, kind: str, units: float, items: int) -> None:
+        units_and_items = self.kinds.setdefault(kind, [0.0, 0])
+        units_and_items[0] += units
+        units_and_items[1] += items
 
 
 @dataclass
@@ -169,6 +198,16 @@ class Recording:
     @property
     def returned(self) -> int:
         return sum(call.returned for call in self.calls)
+
+    def read_by_kind(self) -> dict[str, dict[str, float]]:
+        """Read units and items of the recording's calls by what they read (`Call.kinds`)."""
+        totals: dict[str, dict[str, float]] = {}
+        for call in self.calls:
+            for kind, (units, items) in call.kinds.items():
+                total = totals.setdefault(kind, {"rcu": 0.0, "items": 0})
+                total["rcu"] += units
+                total["items"] += items
+        return totals
 
     def count(self, *operations: str) -> int:
         return sum(1 for call in self.calls if not operations or call.operation in operations)
@@ -253,14 +292,21 @@ class Recorder:
     """
 
     def __init__(
-        self, client: Any, shape: TableShape, page_items: int | None = None, kinds: Mapping[str, int] | None = None
+        self,
+        client: Any,
+        shape: TableShape,
+        page_items: int | None = None,
+        kinds: Mapping[str, int] | None = None,
+        indexes: Mapping[str, int] | None = None,
     ) -> None:
         """`page_items`: the most items any Query or Scan of `client` may read, always (recording or not): with the
         namespace's largest item, PAGE_BYTES // its size models DynamoDB's 1 MB page, which DynamoDB Local lacks.
-        `kinds`: the same per kind of item (item_kind), for a Query of one id range of one kind (a search segment)."""
+        `kinds`: the same per kind of item (item_kind), for a Query of one id range of one kind (a search segment).
+        `indexes`: the same per index, for a Query of an index (whose page is 1 MB of its entries, not of items)."""
         self._shape = shape
         self._page_items = page_items
         self._kinds = kinds or {}
+        self._indexes = indexes or {}
         self._lock = threading.Lock()
         self._active: Recording | None = None
         self._shadow: Any = None
@@ -278,9 +324,7 @@ class Recorder:
 
     def _before(self, params: dict[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
         if self._page_items is not None and model.name in ("Query", "Scan"):
-            first = params.get("ExpressionAttributeValues", {}).get(":first", {}).get("S")
-            most = self._kinds.get(item_kind(first), self._page_items) if first else self._page_items
-            params["Limit"] = min(params.get("Limit", most), most)
+            params["Limit"] = min(params.get("Limit", self._page_limit(params)), self._page_limit(params))
         if self._active is None:
             return
         at, _requested.at = getattr(_requested, "at", None), None  # only a task's first call was requested then
@@ -288,6 +332,14 @@ class Recorder:
         context["bench_params"] = dict(params)
         if self._shadow is not None and model.name in WRITES:
             context["bench_old"] = [self._image(key) for key, _, _ in self._write_targets(model.name, params)]
+
+    def _page_limit(self, params: Mapping[str, Any]) -> int:
+        """The most items one page of this Query or Scan reads on AWS: of its index's entries, or of its kind."""
+        assert self._page_items is not None
+        if "IndexName" in params:
+            return self._indexes.get(params["IndexName"], self._page_items)
+        first = params.get("ExpressionAttributeValues", {}).get(":first", {}).get("S")
+        return self._kinds.get(item_kind(first), self._page_items) if first else self._page_items
 
     def _after(self, parsed: Mapping[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
         recording = self._active
@@ -351,14 +403,17 @@ class Recorder:
         if operation in ("Query", "Scan"):
             shadow_call: Callable[..., Any] = getattr(self._shadow, "query" if operation == "Query" else "scan")
             items = _evaluated(shadow_call, shadow_read_params(params), last_key)
-            consistent = bool(params.get("ConsistentRead")) and "IndexName" not in params
+            index = params.get("IndexName")
+            consistent = bool(params.get("ConsistentRead")) and index is None
             call.evaluated = len(items)
-            call.rcu = read_units(sum(item_size(item) for item in items), consistent)
+            call.rcu = read_units(sum(entry_size(self._shape, index, item) for item in items), consistent)
+            call.read(index or self._kind_read(params, items), call.rcu, call.evaluated)
         elif operation == "GetItem":
             item = self._image({"__table": params["TableName"], "__key": params["Key"]})
             call.evaluated = 1 if item else 0
             call.returned = call.evaluated
             call.rcu = read_units(item_size(item), bool(params.get("ConsistentRead")))
+            call.read(self._kind_of(params["Key"]), call.rcu, call.evaluated)
         elif operation in ("BatchGetItem", "TransactGetItems"):
             if operation == "BatchGetItem":
                 keys = [
@@ -373,8 +428,10 @@ class Recorder:
                 ]
             for key, consistent, factor in keys:
                 item = self._image(key)
+                units = factor * read_units(item_size(item), consistent)
                 call.evaluated += 1 if item else 0
-                call.rcu += factor * read_units(item_size(item), consistent)
+                call.rcu += units
+                call.read(self._kind_of(key["__key"]), units, 1 if item else 0)
             call.returned = call.evaluated
         elif operation == "BatchExecuteStatement":
             pass  # per statement: _statement_units
@@ -386,6 +443,17 @@ class Recorder:
                 call.wcu += factor * write_units(max(item_size(before), item_size(after)))
                 if not failed and not check:
                     call.wcu += index_write_units(self._shape, before, after)
+
+    def _kind_of(self, key: Mapping[str, Any]) -> str:
+        """The kind of the item at `key` (its sort key's prefix; a counter's or a total's whole sort key)."""
+        return item_kind(str(key[self._shape.keys[-1]]["S"]))
+
+    def _kind_read(self, params: Mapping[str, Any], items: list[Item]) -> str:
+        """The kind of item a Query or Scan of the table read: its first item's, or the kind its range starts at."""
+        if items:
+            return self._kind_of(items[0])
+        first = params.get("ExpressionAttributeValues", {}).get(":first", {}).get("S")
+        return item_kind(first) if first else ""
 
     def _statement_units(
         self, call: Call, params: Mapping[str, Any], parsed: Mapping[str, Any], old: list[Item | None]

@@ -56,7 +56,15 @@ RELATED = ("related", "create_related")
 # Keeping memories true: one memory superseded by another (POST /memories/{id}/supersede), and a create that
 # supersedes one (POST /memories with `supersedes`).
 SUPERSEDING = ("supersede", "create_superseding")
-OPERATIONS = ("create", "get", "patch", "delete", *LIFECYCLE, *LISTINGS, "recall", *RELATED, *SUPERSEDING)
+# Recall and a `q` search from a process's warm copy of the namespace (core.warm; `recall` and `search_q` are cold: a
+# process's first read, every digest or search copy): `_warm` after one read and no change since (but those the change
+# index lists again at each refresh: every change of the last changes.WINDOW_SECONDS), `_warm_changed` with CHANGES
+# changes written through the service between timed calls (half creates, half content patches).
+WARM = ("recall_warm", "search_q_warm", "recall_warm_changed", "search_q_warm_changed")
+CHANGES = 10
+# What the largest namespaces measure (the other operations cost the same at any size, or grow as these do).
+RECALL_AND_Q = ("search_q", "recall", *WARM)
+OPERATIONS = ("create", "get", "patch", "delete", *LIFECYCLE, *LISTINGS, "recall", *RELATED, *SUPERSEDING, *WARM)
 # Measured again with today's repository (bench/baseline.py) in the same run, for the targets that compare with it.
 TODAY = ("list_100", "list_deep", "search_q")
 
@@ -98,9 +106,12 @@ class OperationBench:
         page_items: int | None = None,
         recall: tuple[RecallService, CountingEmbedder] | None = None,
         key_ids: Mapping[str, str] | None = None,
+        warm: tuple[MemoryService, RecallService] | None = None,
     ) -> None:
         """`recall`: the recall service over `service`'s store and the embedder both embed with, counted. `key_ids`:
-        the id of an API key of each namespace, which its reads are made for (behind their read fence)."""
+        the id of an API key of each namespace, which its reads are made for (behind their read fence). `service` and
+        `recall` read cold (no warm copy); `warm`: the same services over a store that keeps warm copies (WARM)."""
+        self._warm = warm
         self._key_ids = key_ids or {}
         self._page_items = page_items
         self._recall = recall
@@ -165,10 +176,45 @@ class OperationBench:
             actions["create_related"] = lambda: created_with_related(
                 service, recall.related, name, NewMemory.parse(memory_body(rng)), key_id
             )
+        if self._warm is not None and service is self._service:
+            actions.update(self._warm_actions(name, key_id, reads))
         return actions
 
-    def run(self, namespace: Namespace, reps: int, capacity_reps: int) -> dict[str, Any]:
+    def _warm_actions(self, name: str, key_id: str | None, reads: list[int]) -> dict[str, Callable[[], object]]:
+        """WARM's reads, and (in `_between`) the changes written before each of the `_changed` ones."""
+        assert self._warm is not None
+        memories, recall = self._warm
+        service, rng, searched = self._service, self._rng, RetrievalQuery.parse(LISTINGS["search_q"])
+
+        def search() -> object:
+            return memories.search(name, searched, key_id=key_id)
+
+        def recalled() -> object:
+            return recall.recall(name, RecallQuery.parse({"query": question(rng)}), key_id=key_id)
+
+        def changes() -> None:
+            for n in range(CHANGES):
+                if n % 2:
+                    service.update(
+                        name, rng.choice(reads), MemoryChanges.parse({"content": memory_body(rng)["content"]})
+                    )
+                else:
+                    service.create(name, NewMemory.parse(memory_body(rng)))
+
+        self._between.update({"recall_warm_changed": changes, "search_q_warm_changed": changes})
+        return {
+            "recall_warm": recalled,
+            "search_q_warm": search,
+            "recall_warm_changed": recalled,
+            "search_q_warm_changed": search,
+        }
+
+    def run(
+        self, namespace: Namespace, reps: int, capacity_reps: int, only: tuple[str, ...] | None = None
+    ) -> dict[str, Any]:
+        """Each operation's figures (`only`: these operations alone, none of today's)."""
         self._setup: dict[str, Callable[[], object]] = {}
+        self._between: dict[str, Callable[[], object]] = {}
         actions = self._actions(namespace, reps + capacity_reps)
         if self._today is not None:
             setup, self._setup = self._setup, {}
@@ -178,7 +224,7 @@ class OperationBench:
         results: dict[str, Any] = {}
         partition: dict[str, Any] | None = None
         for op in [*OPERATIONS, *(f"{op}@today" for op in TODAY)]:
-            if op not in actions:
+            if op not in actions or (only is not None and op not in only):
                 continue
             entry, last = self._measure(op, actions[op], reps, capacity_reps)
             if op == "get":
@@ -205,14 +251,18 @@ class OperationBench:
 
         if op in self._setup:
             self._setup.pop(op)()
-        if op.removesuffix("@today") in LISTINGS or op == "recall" or op in RELATED:
+        if op.removesuffix("@today") in LISTINGS or op in ("recall", *RELATED, *WARM):
             # DynamoDB Local runs on a JVM: a statement kind it has not run yet (PartiQL batches, say) is slow
-            # until compiled, which AWS's fleet never is. Both ways of a listing are timed warm.
+            # until compiled, which AWS's fleet never is. Both ways of a listing are timed warm. A warm copy is made
+            # by the first of these reads.
             for _ in range(WARMUP):
                 action()
-        timing = timed(counting, reps)
+        between = self._between.get(op)
+        timing = timed(counting, reps, before=between)
         costed: list[Recording] = []
         for _ in range(capacity_reps):
+            if between is not None:
+                between()
             with self._recorder.recording(self._shadow) as recording:
                 action()
             costed.append(recording)
@@ -245,6 +295,8 @@ class OperationBench:
             # What the read fence adds (within the figures above): the targets judge a read's plan without it.
             "fence_reads": statistics.median(len(fence_reads(rec, self._shape)) for rec in counted),
             "fence_rcu": statistics.median(sum(call.rcu for call in fence_reads(rec, self._shape)) for rec in costed),
+            # What the units are made of (by index, or kind of item), in the costed run of the median units.
+            "reads_by_kind": sorted(costed, key=lambda rec: rec.rcu)[(len(costed) - 1) // 2].read_by_kind(),
         }
         listing = op.removesuffix("@today")
         if listing in LISTINGS:

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from bench import report
+from bench.charts import CHARTS, series_of
 from bench.recall import growth
-from bench.targets import targets
+from bench.targets import read_parts, targets
 
 TEMPLATE = Path(__file__).with_name("page.md")
 GENERATED = (
@@ -23,7 +24,36 @@ def markdown(result: dict[str, Any]) -> str:
     shown = {**result, "targets": targets(result)}
     text = TEMPLATE.read_text()
     filled = text.replace("{{run}}", _run(result)).replace("{{report}}", report.render(shown))
+    filled = filled.replace("{{charts}}", _charts(result))
     return GENERATED + "\n" + filled.replace("{{growth}}", _growth(result))
+
+
+def _charts(result: dict[str, Any]) -> str:
+    """What recall and `q` read and how long they take against the namespace's size, cold and warm: a few sentences
+    from the run, and its pictures (bench.charts, which `make perf-doc` writes beside the page)."""
+    shown = [(name, title) for name, figure, title, _, _ in CHARTS if series_of(result, figure)]
+    if not shown:
+        return "This run measured neither recall nor `q` at any size: it has no pictures."
+    images = "\n\n".join(f"![{title}, recall and q, cold and warm, by namespace size]({name})" for name, title in shown)
+    return _warm_summary(result) + images
+
+
+def _warm_summary(result: dict[str, Any]) -> str:
+    """At the largest size that measured them: each warm read's units and what they are made of, against the cold."""
+    sizes = result["ops"]["sizes"]
+    measured = [size for size, entry in sizes.items() if "recall_warm" in entry["ops"]]
+    if not measured:
+        return ""
+    size = max(measured, key=int)
+    ops = sizes[size]["ops"]
+    lines = [f"At {int(size):,} memories (median latency on this machine, over DynamoDB Local):", ""]
+    for cold, what in (("recall", "a recall"), ("search_q", "a `q` search")):
+        for op, how in ((cold, "cold"), (f"{cold}_warm", "warm"), (f"{cold}_warm_changed", "warm, 10 changes since")):
+            if op in ops:
+                m = ops[op]
+                lines.append(f"- {what}, {how}: {m['rcu']:g} RCU ({read_parts(m)}), {m['p50_ms']:.0f} ms;")
+    lines[-1] = lines[-1].removesuffix(";") + "."
+    return "\n".join(lines) + "\n\n"
 
 
 def _growth(result: dict[str, Any]) -> str:
@@ -35,8 +65,9 @@ def _growth(result: dict[str, Any]) -> str:
     at_cost, at_p50 = grown["n_at_cost_limit"], grown["n_at_p50_limit"]
     factor = grown["largest_dimensions_factor"]
     return (
-        "Recall reads every digest of the namespace (DynamoDB applies the filters as it reads), so its reads, cost "
-        f"and latency grow linearly with the memories in it: in this run each 1,000 memories add "
+        "A cold recall (a process's first of the namespace: later ones read what changed, above) reads every digest "
+        "of the namespace (DynamoDB applies the filters as it reads), so its reads, cost and latency grow linearly "
+        "with the memories in it: in this run each 1,000 memories add "
         f"{grown['rcu_per_1000']:.1f} RCU to a recall (about {grown['digest_bytes']:.0f} bytes a digest, with "
         f"{grown['dimensions']}-dimension vectors), {grown['p50_ms_per_1000']:.0f} ms to its median latency "
         f"and ${grown['usd_per_m_per_1000']:.2f} to the price of 1M recalls. At that rate one recall costs more "

@@ -29,6 +29,10 @@ STAMPING = (
     "list_deep",
     "list_by_use",
     "recall",
+    "recall_warm",
+    "recall_warm_changed",
+    "search_q_warm",
+    "search_q_warm_changed",
 )
 
 
@@ -59,7 +63,8 @@ def costs(result: dict[str, Any]) -> dict[str, Any]:
                 continue
             ddb = m["rcu"] * RRU_PER_M + m["wcu"] * WRU_PER_M
             stamps = m["wcu"] * WRU_PER_M if op.removesuffix("@today") in STAMPING else 0.0
-            tokens = ops.get("question_tokens" if op == "recall" else "passage_tokens", 0.0)
+            # A recall embeds its question; a write (a warm row's changes are not its own) the memory it writes.
+            tokens = ops.get("question_tokens" if op.startswith("recall") else "passage_tokens", 0.0)
             bedrock = m.get("embed_calls", 0) * tokens * TITAN_V2_PER_M_TOKENS
             for door in FUNCTIONS:
                 overhead_ms = warm.get(door, {}).get("handler_us", 0.0) / 1000

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.charts import COLD_AND_WARM
 from bench.pricing import (
     AGENTCORE_RETRIEVALS_PER_M,
     HTTP_API_PER_M,
@@ -14,6 +15,7 @@ from bench.pricing import (
     WRU_PER_M,
 )
 from bench.recall import growth
+from bench.targets import read_parts
 
 OPS_LEGEND = (
     "   list = defaults (sort=id, limit 10); list_offset = offset 50; prime = status=active sort=updated_at limit=20\n"
@@ -68,6 +70,8 @@ def render(result: dict[str, Any]) -> str:
     out.extend(part(result[name]) for name, part in sections if result.get(name))
     if any("recall" in entry["ops"] for entry in result.get("ops", {}).get("sizes", {}).values()):
         out.append(_recall(result))
+    if any("recall_warm" in entry["ops"] for entry in result.get("ops", {}).get("sizes", {}).values()):
+        out.append(_cold_and_warm(result))
     if any("related" in entry["ops"] for entry in result.get("ops", {}).get("sizes", {}).values()):
         out.append(_related(result))
     if result.get("artifacts") is not None:
@@ -121,7 +125,11 @@ def _kinds(ops: dict[str, Any]) -> str:
     kinds = ops.get("page_items_by_kind")
     if not kinds:
         return ""
-    return ", an id segment of one kind " + ", ".join(f"{kind}# {n:,}" for kind, n in sorted(kinds.items()))
+    indexes = ops.get("page_items_by_index")
+    entries = (
+        ", an index's entries " + ", ".join(f"{index} {n:,}" for index, n in sorted(indexes.items())) if indexes else ""
+    )
+    return ", an id segment of one kind " + ", ".join(f"{kind}# {n:,}" for kind, n in sorted(kinds.items())) + entries
 
 
 def _fence(ops: dict[str, Any]) -> str:
@@ -139,9 +147,10 @@ def _ops(ops: dict[str, Any]) -> str:
         f"N={int(n):,}: q {e['selectivity']['q']:.1%}, tag {e['selectivity']['tag']:.1%}"
         for n, e in ops["sizes"].items()
     )
+    imported = f"; by import: {', '.join(ops['imported'])}" if ops.get("imported") else ""
     title = (
         f"\n== Operations on DynamoDB Local: {ops['memories_loaded']:,} memories loaded in {ops['load_s']:.0f} s "
-        f"(incl. another namespace of {ops['other_namespace']:,}); repeats timed/with units: {reps}\n"
+        f"(incl. another namespace of {ops['other_namespace']:,}{imported}); repeats timed/with units: {reps}\n"
         f"   search_q: q='espresso', search_tag: tag='travel'; share of visible memories matching: {sel}\n"
         + OPS_LEGEND
         + _fence(ops)
@@ -194,8 +203,8 @@ def _cost(cost: dict[str, Any]) -> str:
         f"${RRU_PER_M}/1M RRU, ${WRU_PER_M}/1M WRU; us-east-1, no free tier, cold starts (<1%) left out"
     )
     sizes = [size for size in cost if size not in ("assumptions", "memory_mb")]
-    ops_names = list(cost[sizes[0]]) if sizes else []
-    rows = [[op, *(_priced(cost[size][op]) for size in sizes)] for op in ops_names]
+    ops_names = list(dict.fromkeys(op for size in sizes for op in cost[size]))  # the largest sizes measure fewer
+    rows = [[op, *(_priced(cost[size][op]) if op in cost[size] else "" for size in sizes)] for op in ops_names]
     if any("stamps" in doors["http"] for size in sizes for doors in cost[size].values()):
         title += "\n   (stamps $x: the part of the price that pays for the access stamps, the same at both doors)"
     return title + "\n" + table(["op", *(f"N={int(size):,}" for size in sizes)], rows)
@@ -249,6 +258,42 @@ def _recall(result: dict[str, Any]) -> str:
     return out
 
 
+def _cold_and_warm(result: dict[str, Any]) -> str:
+    """Recall and a `q` search per size, cold and warm: calls, units and what they are made of, latency, price."""
+    ops, cost = result["ops"], result.get("cost", {})
+    title = (
+        "\n== Recall and q, cold and warm: cold = a process's first read of the namespace (every digest, or every "
+        "search copy); warm = the same process's next read, from its copy brought up to date (the id counter, one "
+        "Query of the change index, the changed rows by key), with no change since its last read or with 10 (5 "
+        "creates, 5 patches) written between timed reads; each refresh lists again every change of the last "
+        f"{ops.get('change_window_s', '?')} s\n"
+        "   RCU made of: counter, change index (its entries), digests / search copies, records, access items, fence "
+        "(items read); USD per 1M as in Cost (HTTP door / MCP door)"
+    )
+    rows = []
+    for size, entry in ops["sizes"].items():
+        for op, what, state in COLD_AND_WARM:
+            m = entry["ops"].get(op)
+            if not m:
+                continue
+            priced = cost.get(size, {}).get(op, {})
+            rows.append(
+                [
+                    f"{int(size):,}",
+                    what,
+                    state,
+                    f"{m['read_calls']:g}+{m['write_calls']:g} ({m['read_rounds']:g})",
+                    f"{m['rcu']:g}",
+                    read_parts(m),
+                    f"{m['p50_ms']:.1f}",
+                    f"{m['p99_ms']:.1f}",
+                    f"{priced['http']['total']:.2f} / {priced['mcp']['total']:.2f}" if priced else "",
+                ]
+            )
+    headers = ["N", "op", "read", "calls r+w (seq)", "RCU", "RCU made of", "p50 ms", "p99 ms", "$ total"]
+    return title + "\n" + table(headers, rows, left=3)
+
+
 def _related(result: dict[str, Any]) -> str:
     """Related memories (GET /memories/{id}/related, limit 3) and a create with and without the related check its MCP
     answer carries (create_memory), per size: the check compares the vector the write computed with every digest."""
@@ -297,6 +342,13 @@ def _serve(served: dict[str, Any]) -> str:
     )
     rows = [[f"{r['ops_per_s']:.0f}", str(int(r["failed"]))] for r in served["rounds"]]
     out.append(table(["ops/s", "non-2xx"], rows) + f"\nmedian: {served['median_ops_per_s']:.0f} ops/s")
+    recalled = served.get("recall")
+    if recalled:
+        out.append(
+            f"then {recalled['recalls'] + 1} recalls one by one: the first (every digest read) "
+            f"{recalled['cold_ms']:.0f} ms, the rest (warm copy) p50 {recalled['warm_p50_ms']:.1f} ms, "
+            f"p99 {recalled['warm_p99_ms']:.1f} ms"
+        )
     return "\n".join(out)
 
 

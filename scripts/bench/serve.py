@@ -161,6 +161,35 @@ def _timed_creates(port: int, token: str, count: int) -> list[float]:
     return spent
 
 
+# Recalls timed one after another by one client at the end: the first is the process's first recall of the namespace
+# (it reads every digest: cold), the rest read from its warm copy (core.recall.warm).
+RECALLS = 31
+RECALL_QUESTION = "/recall?query=which+seat+does+the+user+prefer&limit=10"
+
+
+def _timed_recalls(port: int, token: str, count: int) -> dict[str, float]:
+    """ms of `count` recalls by one client, one after another: the first (cold), and the median and p99 of the rest
+    (warm)."""
+    headers = {"authorization": f"Bearer {token}"}
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    spent = []
+    for _ in range(count):
+        start = time.perf_counter()
+        connection.request("GET", RECALL_QUESTION, headers=headers)
+        response = connection.getresponse()
+        response.read()
+        if response.status != 200:
+            raise RuntimeError(f"recall answered {response.status}")
+        spent.append((time.perf_counter() - start) * 1000)
+    connection.close()
+    return {
+        "cold_ms": spent[0],
+        "warm_p50_ms": statistics.median(spent[1:]),
+        "warm_p99_ms": percentile(spent[1:], 0.99),
+        "recalls": count - 1,
+    }
+
+
 def _health_under_slow_lists(port: int, token: str, listers: int, probes: int) -> dict[str, float]:
     """/healthz latency from one client while `listers` clients each repeat a search of the whole namespace."""
     stop = threading.Event()
@@ -202,8 +231,8 @@ def _health_under_slow_lists(port: int, token: str, listers: int, probes: int) -
 
 def measure(clients: int = 16, seconds: float = 8, rounds: int = 3, memories: int = 10_000) -> dict[str, Any]:
     """One `serve` started as users start it (its own DynamoDB Local): `memories` creates (the last 500 timed one
-    by one), the resident memory of serve and its engine, ops/s of `clients` concurrent clients, and /healthz
-    while whole-namespace searches run."""
+    by one), the resident memory of serve and its engine, ops/s of `clients` concurrent clients, /healthz
+    while whole-namespace searches run, and at the end recalls one by one, cold then warm."""
     timed = min(500, memories // 2)
     with tempfile.TemporaryDirectory(prefix="bench-serve-") as scratch:
         port = free_port()
@@ -227,6 +256,7 @@ def measure(clients: int = 16, seconds: float = 8, rounds: int = 3, memories: in
                 _round(port, token, clients, 2)  # warm-up: connections, the key cache
                 measured = [_round(port, token, clients, seconds) for _ in range(rounds)]
                 rss_after = _rss_mb_by_process(process.pid)
+                recalled = _timed_recalls(port, token, RECALLS)
             finally:
                 process.terminate()
                 try:
@@ -248,6 +278,7 @@ def measure(clients: int = 16, seconds: float = 8, rounds: int = 3, memories: in
         "rss_parts": rss,
         "rss_after_parts": rss_after,
         "health": health,
+        "recall": {"memories": memories, **recalled},
     }
 
 

@@ -31,6 +31,23 @@ DEEP_CPU_RATIO = 0.25
 # more units than a `q` search reading every record of the namespace (today's way: search_q@today).
 RECALL_P50_MS = 150.0
 RECALL_P50_AT = "1000"
+# Issue 41: a recall from a process's warm copy at 10,000 memories reads at most 5 units besides the digests that
+# changed since its last read, and answers within 100 ms at the median on serve; a cold recall at 30,000 costs no more
+# per memory than at 10,000.
+WARM_RECALL_RCU = 5.0
+WARM_RECALL_AT = "10000"
+WARM_RECALL_SERVE_P50_MS = 100.0
+COLD_PER_MEMORY_AT = ("10000", "30000")
+# What a read's units are made of, by what it read (bench.capacity.Call.kinds): an index, or a kind of item.
+READ_PARTS = (
+    ("COUNTER", "counter"),
+    ("by_change", "change index"),
+    ("RCL", "digests"),
+    ("Q", "search copies"),
+    ("MEM", "records"),
+    ("A", "access items"),
+    ("KEY", "fence"),
+)
 # Sequential round trips (calls sent together count once). get: the record's read, the read fence (the caller's key,
 # read after the data), then the access item's stamp (which once went with the read, but may land only after the
 # fence); history: the memory's revision count, then the page of revisions, then the read fence; restore: a read,
@@ -70,6 +87,7 @@ def targets(result: dict[str, Any]) -> list[Target]:
 
     if result.get("ops"):
         _operations(result["ops"], add)
+        _warm_copies(result["ops"], result.get("cost", {}), result.get("serve") or {}, add)
     if result.get("cold"):
         _cold(result["cold"], add)
     if result.get("warm"):
@@ -83,7 +101,8 @@ def targets(result: dict[str, Any]) -> list[Target]:
 
 
 def _operations(ops: dict[str, Any], add: Add) -> None:
-    sizes = sorted(ops["sizes"], key=int)
+    # The namespaces that measured every operation (the largest measure recall and `q` alone: bench.ops.RECALL_AND_Q).
+    sizes = sorted((size for size, entry in ops["sizes"].items() if "list" in entry["ops"]), key=int)
     small, large = ops["sizes"][sizes[0]]["ops"], ops["sizes"][sizes[-1]]["ops"]
     at = f"N={int(sizes[-1]):,}"
     _round_trips(large, at, add)
@@ -110,7 +129,7 @@ def _operations(ops: dict[str, Any], add: Add) -> None:
             ratio <= DEEP_CPU_RATIO,
         )
     _naive(large, at, add)
-    _recall(ops, at, add)
+    _recall(ops, large, at, add)
     _related(large, at, add)
     for op in ("list", "prime"):
         m = large[op]
@@ -265,9 +284,8 @@ def _naive(large: dict[str, Any], at: str, add: Add) -> None:
         )
 
 
-def _recall(ops: dict[str, Any], at: str, add: Add) -> None:
-    """Recall's reads against a `q` search's, its warm latency, and the embedding calls of a recall and a write."""
-    large = ops["sizes"][max(ops["sizes"], key=int)]["ops"]
+def _recall(ops: dict[str, Any], large: dict[str, Any], at: str, add: Add) -> None:
+    """Recall's reads against a `q` search's, its latency, and the embedding calls of a recall and a write."""
     recall, search = large.get("recall"), large.get("search_q@today")
     if recall is None:
         return
@@ -283,7 +301,7 @@ def _recall(ops: dict[str, Any], at: str, add: Add) -> None:
     timed = ops["sizes"].get(RECALL_P50_AT, {}).get("ops", {}).get("recall")
     if timed is not None:
         add(
-            "recall p50, warm",
+            "recall p50, cold read",
             f"< {RECALL_P50_MS:g} ms (N={int(RECALL_P50_AT):,}; question by {ops.get('question_model', '?')})",
             f"{timed['p50_ms']:.1f} ms (p99 {timed['p99_ms']:.1f})",
             timed["p50_ms"] < RECALL_P50_MS,
@@ -302,6 +320,66 @@ def _recall(ops: dict[str, Any], at: str, add: Add) -> None:
         f"{recall['read_rounds']:g} sequential reads, {recall['read_calls']:g}+{recall['write_calls']:g} calls ({at})",
         None,
     )
+
+
+def read_parts(m: dict[str, Any]) -> str:
+    """What a read's units are made of (`reads_by_kind`), in words: `counter 0.5 + change index 0.5 (12) + ...`, with
+    the items read where more than one."""
+    parts = m.get("reads_by_kind", {})
+    order, named = [kind for kind, _ in READ_PARTS], dict(READ_PARTS)
+    kinds = sorted(parts, key=lambda kind: order.index(kind) if kind in named else len(order))
+    shown = [
+        f"{named.get(kind, kind or 'other')} {parts[kind]['rcu']:g}"
+        + (f" ({parts[kind]['items']:g})" if parts[kind]["items"] > 1 else "")
+        for kind in kinds
+    ]
+    return " + ".join(shown) or "not recorded"
+
+
+def _warm_copies(ops: dict[str, Any], cost: dict[str, Any], served: dict[str, Any], add: Add) -> None:
+    """Recall from a process's warm copy (core.recall.warm) against its budget, and cold recall's price per memory."""
+    at = ops["sizes"].get(WARM_RECALL_AT, {}).get("ops", {})
+    for op, since in (("recall_warm", "no change since its last read"), ("recall_warm_changed", "10 changes since")):
+        m = at.get(op)
+        if m is None:
+            continue
+        changed = m.get("reads_by_kind", {}).get("RCL", {"rcu": 0.0})["rcu"]
+        add(
+            f"warm recall: RCU, {since}",
+            f"<= {WARM_RECALL_RCU:g} + the changed digests' (N={int(WARM_RECALL_AT):,}), fence aside",
+            f"{m['rcu']:g} = {read_parts(m)}",
+            _plan(m, "rcu") - changed <= WARM_RECALL_RCU,
+        )
+    recalled = served.get("recall")
+    warm = at.get("recall_warm")
+    if recalled:
+        add(
+            "warm recall p50 on serve",
+            f"<= {WARM_RECALL_SERVE_P50_MS:g} ms (N={recalled['memories']:,}, over HTTP)",
+            f"{recalled['warm_p50_ms']:.1f} ms (p99 {recalled['warm_p99_ms']:.1f}; the first, cold: "
+            f"{recalled['cold_ms']:.0f} ms)",
+            recalled["warm_p50_ms"] <= WARM_RECALL_SERVE_P50_MS,
+        )
+    elif warm is not None:
+        add(
+            "warm recall p50 on serve",
+            f"<= {WARM_RECALL_SERVE_P50_MS:g} ms (serve not measured: in-process here, N={int(WARM_RECALL_AT):,})",
+            f"{warm['p50_ms']:.1f} ms in-process (p99 {warm['p99_ms']:.1f})",
+            None,
+        )
+    smaller, larger = (cost.get(size, {}).get("recall") for size in COLD_PER_MEMORY_AT)
+    if smaller and larger:
+        per = [
+            cost_of["mcp"]["total"] / int(size) * 1000
+            for cost_of, size in zip((smaller, larger), COLD_PER_MEMORY_AT, strict=True)
+        ]
+        units = [ops["sizes"][size]["ops"]["recall"]["rcu"] / int(size) * 1000 for size in COLD_PER_MEMORY_AT]
+        add(
+            f"cold recall per memory: N={int(COLD_PER_MEMORY_AT[1]):,}",
+            f"$ per 1M per 1,000 memories <= N={int(COLD_PER_MEMORY_AT[0]):,}'s (MCP door)",
+            f"${per[1]:.2f} vs ${per[0]:.2f} ({units[1]:.1f} vs {units[0]:.1f} RCU per 1,000)",
+            per[1] <= per[0],
+        )
 
 
 def _related(large: dict[str, Any], at: str, add: Add) -> None:

@@ -29,9 +29,12 @@ class Timing:
         }
 
 
-def timed(action: Callable[[], object], reps: int) -> Timing:
+def timed(action: Callable[[], object], reps: int, before: Callable[[], object] | None = None) -> Timing:
+    """`reps` runs of `action`, each after `before` (untimed) when given."""
     timing = Timing([], [])
     for _ in range(reps):
+        if before is not None:
+            before()
         wall, cpu = time.perf_counter(), time.process_time()
         action()
         timing.cpu_ms.append((time.process_time() - cpu) * 1000)

@@ -229,12 +229,14 @@ class MemoryService:
         return Page.of(page, matches.total, limit=query.limit, offset=query.offset)
 
     def _with_stored_stamps(self, namespace: str, page: list[Memory]) -> list[Memory]:
-        """The rows with their stored `last_accessed_at`, read in one batch (a listing that stamps needs none, so
-        the store's listing does not read them); a row purged meanwhile keeps its None."""
-        stamps = {
-            record.id: record.last_accessed_at for record in self._repository.records(namespace, [m.id for m in page])
-        }
-        return [memory.model_copy(update={"last_accessed_at": stamps.get(memory.id)}) for memory in page]
+        """The rows with their stored `last_accessed_at` (a listing that stamps needs none, so the store's listing
+        does not read them), read without reading the records again; a row purged meanwhile keeps its None."""
+        stamps = self._repository.stored_stamps(namespace, [memory.id for memory in page])
+        return [
+            memory.model_copy(update={"last_accessed_at": stamp.last_accessed_at if stamp else None})
+            for memory in page
+            for stamp in [stamps.get(memory.id)]
+        ]
 
 
 class _TermsOnly:

@@ -8,18 +8,20 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from adapters.dynamodb import make_client
 from bench.capacity import (
     Recorder,
     TableShape,
     index_write_units,
     item_size,
+    largest_entries,
     read_units,
     requested_at_submit,
     shadow_read_params,
     write_units,
 )
 from local.template import table_definition
-from tests.conftest import Engine
+from tests.conftest import REGION, Engine
 
 
 @pytest.mark.parametrize(
@@ -128,3 +130,70 @@ def test_calls_submitted_together_count_as_one_round_trip_however_late_their_thr
 
     assert together.sequential() == 1
     assert chained.sequential() == 2
+
+
+# The table as deployed (template.yaml), and a memory's revision as a change writes it: with its change key, which puts
+# it in the sparse KEYS_ONLY index `by_change` (adapters/dynamodb/changes.py), and a long content the entry leaves out.
+DEPLOYED = TableShape.from_definition(table_definition())
+PARTITION = {"S": "NS#a"}
+
+
+def revision(n: int, logged: bool = True) -> dict[str, object]:
+    item: dict[str, object] = {"pk": PARTITION, "sk": {"S": f"REV#{n:012d}#1"}, "content": {"S": "x" * 3000}}
+    return {**item, "change_key": {"S": f"2026-12-06T10:00:{n:02d}.000000Z#REV#{n:012d}#1"}} if logged else item
+
+
+def shadow() -> object:
+    """An uncounted client of the mocked engine, which the recorder reads units with."""
+    return make_client(None, REGION)
+
+
+def change_entry(n: int) -> dict[str, object]:
+    """Revision n's entry in `by_change`: the table's key and the index's, nothing else."""
+    item = revision(n)
+    return {name: item[name] for name in ("pk", "sk", "change_key")}
+
+
+def test_a_change_writes_one_index_entry_of_a_write_unit_into_the_change_index_and_nothing_else_does() -> None:
+    assert index_write_units(DEPLOYED, None, revision(1)) == 1  # a revision written by a change: its entry
+    assert index_write_units(DEPLOYED, None, revision(1, logged=False)) == 0  # an imported one carries no change key
+    marker = {"pk": PARTITION, "sk": {"S": "CHG#000000000001#gone"}, "change_key": {"S": "2026-12-06T10:00:00Z#CHG"}}
+    assert index_write_units(DEPLOYED, None, marker) == 1
+    assert index_write_units(DEPLOYED, revision(1), None) == 1  # a purge deletes it
+    assert largest_entries(DEPLOYED, [revision(1), revision(12)]) == {"by_change": item_size(change_entry(12))}
+
+
+def test_a_transaction_writing_a_logged_revision_costs_its_doubled_units_and_one_index_write(
+    moto_engine: Engine,
+) -> None:
+    client = moto_engine.client
+    table = moto_engine.new_table()
+    recorder = Recorder(client, DEPLOYED)
+
+    with recorder.recording(shadow()) as recorded:
+        client.transact_write_items(TransactItems=[{"Put": {"TableName": table, "Item": revision(1)}}])
+
+    assert recorded.wcu == 2 * write_units(item_size(revision(1))) + 1
+
+
+def test_a_query_of_the_change_index_costs_its_keys_only_entries_and_pages_by_their_size(moto_engine: Engine) -> None:
+    client = moto_engine.client
+    table = moto_engine.new_table()
+    for n in range(5):
+        client.put_item(TableName=table, Item=revision(n))
+    # Two of the table's largest items fill a 1 MB page here, as hundreds of the index's entries do.
+    recorder = Recorder(client, DEPLOYED, page_items=2, indexes={"by_change": 500})
+
+    with recorder.recording(shadow()) as recorded:
+        response = client.query(
+            TableName=table,
+            IndexName="by_change",
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": PARTITION},
+        )
+
+    assert len(response["Items"]) == 5
+    assert "LastEvaluatedKey" not in response
+    entries = sum(item_size(change_entry(n)) for n in range(5))
+    assert recorded.rcu == read_units(entries, consistent=False) == 0.5  # the 3 KB contents are not in the entries
+    assert recorded.read_by_kind() == {"by_change": {"rcu": 0.5, "items": 5}}

@@ -16,7 +16,8 @@ from bench.targets import targets
 
 RECORDED = json.loads((Path(__file__).resolve().parents[2] / "docs" / "performance.json").read_text())
 SHAPE = TableShape(("pk", "sk"), ())
-WRITES = ("create", "patch", "delete", "restore", "purge", "naive")
+# What reads no key item: the writes (their fence is a condition of their transaction) and the naive read.
+WRITES = ("create", "patch", "delete", "restore", "purge", "supersede", "create_superseding", "naive")
 
 
 def get_item(pk: str, sk: str) -> Call:
@@ -56,14 +57,27 @@ def fenced(run: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def test_the_targets_judge_how_a_read_reads_its_data_with_its_read_fence_aside() -> None:
-    before = {target["name"]: target["verdict"] for target in targets(RECORDED)}
+def unfenced(run: dict[str, Any]) -> dict[str, Any]:
+    """`run` as a run from before the read fence measured it: each read's figures less its fence's."""
+    result = copy.deepcopy(run)
+    for entry in result["ops"]["sizes"].values():
+        for m in entry["ops"].values():
+            reads, units = m.pop("fence_reads", 0), m.pop("fence_rcu", 0.0)
+            for figure in ("calls", "read_calls", "read_rounds", "rounds", "items_read", "items_returned"):
+                if figure in m:
+                    m[figure] -= reads
+            m["rcu"] -= units
+    return result
 
-    after = {target["name"]: target["verdict"] for target in targets(fenced(RECORDED))}
+
+def test_the_targets_judge_how_a_read_reads_its_data_with_its_read_fence_aside() -> None:
+    before = {target["name"]: target["verdict"] for target in targets(unfenced(RECORDED))}
+
+    after = {target["name"]: target["verdict"] for target in targets(fenced(unfenced(RECORDED)))}
 
     assert after == before
 
 
 def test_the_report_says_whether_a_runs_reads_paid_the_read_fence() -> None:
-    assert "reads made without the read fence" in markdown(RECORDED)
-    assert "each figure includes the read fence" in markdown(fenced(RECORDED))
+    assert "reads made without the read fence" in markdown(unfenced(RECORDED))
+    assert "each figure includes the read fence" in markdown(fenced(unfenced(RECORDED)))

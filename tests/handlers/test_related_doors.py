@@ -28,7 +28,7 @@ from core.recall.embedding import EmbedderUnavailableError, Kind
 from core.recall.indexing import RecallIndexer
 from core.recall.service import RecallService
 from core.recall.standin import StandInEmbedder
-from core.repository.digests import Candidate, CandidateFilter
+from core.repository.digests import Candidate, CandidateFilter, DigestChanges, DigestSnapshot
 from handlers.auth import Authenticator, open_access
 from handlers.http.app import create_app
 from handlers.mcp import create_server
@@ -193,6 +193,17 @@ class ReadsFailing(InMemoryMemoryRepository):
         if self.failing:
             raise StorageUnavailableError("storage is throttled")
         return super().recall_candidates(namespace, filters)
+
+    # What recall's warm index reads instead.
+    def digest_snapshot(self, namespace: str) -> DigestSnapshot:
+        if self.failing:
+            raise StorageUnavailableError("storage is throttled")
+        return super().digest_snapshot(namespace)
+
+    def digest_changes(self, namespace: str, mark: object) -> DigestChanges | None:
+        if self.failing:
+            raise StorageUnavailableError("storage is throttled")
+        return super().digest_changes(namespace, mark)
 
 
 @dataclass

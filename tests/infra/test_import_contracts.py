@@ -113,7 +113,7 @@ def test_every_function_entrypoint_has_its_own_contract_keeping_the_other_doors_
     assert {"local", "moto"} <= set(contract["forbidden_modules"])
 
 
-AWS_ADAPTERS = ("adapters.dynamodb", "adapters.bedrock")
+AWS_ADAPTERS = ("adapters.dynamodb", "adapters.bedrock", "adapters.s3vectors")
 
 
 # The adapters' package itself holds a docstring only: its modules are listed.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from bench.charts import CHARTS, write_charts
 from bench.page import GENERATED, markdown
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -28,3 +29,15 @@ def test_the_performance_page_says_which_run_it_comes_from() -> None:
 def test_a_run_without_a_machine_record_still_renders_saying_so() -> None:
     older = {key: value for key, value in RUN.items() if key not in ("machine", "elapsed_s")}
     assert "| machine | not recorded |" in markdown(older)
+
+
+def test_the_performance_pages_pictures_are_what_the_chart_module_makes_of_its_recorded_run(tmp_path: Path) -> None:
+    # On a mismatch: `make perf-doc` draws them again.
+    drawn = write_charts(RUN, tmp_path)
+
+    assert [path.name for path in drawn] == [name for name, *_ in CHARTS]
+    assert {path.name: (DOCS / path.name).read_text() for path in drawn} == {
+        path.name: path.read_text() for path in drawn
+    }
+    page = markdown(RUN)
+    assert all(f"]({path.name})" in page for path in drawn)

@@ -24,7 +24,9 @@ from botocore.exceptions import ClientError
 from adapters import dynamodb
 from adapters.bedrock import TITAN_DIMENSIONS
 from adapters.dynamodb import INDEXES, LISTED_ATTRIBUTES, make_client
-from adapters.dynamodb.codec import DELETED_INDEX, UNEMBEDDED_INDEX
+from adapters.dynamodb.changes import WINDOW_SECONDS
+from adapters.dynamodb.codec import CHANGE_INDEX, DELETED_INDEX, UNEMBEDDED_INDEX
+from adapters.dynamodb.table import TRANSACTION_ATTEMPTS, TRANSACTION_BACKOFF_SECONDS
 from handlers import bootstrap
 from handlers.bootstrap.recall import RANKING_VARIABLES
 from lambda_package import ROOT, closure
@@ -54,6 +56,8 @@ RANKING_PARAMETERS = {
     "RECALL_SEMANTIC_FLOOR": "RecallSemanticFloor",
     "RECALL_RELATED_FLOOR": "RecallRelatedFloor",
 }
+# The vector index recall asks (RecallVectorIndex), empty when it is off.
+VECTOR_ENV = {"VECTOR_BUCKET", "VECTOR_INDEX"}
 REQUIRED_ENV = {
     "HttpFunction": {
         "TABLE_NAME",
@@ -61,6 +65,7 @@ REQUIRED_ENV = {
         "POWERTOOLS_METRICS_NAMESPACE",
         *EMBEDDING_ENV,
         *RANKING_ENV,
+        *VECTOR_ENV,
     },
     "McpFunction": {
         "TABLE_NAME",
@@ -70,9 +75,14 @@ REQUIRED_ENV = {
         "POWERTOOLS_METRICS_NAMESPACE",
         *EMBEDDING_ENV,
         *RANKING_ENV,
+        *VECTOR_ENV,
     },
     "PurgeFunction": {"TABLE_NAME", "DELETED_RETENTION_DAYS", "POWERTOOLS_METRICS_NAMESPACE", *EMBEDDING_ENV},
+    # The vector index's stream consumer (RecallVectorIndex): the index it writes, and the model whose vectors it keeps.
+    "VectorSyncFunction": {*VECTOR_ENV, *EMBEDDING_ENV},
 }
+# The functions over the table (the vector index's consumer reads the stream, never the table, and embeds nothing).
+TABLE_FUNCTIONS = ("HttpFunction", "McpFunction", "PurgeFunction")
 EMBEDDING_MODEL_ARN = "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${EmbeddingModel}"
 # The functions that answer requests (behind API Gateway or a function URL), not a schedule.
 DOORS = ("HttpFunction", "McpFunction")
@@ -182,12 +192,23 @@ def _dynamodb_actions_the_repository_calls() -> set[str]:
 
 
 def _statements(properties: dict[str, Any], service: str = "dynamodb") -> list[dict[str, Any]]:
-    """The function's inline policy statements granting actions of `service`."""
-    statements = []
+    """The function's inline policy statements granting actions of `service` (a conditional one aside:
+    `_conditional_statements`)."""
+    statements: list[dict[str, Any]] = []
     for policy in properties["Policies"]:
         assert set(policy) == {"Statement"}, f"only inline statements, no managed or template policies: {policy}"
-        statements.extend(policy["Statement"])
+        statements.extend(statement for statement in policy["Statement"] if isinstance(statement, dict))
     return [s for s in statements if all(a.startswith(f"{service}:") for a in _as_list(s["Action"]))]
+
+
+def _conditional_statements(properties: dict[str, Any]) -> list[list[Any]]:
+    """The function's statements under a condition (`!If [condition, statement, !Ref AWS::NoValue]`)."""
+    return [
+        statement
+        for policy in properties["Policies"]
+        for statement in policy["Statement"]
+        if isinstance(statement, list)
+    ]
 
 
 def _as_list(value: str | list[str]) -> list[str]:
@@ -206,10 +227,11 @@ def test_table_gsis_are_exactly_the_ones_the_repository_queries():
     expected = {index: [("pk", "HASH"), (attribute, "RANGE")] for index, attribute in INDEXES.values()}
     expected[DELETED_INDEX] = [("purge_shard", "HASH"), ("deleted_at", "RANGE")]
     expected[UNEMBEDDED_INDEX] = [("embed_shard", "HASH"), ("sk", "RANGE")]
+    expected[CHANGE_INDEX] = [("pk", "HASH"), ("change_key", "RANGE")]
     assert declared == expected
 
 
-@pytest.mark.parametrize("index", [DELETED_INDEX, UNEMBEDDED_INDEX])
+@pytest.mark.parametrize("index", [DELETED_INDEX, UNEMBEDDED_INDEX, CHANGE_INDEX])
 def test_the_purge_and_backfill_indexes_hold_only_keys(index: str):
     # The sweep needs only which memories are due, the backfill which digests wait: each reads the rest itself.
     (sparse,) = [gsi for gsi in table_definition()["GlobalSecondaryIndexes"] if gsi["IndexName"] == index]
@@ -221,7 +243,7 @@ def test_indexes_project_what_listings_read_and_filter_on_and_none_holds_the_acc
     # index entry (an order by last use reads the access items instead).
     wanted = {*LISTED_ATTRIBUTES, "folded"} - {"pk", "sk"}
     for gsi in table_definition()["GlobalSecondaryIndexes"]:
-        if gsi["IndexName"] in (DELETED_INDEX, UNEMBEDDED_INDEX):
+        if gsi["IndexName"] in (DELETED_INDEX, UNEMBEDDED_INDEX, CHANGE_INDEX):
             continue
         own_key = gsi["KeySchema"][1]["AttributeName"]
         assert gsi["Projection"]["ProjectionType"] == "INCLUDE"
@@ -272,7 +294,7 @@ def test_template_declares_the_memory_table_and_no_other_table(template: dict[st
 # --- the functions -----------------------------------------------------------------------------------------------
 
 
-def test_the_template_has_the_http_the_mcp_and_the_purge_function(template: dict[str, Any]):
+def test_the_template_has_the_http_the_mcp_the_purge_and_the_vector_index_function(template: dict[str, Any]):
     assert set(_functions(template)) == set(REQUIRED_ENV)
 
 
@@ -346,6 +368,11 @@ def test_every_timeout_is_under_api_gateways_limit_and_above_the_dynamodb_client
         assert worst_case < properties["Timeout"], name
         if name in DOORS:
             assert properties["Timeout"] < API_GATEWAY_INTEGRATION_LIMIT_S, name
+    # A change is timed when its transaction is assembled and lands within the fenced transaction's attempts, each a
+    # call at worst: a warm index reading changes from its mark less the window reads every one (adapters.dynamodb.
+    # changes), with a fifth of the window left for the index's propagation and the clocks' skew.
+    transaction_backoff = sum(TRANSACTION_BACKOFF_SECONDS * 2**i for i in range(TRANSACTION_ATTEMPTS))
+    assert TRANSACTION_ATTEMPTS * worst_case + transaction_backoff < 0.8 * WINDOW_SECONDS
 
 
 def test_every_function_has_memory_between_512_mb_and_one_vcpu(template: dict[str, Any]):
@@ -505,15 +532,18 @@ def test_the_repository_calls_only_item_query_and_partiql_update_actions():
 
 def test_functions_may_call_exactly_the_dynamodb_actions_the_repository_uses(template: dict[str, Any]):
     used = _dynamodb_actions_the_repository_calls()
-    for name, properties in _functions(template).items():
+    for name in TABLE_FUNCTIONS:
+        properties = _functions(template)[name]
         granted = {action for statement in _statements(properties) for action in _as_list(statement["Action"])}
         assert granted == used, name
 
 
 def test_every_function_may_invoke_the_embedding_model_and_nothing_else_beyond_its_table(template: dict[str, Any]):
-    for name, properties in _functions(template).items():
+    for name in TABLE_FUNCTIONS:
+        properties = _functions(template)[name]
         statements = [s for service in ("dynamodb", "bedrock") for s in _statements(properties, service)]
-        assert sum(len(policy["Statement"]) for policy in properties["Policies"]) == len(statements), name
+        unconditional = [s for policy in properties["Policies"] for s in policy["Statement"] if isinstance(s, dict)]
+        assert len(unconditional) == len(statements), name
         (bedrock,) = _statements(properties, "bedrock")
         assert (bedrock["Effect"], _as_list(bedrock["Action"])) == ("Allow", ["bedrock:InvokeModel"]), name
         assert _as_list(bedrock["Resource"]) == [EMBEDDING_MODEL_ARN], name
@@ -597,7 +627,13 @@ def test_http_api_writes_access_logs_without_headers_to_its_log_group(template: 
 
 def test_every_log_group_keeps_logs_for_the_retention_parameter(template: dict[str, Any]):
     groups = _resources_of_type(template, "AWS::Logs::LogGroup")
-    assert set(groups) == {"ApiAccessLogGroup", "HttpFunctionLogGroup", "McpFunctionLogGroup", "PurgeFunctionLogGroup"}
+    assert set(groups) == {
+        "ApiAccessLogGroup",
+        "HttpFunctionLogGroup",
+        "McpFunctionLogGroup",
+        "PurgeFunctionLogGroup",
+        "VectorSyncFunctionLogGroup",
+    }
     for name, group in groups.items():
         assert group["Properties"]["RetentionInDays"] == "LogRetentionDays", name
     assert (
@@ -633,3 +669,68 @@ def test_no_function_is_given_a_setting_that_turns_authentication_off(template: 
         variables = properties.get("Environment", {}).get("Variables", {})
         # OAUTH_* add a way to authenticate (tokens beside API keys); none removes the need to.
         assert not [name for name in variables if "AUTH" in name.upper() and not name.startswith("OAUTH_")]
+
+
+# --- recall's vector index (RecallVectorIndex) --------------------------------------------------------------------
+
+
+VECTOR_RESOURCES = {"RecallVectorBucket", "RecallVectors", "VectorSyncFunction", "VectorSyncFunctionLogGroup"}
+
+
+def test_the_vector_index_is_off_by_default_and_all_of_it_comes_only_with_it(template: dict[str, Any]):
+    assert template["Parameters"]["RecallVectorIndex"]["Default"] == "Disabled"
+    assert template["Conditions"]["VectorIndexEnabled"] == ["RecallVectorIndex", "Enabled"]
+    conditioned = {
+        name for name, resource in template["Resources"].items() if resource.get("Condition") == "VectorIndexEnabled"
+    }
+    assert conditioned == VECTOR_RESOURCES
+    stream = template["Resources"][TABLE_RESOURCE]["Properties"]["StreamSpecification"]
+    assert stream == ["VectorIndexEnabled", {"StreamViewType": "NEW_IMAGE"}, "AWS::NoValue"]
+
+
+def test_the_vector_index_has_the_models_dimensions_cosine_and_the_name_the_consumer_is_given(template: dict[str, Any]):
+    index = template["Resources"]["RecallVectors"]["Properties"]
+    assert (index["DataType"], index["Dimension"], index["DistanceMetric"]) == (
+        "float32",
+        "EmbeddingDimensions",
+        "cosine",
+    )
+    assert "MetadataConfiguration" not in index  # every metadata key filterable: namespace, status, memory_type, tags
+    variables = _functions(template)["VectorSyncFunction"]["Environment"]["Variables"]
+    bucket = template["Resources"]["RecallVectorBucket"]["Properties"]["VectorBucketName"]
+    assert (variables["VECTOR_BUCKET"], variables["VECTOR_INDEX"]) == (bucket, index["IndexName"])
+
+
+def test_the_consumer_may_only_write_and_delete_the_one_vector_index(template: dict[str, Any]):
+    consumer = _functions(template)["VectorSyncFunction"]
+    (statement,) = [s for policy in consumer["Policies"] for s in policy["Statement"]]
+    assert statement["Effect"] == "Allow"
+    assert sorted(_as_list(statement["Action"])) == ["s3vectors:DeleteVectors", "s3vectors:PutVectors"]
+    assert statement["Resource"] == "RecallVectors.IndexArn"
+
+
+def test_the_consumer_reads_only_digest_records_of_the_tables_stream_and_reports_failures_per_record(
+    template: dict[str, Any],
+):
+    (event,) = _functions(template)["VectorSyncFunction"]["Events"].values()
+    properties = event["Properties"]
+    assert (event["Type"], properties["Stream"]) == ("DynamoDB", f"{TABLE_RESOURCE}.StreamArn")
+    assert properties["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    (pattern,) = [json.loads(found["Pattern"]) for found in properties["FilterCriteria"]["Filters"]]
+    assert pattern == {"dynamodb": {"Keys": {"sk": {"S": [{"prefix": "RCL#"}]}}}}
+    assert properties["BatchSize"] <= 500 * 2  # two calls at most a batch: puts and deletes take 500 a call
+
+
+def test_the_doors_may_only_query_the_one_vector_index_and_only_with_it_on(template: dict[str, Any]):
+    for name in DOORS:
+        properties = _functions(template)[name]
+        ((condition, statement, otherwise),) = _conditional_statements(properties)
+        assert (condition, otherwise) == ("VectorIndexEnabled", "AWS::NoValue"), name
+        assert statement["Effect"] == "Allow", name
+        assert sorted(_as_list(statement["Action"])) == ["s3vectors:GetVectors", "s3vectors:QueryVectors"], name
+        assert statement["Resource"] == "RecallVectors.IndexArn", name
+        variables = properties["Environment"]["Variables"]
+        consumer = _functions(template)["VectorSyncFunction"]["Environment"]["Variables"]
+        assert variables["VECTOR_BUCKET"] == ["VectorIndexEnabled", consumer["VECTOR_BUCKET"], ""], name
+        assert variables["VECTOR_INDEX"] == ["VectorIndexEnabled", consumer["VECTOR_INDEX"], ""], name
+    assert not _conditional_statements(_functions(template)["PurgeFunction"])

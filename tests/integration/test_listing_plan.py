@@ -46,12 +46,14 @@ class Stocked:
 @pytest.fixture(scope="module")
 def stocked(dynamodb_local_endpoint: str) -> Stocked:
     """Twins (as `twins`) holding stock(150), made once for the module's tests that only list and search them (about
-    4 s each on DynamoDB Local); their searches stamp both twins alike, so the twins stay the same."""
+    4 s each on DynamoDB Local); their searches stamp both twins alike, so the twins stay the same. Without warm copies:
+    each search is planned as a process's first (a warm one reads what changed: tests/integration/test_warm_index.py).
+    """
     engine = Engine("dynamodb-local", make_client(dynamodb_local_endpoint, REGION))
     assert engine.client is not None
     clock = FakeClock()
     twins = (
-        MemoryService(DynamoDBMemoryRepository(engine.client, engine.new_table()), clock),
+        MemoryService(DynamoDBMemoryRepository(engine.client, engine.new_table(), warm_search_bytes=0), clock),
         MemoryService(InMemoryMemoryRepository(), clock),
     )
     stock(twins, 150)
@@ -67,8 +69,11 @@ def stocked_queries(stocked: Stocked) -> Iterator[Queries]:
 
 
 def test_a_search_reads_every_segment_at_once_and_returns_what_the_core_defines(
-    twins: tuple[MemoryService, MemoryService], ddb_local_engine: Engine, monkeypatch: pytest.MonkeyPatch
+    ddb_local_engine: Engine, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Without warm copies: each search is read as a process's first is.
+    cold = DynamoDBMemoryRepository(ddb_local_engine.client, ddb_local_engine.new_table(), warm_search_bytes=0)
+    twins = (MemoryService(cold, clock), MemoryService(InMemoryMemoryRepository(), clock))
     monkeypatch.setattr(searches, "SEGMENT_IDS", 7)
     monkeypatch.setattr(searchcopies, "SEARCH_SEGMENT_IDS", 7)
     monkeypatch.setattr(accessitems, "ACCESS_SEGMENT_IDS", 7)
@@ -118,7 +123,7 @@ def test_a_search_in_a_namespace_whose_counter_went_near_a_billion_sends_a_bound
 ) -> None:
     table = ddb_local_engine.new_table()
     twins = (
-        MemoryService(DynamoDBMemoryRepository(ddb_local_engine.client, table), clock),
+        MemoryService(DynamoDBMemoryRepository(ddb_local_engine.client, table, warm_search_bytes=0), clock),
         MemoryService(InMemoryMemoryRepository(), clock),
     )
     stock(twins, 30)

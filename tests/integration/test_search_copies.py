@@ -8,12 +8,16 @@ import itertools
 import random
 from typing import Any
 
+import pytest
+
 from adapters.dynamodb.codec import SEARCH_PREFIX
+from adapters.dynamodb.memories import DynamoDBMemoryRepository
 from adapters.dynamodb.searchcopies import searchable
+from adapters.memory import InMemoryMemoryRepository
 from core.contract import RetrievalQuery
 from core.memories import MemoryService
 from core.model import MemoryChanges, NewMemory
-from tests.conftest import Engine
+from tests.conftest import Engine, FakeClock
 from tests.copies import assert_search_copies_mirror
 from tests.listings import NS, TAGS, Queries, same_page, stock
 
@@ -33,6 +37,14 @@ SEARCHES = [
         [(0, 10), (5, 20)],
     )
 ]
+
+
+@pytest.fixture
+def twins(ddb_local_engine: Engine, ddb_local_table: str, clock: FakeClock) -> tuple[MemoryService, MemoryService]:
+    """The same memories on DynamoDB Local and in memory, the DynamoDB store without warm copies: every search here
+    is read as a process's first (a warm one reads what changed: tests/integration/test_warm_index.py)."""
+    cold = DynamoDBMemoryRepository(ddb_local_engine.client, ddb_local_table, warm_search_bytes=0)
+    return MemoryService(cold, clock), MemoryService(InMemoryMemoryRepository(), clock)
 
 
 def on_copies(queries: Queries) -> list[dict[str, Any]]:

@@ -6,31 +6,47 @@ What reads a stamp joins it to the record (`joined`), and a listing by last use 
 (DynamoDB filters status and type, which they carry) in id segments read at once, orders them in the function,
 then reads the page's records: three sequential round trips (the id counter, every segment, the page) whatever the
 namespace's size, and about 100 bytes read per memory. A `q` or `tag` search by last use reads the records, as
-any search does, and joins each segment's stamps (searches.py). The stamps themselves are written by stamps.py.
+any search does, and joins each segment's stamps (searches.py). A read that needs some memories' stamps but not
+their records (a listing that stamps nothing, recall ranking by use) reads their access items alone (`stored_stamps`).
+The stamps themselves are written by stamps.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 from adapters.dynamodb.client import READERS
-from adapters.dynamodb.codec import ACCESS_PREFIX, ACCESSED_KEY, item_id, memory_partition, sort_value
+from adapters.dynamodb.codec import (
+    ACCESS_PREFIX,
+    ACCESSED_KEY,
+    NEVER_ACCESSED,
+    item_id,
+    memory_partition,
+    sort_value,
+    timestamp_of,
+)
 from adapters.dynamodb.queries import kind_conditions, leading_rows, segments
 from adapters.dynamodb.rawitems import raw_items, watch
 from adapters.dynamodb.records import from_item, memory_key
-from adapters.dynamodb.table import Items
+from adapters.dynamodb.table import BATCH_GET_ITEMS, Items
 from core.budget import carried
 from core.contract import RetrievalQuery
 from core.limits import ID_DIGITS
 from core.model import Memory
 from core.repository import Matches
+from core.repository.digests import StoredStamp
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 # Ids per segment: 4,096 access items of about 120 bytes (a namespace name of up to 64 characters) are one 1 MB page.
 ACCESS_SEGMENT_IDS: Final = 4096
+# Stamps read by id: ids at most this far apart are read by one Query of their range, the items between them included,
+# since a read by key costs half a unit (4 KB) however small the item, and an access item is at most 167 bytes (pk 69,
+# sk 14, accessed_key 50, status 13, memory_type 21): 24 of them are less than 4 KB.
+CLOSE_IDS: Final = 24
 
 Item = dict[str, Any]
 
@@ -54,6 +70,45 @@ def stamped(items: Items, namespace: str, memory_ids: list[int], consistent: boo
     found = items.get_many([key(namespace, i) for key in (memory_key, access_key) for i in memory_ids], consistent)
     records, accesses = found[: len(memory_ids)], found[len(memory_ids) :]
     return [joined(item, access) if item else None for item, access in zip(records, accesses, strict=True)]
+
+
+def stored_stamps(items: Items, namespace: str, memory_ids: Iterable[int]) -> dict[int, StoredStamp]:
+    """The status and stamp of each of `memory_ids` still stored, from their access items alone (eventually
+    consistent), read at once: each run of ids at most CLOSE_IDS apart by a Query of its range (in segments of one
+    page), each id far from any other by key, in BatchGetItems."""
+    wanted = sorted(set(memory_ids))
+    runs: list[list[int]] = []
+    for memory_id in wanted:
+        if runs and memory_id - runs[-1][-1] <= CLOSE_IDS:
+            runs[-1].append(memory_id)
+        else:
+            runs.append([memory_id])
+    ranges = [
+        (first, min(first + ACCESS_SEGMENT_IDS - 1, run[-1]))
+        for run in runs
+        if len(run) > 1
+        for first in range(run[0], run[-1] + 1, ACCESS_SEGMENT_IDS)
+    ]
+    alone = [access_key(namespace, run[0]) for run in runs if len(run) == 1]
+    reads: list[Callable[[], Iterable[Item | None]]] = [
+        *(partial(_range, items, namespace, first, last) for first, last in ranges),
+        *(partial(items.get_many, alone[i : i + BATCH_GET_ITEMS]) for i in range(0, len(alone), BATCH_GET_ITEMS)),
+    ]
+    found = [item for part in READERS.map(carried(lambda read: read()), reads) for item in part if item]
+    keep = set(wanted)
+    return {item_id(item): _stored_stamp(item) for item in found if item_id(item) in keep}
+
+
+def _range(items: Items, namespace: str, first: int, last: int) -> list[Item]:
+    request = {**AccessItems.range_request(namespace, first, last), "ExpressionAttributeNames": {"#status": "status"}}
+    request["ProjectionExpression"] += ", #status"
+    with raw_items():
+        return [item for page in items.pages(request) for item in page]
+
+
+def _stored_stamp(access: Mapping[str, Any]) -> StoredStamp:
+    accessed = access.get(ACCESSED_KEY, {}).get("S", NEVER_ACCESSED)
+    return StoredStamp(access["status"]["S"], None if accessed.startswith(NEVER_ACCESSED) else timestamp_of(accessed))
 
 
 def change_actions(table: str, namespace: str, before: Memory | None, after: Memory) -> list[Item]:

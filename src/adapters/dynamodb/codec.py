@@ -71,6 +71,7 @@ REVISION_PREFIX: Final = "REV#"
 DIGEST_PREFIX: Final = "RCL#"
 SEARCH_PREFIX: Final = "Q#"
 ACCESS_PREFIX: Final = "A#"
+CHANGE_PREFIX: Final = "CHG#"
 COUNTER_SK: Final = "COUNTER"
 STATS_SK: Final = "STATS"
 DELETED: Final = {"S": "deleted"}
@@ -82,6 +83,8 @@ DELETED_INDEX: Final = "by_deleted_at"
 PURGE_SHARDS: Final = 16
 # The sparse index of digests waiting for a vector, spread as the purge's.
 UNEMBEDDED_INDEX: Final = "by_unembedded"
+# The sparse index of a namespace's changes by time (changes.py): revisions written by a change, and markers.
+CHANGE_INDEX: Final = "by_change"
 # What a listing reads of a memory (template.yaml's indexes project exactly these): its stamp is in its access item.
 LISTED_ATTRIBUTES: Final = (
     "pk",

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from adapters.dynamodb import (
     accessitems,
+    changes,
     counters,
     digests,
     idempotency,
@@ -90,6 +91,7 @@ def removal(table: str, namespace: str, loaded: Loaded) -> list[Item]:
     counters.move(moves, memory_partition(namespace), memory, None)
     removed = [
         records.removal_action(table, namespace, memory.id),
+        {"Put": {"TableName": table, "Item": changes.marker(namespace, memory.id, "gone")}},
         digests.removal_action(table, namespace, memory.id),
         searchcopies.removal_action(table, namespace, memory.id),
         accessitems.removal_action(table, namespace, memory.id),

@@ -4,9 +4,10 @@ memories they count."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, get_args
 
+from adapters.dynamodb import changes
 from adapters.dynamodb.client import ConditionFailedError, TransactionCancelledError, call, storage_refused
 from adapters.dynamodb.codec import ABSENT, COUNTER_SK, STATS_SK, memory_partition, tag_partition
 from adapters.dynamodb.fence import transact_fenced
@@ -108,7 +109,8 @@ def next_id(items: Items, client: DynamoDBClient, table: str, namespace: str, li
             return int(response["Attributes"]["next_id"]["N"])
         except ConditionFailedError:
             pass  # no counter: a new namespace, or an erased one
-        first = {"TableName": table, "Item": {**counter, "next_id": {"N": "1"}}, "ConditionExpression": ABSENT}
+        started = {**counter, "next_id": {"N": "1"}, "born": changes.born()}
+        first = {"TableName": table, "Item": started, "ConditionExpression": ABSENT}
         try:
             transact_fenced(items, table, [{"Put": first}], live_key)
             return 1
@@ -117,3 +119,16 @@ def next_id(items: Items, client: DynamoDBClient, table: str, namespace: str, li
                 raise storage_refused(cancelled) from None
             # Another create started the counter meanwhile: draw from it.
     raise WriteConflictError(f"the id counter of namespace {namespace} kept changing; retry the create")
+
+
+def namespace_sizes(client: DynamoDBClient, table: str) -> Callable[[str], int]:
+    """How many memories a namespace holds, as recall's choice of path needs it (core.repository.vectors.VectorSearch
+    .holds): its id counter, one eventually consistent GetItem (half a read unit). An upper bound: every id ever
+    drawn counts, purged memories' too, which is all a threshold needs."""
+
+    def size(namespace: str) -> int:
+        key = {"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}
+        found = call(client.get_item, TableName=table, Key=key, ProjectionExpression="next_id")
+        return int(found.get("Item", {}).get("next_id", {}).get("N", "0"))
+
+    return size

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from adapters.dynamodb import changes
 from adapters.dynamodb.accessitems import stamped
 from adapters.dynamodb.client import READERS, ConditionFailedError, call
 from adapters.dynamodb.codec import (
@@ -26,7 +27,7 @@ from adapters.dynamodb.codec import (
     purge_shard,
     tags_value,
 )
-from adapters.dynamodb.queries import kind_conditions, segments
+from adapters.dynamodb.queries import LARGEST_DIMENSIONS, digest_segment_ids, kind_conditions, segments
 from adapters.dynamodb.rawitems import raw_items, watch
 from adapters.dynamodb.records import from_item
 from adapters.dynamodb.table import Items
@@ -34,18 +35,25 @@ from core.budget import carried
 from core.digest import Digest, Vector
 from core.limits import ID_DIGITS
 from core.model import Memory
-from core.repository.digests import Candidate, CandidateFilter, OwnDigest, Unembedded
+from core.repository.digests import (
+    Candidate,
+    CandidateFilter,
+    DigestChanges,
+    DigestRow,
+    DigestSnapshot,
+    OwnDigest,
+    Unembedded,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 Item = dict[str, Any]
 
-# Ids per segment of a recall's read: 1,024 digests of up to about 1 KB (terms, and a vector of up to 1,024 bytes) are
-# one 1 MB page.
-DIGEST_SEGMENT_IDS: Final = 1024
-# What recall reads of a digest (filters are evaluated by DynamoDB on the rest).
+# What recall reads of a digest (filters are evaluated by DynamoDB on the rest), and what a warm index keeps (the
+# filters' too). The read units are the whole item's either way.
 _CANDIDATE_ATTRIBUTES: Final = "sk, terms, vec, vec_scale, vec_model, updated_at, memory_type"
+_ROW_ATTRIBUTES: Final = f"{_CANDIDATE_ATTRIBUTES}, #status, tags"
 
 
 def to_digest(namespace: str, memory: Memory, digest: Digest) -> Item:
@@ -84,6 +92,11 @@ def to_candidate(item: Mapping[str, Any]) -> Candidate:
     )
 
 
+def to_row(item: Mapping[str, Any]) -> DigestRow:
+    tags = item.get("tags")
+    return DigestRow(to_candidate(item), item["status"]["S"], tuple(tags["S"][1:-1].split("\n")) if tags else ())
+
+
 def digest_sort_key(memory_id: int) -> dict[str, Any]:
     return {"S": f"{DIGEST_PREFIX}{memory_id:0{ID_DIGITS}d}"}
 
@@ -119,19 +132,45 @@ def removal_action(table: str, namespace: str, memory_id: int) -> Item:
 class Digests:
     """The digests of one table, as recall and the backfill read and write them."""
 
-    def __init__(self, client: DynamoDBClient, table_name: str, items: Items) -> None:
+    def __init__(
+        self, client: DynamoDBClient, table_name: str, items: Items, dimensions: int = LARGEST_DIMENSIONS
+    ) -> None:
+        """`dimensions`: the ranking model's, which the segments recall reads are sized for."""
         self._client = client
         self._table = table_name
         self._items = items
+        self._segment_ids = digest_segment_ids(dimensions)
         watch(client)
 
     def candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
+        return [to_candidate(item) for item in self._read(namespace, self._filtered(namespace, filters))]
+
+    def snapshot(self, namespace: str) -> DigestSnapshot:
+        """Every digest of the namespace, after the mark of the changes it holds (changes.py)."""
+        mark = changes.mark(self._items, namespace)
+        request = {
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
+            "ProjectionExpression": _ROW_ATTRIBUTES,
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": {":pk": memory_partition(namespace)},
+        }
+        return DigestSnapshot([to_row(item) for item in self._read(namespace, request)], mark)
+
+    def changes(self, namespace: str, mark: object) -> DigestChanges | None:
+        return changes.since(self._items, namespace, mark)
+
+    def rows(self, namespace: str, memory_ids: Sequence[int]) -> list[DigestRow]:
+        """The digests by id, strongly consistent (a read unit each, up to 4 KB)."""
+        keys = [digest_key(namespace, memory_id) for memory_id in dict.fromkeys(memory_ids)]
+        return [to_row(item) for item in self._items.get_many(keys, consistent=True) if item] if keys else []
+
+    def _read(self, namespace: str, request: Item) -> list[Item]:
+        """The digests `request` (a Query of the namespace's digest range) reads, its segments read at once."""
         counter = self._items.get_many([{"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}])[0]
         # Eventually consistent: the last segment is open-ended, so a stale counter misses no memory.
-        bounds = segments(int((counter or {}).get("next_id", {}).get("N", "0")), DIGEST_SEGMENT_IDS)
-        request = self._filtered(namespace, filters)
+        bounds = segments(int((counter or {}).get("next_id", {}).get("N", "0")), self._segment_ids)
         found = READERS.map(carried(lambda bound: self._segment(request, *bound)), bounds)
-        return [to_candidate(item) for part in found for item in part]
+        return [item for part in found for item in part]
 
     def _filtered(self, namespace: str, filters: CandidateFilter) -> Item:
         """The Query of the namespace's digests with the filters' conditions, as the retrieval's (queries.py)."""
@@ -198,6 +237,8 @@ class Digests:
             )
         except ConditionFailedError:
             return False
+        # After its vector: a warm index reading the marker reads the digest as embedded.
+        call(self._client.put_item, TableName=self._table, Item=changes.marker(namespace, memory_id, "embedded"))
         return True
 
 

@@ -23,6 +23,7 @@ from adapters.dynamodb.client import READERS, call
 from adapters.dynamodb.codec import INDEXES, STATS_SK, memory_partition, tag_partition
 from adapters.dynamodb.queries import query_request
 from adapters.dynamodb.records import from_item
+from adapters.dynamodb.searchcopies import WARM_SEARCH_BYTES
 from adapters.dynamodb.searches import Searches
 from adapters.dynamodb.table import Items
 from adapters.dynamodb.totals import QUERY_LIMIT_MAX, Totals, numbers, sized
@@ -53,11 +54,12 @@ Item = dict[str, Any]
 class Listing:
     """The `find` of DynamoDBMemoryRepository: one namespace's page of matches and their number."""
 
-    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+    def __init__(self, client: DynamoDBClient, table_name: str, warm_bytes: int = WARM_SEARCH_BYTES) -> None:
+        """`warm_bytes`: the budget of this process's warm copies of search copies (searchcopies.SearchCopies)."""
         self._client = client
         self._table = table_name
         self._reads = Items(client, table_name)
-        self._searches = Searches(client, table_name, self._reads)
+        self._searches = Searches(client, table_name, self._reads, warm_bytes)
 
     def find(self, namespace: str, query: RetrievalQuery) -> Matches:
         matches = self._found(namespace, query)

@@ -8,12 +8,14 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from adapters.dynamodb import counters, records, revisions
-from adapters.dynamodb.accessitems import stamped
+from adapters.dynamodb.accessitems import stamped, stored_stamps
 from adapters.dynamodb.client import incidental
 from adapters.dynamodb.commit import Committer, load
 from adapters.dynamodb.digests import Digests
 from adapters.dynamodb.fence import confirm_live
 from adapters.dynamodb.listing import Listing
+from adapters.dynamodb.queries import LARGEST_DIMENSIONS
+from adapters.dynamodb.searchcopies import WARM_SEARCH_BYTES
 from adapters.dynamodb.stamps import Stamps
 from adapters.dynamodb.table import Items
 from core.contract import RetrievalQuery
@@ -21,7 +23,16 @@ from core.digest import Vector
 from core.errors import MemoryNotFoundError
 from core.model import Memory
 from core.repository import Commit, LiveKey, Loaded, Matches, Revisions
-from core.repository.digests import Candidate, CandidateFilter, OwnDigest, Unembedded
+from core.repository.digests import (
+    Candidate,
+    CandidateFilter,
+    DigestChanges,
+    DigestRow,
+    DigestSnapshot,
+    OwnDigest,
+    StoredStamp,
+    Unembedded,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -30,14 +41,24 @@ if TYPE_CHECKING:
 class DynamoDBMemoryRepository:
     """MemoryRepository over one DynamoDB table."""
 
-    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        table_name: str,
+        *,
+        dimensions: int = LARGEST_DIMENSIONS,
+        warm_search_bytes: int = WARM_SEARCH_BYTES,
+    ) -> None:
+        """`dimensions`: the ranking model's (the bytes of its vectors, which size recall's reads of the digests:
+        queries.digest_segment_ids); by default the largest a deployment's model makes. `warm_search_bytes`: the
+        budget of this process's warm copies for `q` searches (searchcopies.SearchCopies; 0: none)."""
         self._client = client
         self._table = table_name
         self._items = Items(client, table_name)
-        self._listing = Listing(client, table_name)
+        self._listing = Listing(client, table_name, warm_search_bytes)
         self._stamps = Stamps(client, table_name, self._items)
         self._committer = Committer(client, table_name, self._items)
-        self._digests = Digests(client, table_name, self._items)
+        self._digests = Digests(client, table_name, self._items, dimensions)
 
     def next_id(self, namespace: str, live_key: LiveKey | None = None) -> int:
         # An id drawn without an answer is at most an id lost (ids may have gaps); the create stored nothing.
@@ -98,11 +119,23 @@ class DynamoDBMemoryRepository:
     def recall_candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
         return self._digests.candidates(namespace, filters)
 
+    def digest_snapshot(self, namespace: str) -> DigestSnapshot:
+        return self._digests.snapshot(namespace)
+
+    def digest_changes(self, namespace: str, mark: object) -> DigestChanges | None:
+        return self._digests.changes(namespace, mark)
+
+    def digest_rows(self, namespace: str, memory_ids: Sequence[int]) -> list[DigestRow]:
+        return self._digests.rows(namespace, memory_ids)
+
     def digest_of(self, namespace: str, memory_id: int) -> OwnDigest | None:
         return self._digests.digest_of(namespace, memory_id)
 
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
         return self._digests.records(namespace, memory_ids)
+
+    def stored_stamps(self, namespace: str, memory_ids: Sequence[int]) -> dict[int, StoredStamp]:
+        return stored_stamps(self._items, namespace, memory_ids)
 
     def unembedded(self, limit: int) -> list[Unembedded]:
         return self._digests.unembedded(limit)

@@ -8,12 +8,13 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final
 
-from adapters.dynamodb import records, revisions
+from adapters.dynamodb import changes, records, revisions
 from adapters.dynamodb.accessitems import AccessItems, joined, to_access_item
 from adapters.dynamodb.client import call
 from adapters.dynamodb.codec import (
     ABSENT,
     ACCESS_PREFIX,
+    CHANGE_PREFIX,
     COUNTER_SK,
     DIGEST_PREFIX,
     IDEMPOTENCY_PREFIX,
@@ -56,6 +57,7 @@ _KINDS: Final = (
     (ACCESS_PREFIX, "access items"),
     (IDEMPOTENCY_PREFIX, "idempotency records"),
     (COUNTER_SK, "id counters"),
+    (CHANGE_PREFIX, "change markers"),
     (STATS_SK, "totals"),
     (IMPORT_SK, "import markers"),
 )
@@ -201,7 +203,7 @@ class Namespaces:
             call(
                 self._client.put_item,
                 TableName=self._table,
-                Item={"pk": partition, "sk": {"S": COUNTER_SK}, "next_id": {"N": str(highest)}},
+                Item={"pk": partition, "sk": {"S": COUNTER_SK}, "next_id": {"N": str(highest)}, "born": changes.born()},
             )
         call(self._client.delete_item, TableName=self._table, Key={"pk": partition, "sk": {"S": IMPORT_SK}})
 

@@ -1,5 +1,6 @@
 """The Queries a listing sends: the request for a query in a partition (its index, filters and projection), the id
-segments a search reads at once, and the leading rows of some in a sort order."""
+segments a search reads at once (and how many ids a segment of recall's digests holds), and the leading rows of some in
+a sort order."""
 
 from __future__ import annotations
 
@@ -107,3 +108,28 @@ def segments(highest_id: int, size: int) -> list[tuple[int, int]]:
     bounds = [(1 + i * size, (i + 1) * size) for i in range(count)]
     bounds[-1] = (bounds[-1][0], MAX_MEMORY_ID)
     return bounds
+
+
+# A recall reads the digests in id segments at once (`segments`), each meant to be one page: a Query stops at
+# 1 MB, and a segment past it reads on, one more round trip. By DynamoDB's item-size rules (names and values, in
+# bytes), a digest item holds at their longest: its key (pk, "NS#" and a namespace of 64: 69; sk, "RCL#" and 10
+# digits: 16), memory_type 21, status 13, updated_at 37, version 13, vec_scale 19, vec_model 209 (a model name of
+# 200), and the names terms, tags and vec (12): 409 bytes; then its vector, a byte a dimension, and its terms and tags
+# deflated. DIGEST_BYTES_BESIDE_VECTOR allows 1,024 bytes beside the vector, so 615 for terms and tags: a memory of
+# about 1,000 characters of prose and a few tags (prose's terms deflate to about half a byte a character; the bench's
+# memories take about 150 bytes, eval's 50). A segment is as many ids as such digests fill 1 MB with: 744 at 384
+# dimensions, 512 at 1,024 (tests/adapters/dynamodb/test_digest_segments.py). The largest terms a digest can hold are
+# far larger (8,192 characters of rare CJK deflate to about 22 KB): segments sized for those would hold about 40 ids,
+# and past 32 of them (1,300 memories) wait for read threads (client.READ_CONCURRENCY), past 64 (MAX_SEGMENTS)
+# grow again: more round trips than the rare segment of long memories reading on costs.
+PAGE_BYTES: Final = 1024 * 1024
+DIGEST_BYTES_BESIDE_VECTOR: Final = 1024
+# The dimensions a store sizes its segments for when it is not told its model's: the largest vectors a deployment's
+# model makes (Titan Text Embeddings V2's 1,024).
+LARGEST_DIMENSIONS: Final = 1024
+
+
+def digest_segment_ids(dimensions: int) -> int:
+    """The ids of a recall's segment for vectors of `dimensions`: as many as digests of DIGEST_BYTES_BESIDE_VECTOR
+    bytes beside their vector fill one 1 MB page with."""
+    return max(1, PAGE_BYTES // (DIGEST_BYTES_BESIDE_VECTOR + dimensions))

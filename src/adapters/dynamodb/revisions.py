@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from adapters.dynamodb import changes
 from adapters.dynamodb.codec import REVISION_PREFIX, memory_partition, tags_value
 from adapters.dynamodb.table import Items
 from core.history import Revision
@@ -65,8 +66,9 @@ def from_revision(item: Mapping[str, Any]) -> Revision:
 
 
 def put_action(table: str, namespace: str, revision: Revision) -> Item:
-    # Unconditional: the record's own condition (its revision count) makes this number its alone.
-    return {"Put": {"TableName": table, "Item": to_revision(namespace, revision)}}
+    # Unconditional: the record's own condition (its revision count) makes this number its alone. Logged: a warm index
+    # reads the change from the change index (changes.py).
+    return {"Put": {"TableName": table, "Item": changes.logged(to_revision(namespace, revision))}}
 
 
 def page(items: Items, namespace: str, memory_id: int, total: int, limit: int, offset: int) -> Revisions:

@@ -36,11 +36,11 @@ Item = dict[str, Any]
 class Searches:
     """The searches of one table's namespaces."""
 
-    def __init__(self, client: DynamoDBClient, table_name: str, items: Items) -> None:
+    def __init__(self, client: DynamoDBClient, table_name: str, items: Items, warm_bytes: int) -> None:
         self._client = client
         self._table = table_name
         self._items = items
-        self._copies = SearchCopies(client, items)
+        self._copies = SearchCopies(client, items, warm_bytes)
         self._accesses = AccessItems(client, items)
 
     def find(self, namespace: str, query: RetrievalQuery, partition: Mapping[str, Any]) -> Matches:

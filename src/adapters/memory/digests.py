@@ -4,11 +4,20 @@ that has one, following every change of its memory, waiting for the backfill whi
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.digest import Digest, Vector
 from core.model import Memory
-from core.repository.digests import Candidate, CandidateFilter, OwnDigest, Unembedded
+from core.repository.digests import (
+    Candidate,
+    CandidateFilter,
+    DigestChanges,
+    DigestRow,
+    DigestSnapshot,
+    OwnDigest,
+    Unembedded,
+)
 
 
 @dataclass(frozen=True)
@@ -23,23 +32,44 @@ class InMemoryDigests:
 
     def __init__(self) -> None:
         self._stored: dict[tuple[str, int], _Stored] = {}
+        # Each namespace's changes, in order: the ids whose digest changed (a mark is an epoch and a position here);
+        # an erase starts a new epoch.
+        self._changed: dict[str, list[int]] = {}
+        self._epochs: dict[str, int] = {}
+        self._epoch = 0
 
     def clear(self) -> None:
         self._stored = {}
+        self._changed = {}
+        self._epochs = {}
+
+    def erased(self, namespace: str) -> None:
+        """The namespace is gone: changes after this are of a new epoch (its ids start again)."""
+        self._changed.pop(namespace, None)
+        self._epochs.pop(namespace, None)
+
+    def _changes(self, namespace: str) -> list[int]:
+        if namespace not in self._epochs:
+            self._epoch += 1
+            self._epochs[namespace] = self._epoch
+        return self._changed.setdefault(namespace, [])
 
     def put(self, namespace: str, memory: Memory, digest: Digest | None) -> None:
         """Store `digest` for the memory as it is now; None stores one without terms (as the adapter does)."""
         digest = digest or Digest(())
         self._stored[namespace, memory.id] = _Stored(digest, memory, waiting=digest.vector is None)
+        self._changes(namespace).append(memory.id)
 
     def follow(self, namespace: str, memory: Memory) -> None:
         """Carry the memory's status, type, `updated_at` and version into its digest, when it has one."""
         stored = self._stored.get((namespace, memory.id))
         if stored is not None:
             self._stored[namespace, memory.id] = dataclasses.replace(stored, memory=memory)
+            self._changes(namespace).append(memory.id)
 
     def drop(self, namespace: str, memory_id: int) -> None:
-        self._stored.pop((namespace, memory_id), None)
+        if self._stored.pop((namespace, memory_id), None) is not None:
+            self._changes(namespace).append(memory_id)
 
     def candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
         found = []
@@ -52,11 +82,26 @@ class InMemoryDigests:
                 or (filters.tag is not None and filters.tag not in memory.tags)
             ):
                 continue
-            digest = stored.digest
-            found.append(
-                Candidate(memory_id, digest.terms, digest.vector, digest.model, memory.updated_at, memory.memory_type)
-            )
+            found.append(_row(memory_id, stored).candidate)
         return found
+
+    def snapshot(self, namespace: str) -> DigestSnapshot:
+        rows = [
+            _row(memory_id, stored) for (stored_in, memory_id), stored in self._stored.items() if stored_in == namespace
+        ]
+        changes = self._changes(namespace)
+        return DigestSnapshot(rows, (self._epochs[namespace], len(changes)))
+
+    def changes(self, namespace: str, mark: object) -> DigestChanges | None:
+        changes = self._changes(namespace)
+        if not isinstance(mark, tuple) or mark[0] != self._epochs[namespace]:
+            return None
+        return DigestChanges(frozenset(changes[mark[1] :]), (mark[0], len(changes)))
+
+    def rows(self, namespace: str, memory_ids: Sequence[int]) -> list[DigestRow]:
+        return [
+            _row(i, self._stored[namespace, i]) for i in dict.fromkeys(memory_ids) if (namespace, i) in self._stored
+        ]
 
     def digest_of(self, namespace: str, memory_id: int) -> OwnDigest | None:
         stored = self._stored.get((namespace, memory_id))
@@ -74,4 +119,11 @@ class InMemoryDigests:
             return False
         digest = Digest(stored.digest.terms, vector, model)
         self._stored[namespace, memory_id] = dataclasses.replace(stored, digest=digest, waiting=False)
+        self._changes(namespace).append(memory_id)
         return True
+
+
+def _row(memory_id: int, stored: _Stored) -> DigestRow:
+    memory, digest = stored.memory, stored.digest
+    candidate = Candidate(memory_id, digest.terms, digest.vector, digest.model, memory.updated_at, memory.memory_type)
+    return DigestRow(candidate, memory.status, tuple(memory.tags))

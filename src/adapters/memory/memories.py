@@ -26,7 +26,16 @@ from core.repository import (
     Revisions,
 )
 from core.repository.commit import Change, Deletion, Loaded, StaleLoadError
-from core.repository.digests import Candidate, CandidateFilter, OwnDigest, Unembedded
+from core.repository.digests import (
+    Candidate,
+    CandidateFilter,
+    DigestChanges,
+    DigestRow,
+    DigestSnapshot,
+    OwnDigest,
+    StoredStamp,
+    Unembedded,
+)
 
 
 def _seconds(timestamp: str) -> float:
@@ -104,6 +113,7 @@ class InMemoryMemoryRepository:
                 self._revisions.pop((stored_in, memory_id), None)
                 self._digests.drop(stored_in, memory_id)
             self._next_ids.pop(namespace, None)
+            self._digests.erased(namespace)
             self._idempotency = {key: value for key, value in self._idempotency.items() if key[0] != namespace}
 
     def next_id(self, namespace: str, live_key: LiveKey | None = None) -> int:
@@ -249,6 +259,18 @@ class InMemoryMemoryRepository:
         with self._lock:
             return self._digests.candidates(namespace, filters)
 
+    def digest_snapshot(self, namespace: str) -> DigestSnapshot:
+        with self._lock:
+            return self._digests.snapshot(namespace)
+
+    def digest_changes(self, namespace: str, mark: object) -> DigestChanges | None:
+        with self._lock:
+            return self._digests.changes(namespace, mark)
+
+    def digest_rows(self, namespace: str, memory_ids: Sequence[int]) -> list[DigestRow]:
+        with self._lock:
+            return self._digests.rows(namespace, memory_ids)
+
     def digest_of(self, namespace: str, memory_id: int) -> OwnDigest | None:
         with self._lock:
             return self._digests.digest_of(namespace, memory_id)
@@ -256,6 +278,11 @@ class InMemoryMemoryRepository:
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
         with self._lock:
             return [_copy(self._rows[namespace, i]) for i in dict.fromkeys(memory_ids) if (namespace, i) in self._rows]
+
+    def stored_stamps(self, namespace: str, memory_ids: Sequence[int]) -> dict[int, StoredStamp]:
+        with self._lock:
+            found = [self._rows[namespace, i] for i in memory_ids if (namespace, i) in self._rows]
+            return {memory.id: StoredStamp(memory.status, memory.last_accessed_at) for memory in found}
 
     def unembedded(self, limit: int) -> list[Unembedded]:
         with self._lock:

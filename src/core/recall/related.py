@@ -6,7 +6,7 @@ a writer, it is no retrieval."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
@@ -20,7 +20,7 @@ from core.model import InputModel, Memory
 from core.recall.embedding import Embedder
 from core.recall.vectors import similarities
 from core.repository import LiveKey, MemoryRepository, fence_of
-from core.repository.digests import Candidate
+from core.repository.digests import Candidate, CandidateFilter
 
 # Similarities are rounded as recall's scores are, so both doors and every store give the same figures and order.
 _DECIMALS = 6
@@ -28,6 +28,8 @@ _DECIMALS = 6
 
 # The candidates of related memories: the active ones, of any type and tag.
 _ACTIVE = RetrievalQuery(status="active")
+# Where a namespace's digests matching some filters are read.
+Candidates = Callable[[str, CandidateFilter], list[Candidate]]
 
 
 def _bounded(value: int) -> int:
@@ -82,11 +84,19 @@ class RelatedMemories(BaseModel):
 
 class RelatedService:
     def __init__(
-        self, store: MemoryRepository, embedder: Embedder, clock: Clock = utc_now, *, fenced: bool = False
+        self,
+        store: MemoryRepository,
+        embedder: Embedder,
+        clock: Clock = utc_now,
+        *,
+        fenced: bool = False,
+        candidates: Candidates | None = None,
     ) -> None:
         """`fenced` (every deployed or served one): the answer is given only while the caller's API key is still live
-        in the store, checked after every read (core.repository.LiveKey), as recall's."""
+        in the store, checked after every read (core.repository.LiveKey), as recall's. `candidates`: where the
+        digests are read (recall's warm index; else the store's)."""
         self._store = store
+        self._candidates = candidates or store.recall_candidates
         self._embedder = embedder
         self._clock = clock
         self._fenced = fenced
@@ -139,7 +149,7 @@ class RelatedService:
     def _nearest(
         self, namespace: str, vector: Vector | None, left_out: Collection[int], limit: int
     ) -> list[RelatedItem]:
-        ranked = self._ranked(vector, self._store.recall_candidates(namespace, _ACTIVE), left_out)
+        ranked = self._ranked(vector, self._candidates(namespace, _ACTIVE), left_out)
         items: list[RelatedItem] = []
         # The digests are read eventually consistent: one deleted or superseded since is left out by its record, and
         # the next most similar read in its place.

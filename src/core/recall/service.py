@@ -5,8 +5,8 @@ The store hands over what ranking needs of every match from the digests kept bes
 vector, type, `updated_at`; core.repository.digests) but not the access stamps, which live in the access items beside
 the records and are read with them (core.repository.digests.DigestReads.records). Only the `use` part needs them, and
 it weighs at most `weights["use"]`: so the records are read only for the matches whose score could still reach the
-page with their best possible use (the rest cannot), which are also the records the page returns. The ranking is exact
-either way.
+page with their best possible use (the rest cannot), and when those are many (matches that only use tells apart), their
+stamps first and then the page's records alone (core.recall.reach). The ranking is exact either way.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import heapq
 import logging
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Final
 
@@ -29,16 +29,18 @@ from core.model import Memory
 from core.recall import lexical
 from core.recall.embedding import Embedder, EmbedderUnavailableError
 from core.recall.guard import EMBEDDING_WAIT_SECONDS, guarded
+from core.recall.large import LARGE_NAMESPACE, NearestCandidates
 from core.recall.newer import POOL, Scored, newer_parts
 from core.recall.query import RecallQuery
 from core.recall.ranking import PARTS_DESCRIPTION, Part, RankingSettings, Signals, parts, score
+from core.recall.reach import Ranked, reached
 from core.recall.related import RelatedService
 from core.recall.vectors import similarities
+from core.recall.warm import WARM_INDEX_BYTES, WarmIndex
 from core.repository import MemoryRepository, fence_of
 from core.repository.digests import Candidate
+from core.repository.vectors import VectorSearch
 
-# Scores are rounded to 6 decimals: a match whose best possible score is within this of the page's lowest is read too.
-_ROUNDING: Final = 2e-6
 # Each question is embedded while the digests are read, in one of these threads (started on first use, shared by the
 # process): the model's call (Bedrock's round trip deployed) then adds nothing to the recall's latency but what it
 # takes beyond the read.
@@ -73,13 +75,6 @@ class RecallPage(Envelope[RecallItem]):
     ranking: Ranking
 
 
-@dataclass(frozen=True)
-class _Ranked:
-    signals: Signals
-    floor: float  # the score without use: what it has whatever its use
-    bound: float  # the score with the best use it could have
-
-
 class RecallService:
     def __init__(
         self,
@@ -90,19 +85,27 @@ class RecallService:
         *,
         fenced: bool = False,
         wait_seconds: float | None = EMBEDDING_WAIT_SECONDS,
+        warm_bytes: int = WARM_INDEX_BYTES,
+        vectors: VectorSearch | None = None,
+        large_namespace: int = LARGE_NAMESPACE,
     ) -> None:
         """`fenced` (what every deployed or served recall is): a recall answers and stamps only while the caller's
         API key is still live in the store (core.repository.LiveKey), as MemoryService's reads. `wait_seconds`: how
         long a recall waits for its question's vector (past it, it ranks without meaning; None: as long as it takes).
-        The model is called behind the port's guard (core.recall.guard)."""
+        The model is called behind the port's guard (core.recall.guard). `warm_bytes`: the budget of this process's warm
+        index (core.recall.warm); 0: every recall reads its namespace's digests. `vectors`: a vector search engine,
+        asked for the candidates of a namespace of more than `large_namespace` memories (core.recall.large); None: none
+        is."""
         self._store = store
+        self._candidates = WarmIndex(store, warm_bytes).candidates if warm_bytes > 0 else store.recall_candidates
         self._embedder = guarded(embedder)
+        self._nearest = None if vectors is None else NearestCandidates(store, vectors, large_namespace)
         self._wait_seconds = wait_seconds
         self._settings = settings or RankingSettings()
         self._clock = clock
         self._fenced = fenced
         # Related memories compare the vectors this recall ranks by, behind the same fence.
-        self.related = RelatedService(store, self._embedder, clock, fenced=fenced)
+        self.related = RelatedService(store, self._embedder, clock, fenced=fenced, candidates=self._candidates)
 
     @property
     def embedder(self) -> Embedder:
@@ -122,19 +125,24 @@ class RecallService:
         fence = fence_of(key_id, format_timestamp(arrived), fenced=self._fenced)
         as_of = datetime.fromisoformat(query.as_of) if query.as_of else arrived
         asked = _QUESTIONS.submit(carried(self._question), query.query)
-        candidates = [] if query.matches_nothing else self._store.recall_candidates(namespace, query)
+        large = not query.matches_nothing and self._nearest is not None and self._nearest.applies(namespace)
+        candidates = [] if query.matches_nothing or large else self._candidates(namespace, query)
         question = self._answer(asked)
+        if large:
+            candidates = self._large(namespace, query, question)
         ranked = self._rank(query.query, question, candidates, as_of)
-        wanted = query.offset + query.limit
-        # A page past the last match is empty whatever the records say: reading them all would cost a whole
-        # namespace's records for nothing.
-        reach = _within_reach(ranked, wanted) if query.offset < len(ranked) else []
-        reached = self._store.records(namespace, [entry.signals.memory_id for entry in reach])
-        # Only what the filters still let through: one deleted (or restored) since its digest was read is left out.
-        records = [memory for memory in reached if _shown(memory, query)]
+        read = reached(
+            self._store,
+            namespace,
+            ranked,
+            query,
+            lambda signals: self._score(signals, as_of),
+            format_timestamp(as_of),
+            self._settings.weights["use"],
+        )
         if fence is not None:
             self._store.confirm_live(fence)  # the read fence: after every read, before any stamp or answer
-        items = self._page(records, ranked, as_of, query)
+        items = self._page(read.records, ranked, as_of)[read.skip : read.skip + query.limit]
         if stamp and items:
             now = format_timestamp(arrived)
             self._store.stamp(namespace, [item.memory.id for item in items], now)
@@ -146,7 +154,7 @@ class RecallService:
             1 for candidate in candidates if candidate.vector is None or candidate.model != self._embedder.model
         )
         # A match whose record is gone or no longer shown (deleted since its digest was read) is no match any more.
-        total = len(candidates) - (len(reach) - len(records))
+        total = len(candidates) - read.gone
         return RecallPage.of(
             items,
             total,
@@ -160,6 +168,12 @@ class RecallService:
                 semantic=question is not None,
             ),
         )
+
+    def _large(self, namespace: str, query: RecallQuery, question: Vector | None) -> list[Candidate]:
+        """A large namespace's candidates: the nearest the engine names, or (no vector for the question) every match."""
+        if question is None or self._nearest is None:
+            return self._candidates(namespace, query)
+        return self._nearest.candidates(namespace, query, question)
 
     def _question(self, text: str) -> Vector | None:
         try:
@@ -183,7 +197,7 @@ class RecallService:
 
     def _rank(
         self, text: str, question: Vector | None, candidates: Sequence[Candidate], as_of: datetime
-    ) -> list[_Ranked]:
+    ) -> list[Ranked]:
         lexical_scores = lexical.scores(lexical.question_terms(text), [candidate.terms for candidate in candidates])
         vectors = [candidate.vector if candidate.model == self._embedder.model else None for candidate in candidates]
         sims = similarities(question, vectors) if question is not None else [None] * len(candidates)
@@ -210,16 +224,15 @@ class RecallService:
             lift = lifted.get(entry.memory_id)
             final = entry if lift is None else replace(entry, newer=lift)
             floor = without_use if lift is None else self._score(final, as_of)
-            ranked.append(_Ranked(final, floor, floor + weights["use"]))
+            ranked.append(Ranked(final, floor))
         return ranked
 
     def _score(self, signals: Signals, as_of: datetime) -> float:
         """The score of `signals`' parts (its use as they say: none while the records are not read)."""
         return score(parts(signals, as_of, self._embedder.floor, self._settings), self._settings)
 
-    def _page(
-        self, records: Sequence[Memory], ranked: Sequence[_Ranked], as_of: datetime, query: RecallQuery
-    ) -> list[RecallItem]:
+    def _page(self, records: Sequence[Memory], ranked: Sequence[Ranked], as_of: datetime) -> list[RecallItem]:
+        """The records' items, each's use from its stored stamp, by score then id, both descending."""
         by_id = {entry.signals.memory_id: entry.signals for entry in ranked}
         items = []
         for memory in records:
@@ -228,21 +241,8 @@ class RecallService:
             values = parts(used, as_of, self._embedder.floor, self._settings)
             items.append(RecallItem(memory=memory, score=score(values, self._settings), parts=values))
         items.sort(key=lambda item: (item.score, item.memory.id), reverse=True)
-        return items[query.offset : query.offset + query.limit]
+        return items
 
 
 def _scored(signals: Signals, without_use: float, vector: Vector | None) -> Scored:
     return Scored(signals.memory_id, without_use, vector, signals.updated_at, signals.memory_type)
-
-
-def _shown(memory: Memory, query: RecallQuery) -> bool:
-    return memory.status == query.status
-
-
-def _within_reach(ranked: Sequence[_Ranked], wanted: int) -> list[_Ranked]:
-    """The matches that could rank among the first `wanted`: every one whose best possible score reaches the
-    `wanted`-th highest score without use (which at least `wanted` matches reach whatever their use)."""
-    if len(ranked) <= wanted:
-        return list(ranked)
-    threshold = sorted((entry.floor for entry in ranked), reverse=True)[wanted - 1]
-    return [entry for entry in ranked if entry.bound >= threshold - _ROUNDING]

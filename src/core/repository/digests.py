@@ -49,6 +49,40 @@ class OwnDigest:
 
 
 @dataclass(frozen=True)
+class DigestRow:
+    """What a warm index (core.recall.warm) keeps of one memory: its candidate, and what the filters read."""
+
+    candidate: Candidate
+    status: Status
+    tags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DigestSnapshot:
+    """Every stored digest of a namespace (deleted memories' too), and the mark changes after it are read from."""
+
+    rows: list[DigestRow]
+    mark: object  # the store's own: only the store that made it reads it
+
+
+@dataclass(frozen=True)
+class DigestChanges:
+    """The memories changed (or gone) since a mark, whose rows a warm copy reads again (their digests; the DynamoDB
+    adapter's search copies too); and the mark to read the next changes from."""
+
+    memory_ids: frozenset[int]
+    mark: object
+
+
+@dataclass(frozen=True)
+class StoredStamp:
+    """What a read of a memory's stamp sees: its status, and its stored `last_accessed_at` (None: never used)."""
+
+    status: Status
+    last_accessed_at: str | None
+
+
+@dataclass(frozen=True)
 class Unembedded:
     """A memory whose digest waits for its vector."""
 
@@ -64,6 +98,21 @@ class DigestReads(Protocol):
         one, from its first write)."""
         ...
 
+    def digest_snapshot(self, namespace: str) -> DigestSnapshot:
+        """Every digest of the namespace, whatever its status, as `recall_candidates` reads them (what a warm index
+        starts from), with the mark of the moment it was read: every change after it is in `digest_changes`."""
+        ...
+
+    def digest_changes(self, namespace: str, mark: object) -> DigestChanges | None:
+        """The memories whose digest changed, appeared or went since `mark` (a snapshot's or a previous call's; a
+        memory may be named that did not change); None when the store cannot say (the namespace was erased or
+        started again since, or the mark is older than the changes the store keeps): read a snapshot instead."""
+        ...
+
+    def digest_rows(self, namespace: str, memory_ids: Sequence[int]) -> list[DigestRow]:
+        """The stored digests of these memories, strongly consistent; ids with none (purged, erased) are left out."""
+        ...
+
     def digest_of(self, namespace: str, memory_id: int) -> OwnDigest | None:
         """The stored digest of one memory, strongly consistent (a memory just written is read as written); None when
         the memory was never stored or is purged. Stamps nothing."""
@@ -72,6 +121,13 @@ class DigestReads(Protocol):
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
         """The stored records of these ids, with their stored `last_accessed_at`, whatever their status (the caller
         keeps the ones it may show); ids with no record are left out. Stamps nothing."""
+        ...
+
+    def stored_stamps(self, namespace: str, memory_ids: Sequence[int]) -> dict[int, StoredStamp]:
+        """The status and stored `last_accessed_at` of each of these ids still stored (eventually consistent), without
+        reading their records: at most half of what `records` reads for them, far less for ids close together. What
+        a listing that stamps nothing shows of its page, and what recall's `use` part needs of matches it may not
+        return. Stamps nothing."""
         ...
 
     def unembedded(self, limit: int) -> list[Unembedded]:

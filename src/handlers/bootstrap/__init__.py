@@ -46,6 +46,7 @@ from handlers.bootstrap.settings import DEFAULT_TABLE as DEFAULT_TABLE
 from handlers.bootstrap.settings import Settings as Settings
 from handlers.bootstrap.settings import SettingsError as SettingsError
 from handlers.bootstrap.settings import parse_retention_days as parse_retention_days
+from handlers.bootstrap.vectors import recall_vectors
 from handlers.metrics import RequestMetrics
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from core.digest import Indexer
     from core.recall.service import RecallService
     from core.repository import GrantRepository, KeyRepository, MemoryRepository
+    from core.repository.vectors import VectorSearch
 
 # The one version string: pyproject's, read from the installed distribution (the Lambda build ships its metadata).
 VERSION: Final = importlib.metadata.version("agent-memory")
@@ -115,21 +117,26 @@ def build_services(
     *,
     clock: Clock = utc_now,
     ranking: bool = True,
+    vectors: VectorSearch | None = None,
 ) -> Services:
     """The services over `settings`' table, through `client` (or a new one built from the settings), embedding with
     `embedder` (by default the Bedrock model the settings name), on `clock`: services_over DynamoDB's repositories.
-    Without `ranking` (the purge function) neither the digests nor recall are wired: only the backfill."""
+    Without `ranking` (the purge function) neither the digests nor recall are wired: only the backfill. `vectors`:
+    the vector index recall asks over large namespaces (handlers.bootstrap.vectors.recall_vectors)."""
     client = client or make_client(settings.endpoint_url, settings.region)
     health = StorageHealth()
     report_health(client, health)
+    embedder = embedder or bedrock_embedder(settings)
     services = services_over(
         settings,
-        DynamoDBMemoryRepository(client, settings.table_name),
+        # Recall's reads of the digests are sized by the bytes of the model's vectors.
+        DynamoDBMemoryRepository(client, settings.table_name, dimensions=embedder.dimensions),
         DynamoDBKeyRepository(client, settings.table_name),
         DynamoDBGrantRepository(client, settings.table_name),
-        embedder or bedrock_embedder(settings),
+        embedder,
         clock=clock,
         ranking=ranking,
+        vectors=vectors,
     )
     return dataclasses.replace(services, client=client, health=health)
 
@@ -143,6 +150,7 @@ def services_over(
     *,
     clock: Clock = utc_now,
     ranking: bool = True,
+    vectors: VectorSearch | None = None,
 ) -> Services:
     """The services over these repositories (DynamoDB's in a deployment, adapters.memory's in tests), embedding with
     `embedder`, on `clock`. Every change and every read of a memory (recall too) is fenced on the live key making it
@@ -150,7 +158,7 @@ def services_over(
     change computes the memory's recall digest first. Without `ranking` (the purge function) neither the digests nor
     recall are wired: only the backfill."""
     key_service = KeyService(keys, clock)
-    indexer, recall = _ranking(memories, embedder, settings.ranking, clock) if ranking else (None, None)
+    indexer, recall = _ranking(memories, embedder, settings.ranking, clock, vectors) if ranking else (None, None)
     return Services(
         MemoryService(memories, clock, fenced=True, indexer=indexer),
         key_service,
@@ -163,14 +171,19 @@ def services_over(
 
 
 def _ranking(
-    repository: MemoryRepository, embedder: Embedder, settings: RankingSettings, clock: Clock
+    repository: MemoryRepository,
+    embedder: Embedder,
+    settings: RankingSettings,
+    clock: Clock,
+    vectors: VectorSearch | None = None,
 ) -> tuple[Indexer, RecallService]:
     """Recall's indexer and use case, imported only where they are wired: the purge function, which writes no
     digest and ranks nothing, then loads neither the stemmer nor the vector arithmetic (recall's extra)."""
     from core.recall.indexing import RecallIndexer
     from core.recall.service import RecallService
 
-    return RecallIndexer(embedder), RecallService(repository, embedder, settings, clock, fenced=True)
+    recall = RecallService(repository, embedder, settings, clock, fenced=True, vectors=vectors)
+    return RecallIndexer(embedder), recall
 
 
 # The capacity the process-wide client consumes, for the functions' metrics (one request at a time on Lambda).
@@ -191,7 +204,8 @@ def from_environment(
     settings = Settings.from_env(env)
     client = make_client(settings.endpoint_url, settings.region)
     CAPACITY.watch(client)
-    return build_services(settings, client, embedder, ranking=ranking)
+    vectors = recall_vectors(env, client, settings) if ranking else None
+    return build_services(settings, client, embedder, ranking=ranking, vectors=vectors)
 
 
 def lambda_metrics(door: str, settings: Settings) -> RequestMetrics:

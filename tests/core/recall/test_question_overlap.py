@@ -15,7 +15,7 @@ from core.recall.indexing import RecallIndexer
 from core.recall.query import RecallQuery
 from core.recall.service import RecallService
 from core.recall.standin import StandInEmbedder
-from core.repository.digests import Candidate, CandidateFilter
+from core.repository.digests import Candidate, CandidateFilter, DigestSnapshot
 from tests.conftest import FakeClock
 
 NS = "alice"
@@ -33,6 +33,10 @@ class ReadingStore(InMemoryMemoryRepository):
     def recall_candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
         self.reading.set()
         return super().recall_candidates(namespace, filters)
+
+    def digest_snapshot(self, namespace: str) -> DigestSnapshot:  # what a recall's warm index reads first
+        self.reading.set()
+        return super().digest_snapshot(namespace)
 
 
 class ModelThatAnswersOnceReadingStarted:

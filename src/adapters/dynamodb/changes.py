@@ -1,0 +1,123 @@
+"""A namespace's changes, as a warm index reads them (core.recall.warm): which digests changed since a mark.
+
+Every change of a memory writes a revision in its own transaction; a revision written by a change carries a
+`change_key` (`<when written>#<its sort key>`), and the sparse index `by_change` (KEYS_ONLY: its key and the table's)
+holds those, by namespace partition and time: one more write unit per change (an index entry), none in the
+transaction. What changes a digest without a revision leaves a marker with a `change_key` instead (`CHG#<id>#<what>`,
+expiring after MARKER_SECONDS): the backfill giving a digest its vector, and the purge removing a memory (whose
+revisions go with it). The id counter's `born` (set when the counter starts) is the namespace's epoch: an erase removes
+the counter, and a namespace started again is another epoch, whose ids are drawn afresh.
+
+Reading changes is exact under the index's own rule, as a cold read is under eventual consistency: a change is timed
+when its transaction is assembled and lands within that transaction's attempts (table.TRANSACTION_ATTEMPTS calls, each
+within the client's timeouts and retries), so a reading that starts WINDOW_SECONDS before the previous one's start
+reads every change that previous reading could not see (tests/infra/test_template.py holds the attempts' worst case
+within four fifths of the window: the rest is for the index's propagation and the clocks' skew); the keys read within
+the window are remembered, so each change is applied once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
+
+from adapters.dynamodb.codec import CHANGE_INDEX, CHANGE_PREFIX, COUNTER_SK, memory_partition
+from adapters.dynamodb.table import Items
+from core.limits import ID_DIGITS
+from core.repository.digests import DigestChanges
+
+Item = dict[str, Any]
+Clock = Callable[[], datetime]
+
+# How far before a reading's mark its next reading starts: more than a change may take from its timing to its landing
+# in the index. A reading reads every change of the last two and a half minutes (an index entry is about 150 bytes:
+# 27 of them a read unit).
+WINDOW_SECONDS: Final = 150
+# How long a marker is kept (its TTL); a mark older than MARK_SECONDS is read again whole.
+MARKER_SECONDS: Final = 2 * 24 * 3600
+MARK_SECONDS: Final = 24 * 3600
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def logged(item: Item, clock: Clock = utc_now) -> Item:
+    """`item` (a revision, or a marker) with its change key: now, then its own sort key."""
+    return {**item, "change_key": {"S": f"{_stamp(clock())}#{item['sk']['S']}"}}
+
+
+def marker(namespace: str, memory_id: int, what: str, clock: Clock = utc_now) -> Item:
+    """The marker of a change of a digest that writes no revision (`what`: "gone", "embedded")."""
+    expires = int((clock() + timedelta(seconds=MARKER_SECONDS)).timestamp())
+    item = {
+        "pk": memory_partition(namespace),
+        "sk": {"S": f"{CHANGE_PREFIX}{memory_id:0{ID_DIGITS}d}#{what}"},
+        "expires_at": {"N": str(expires)},
+    }
+    return logged(item, clock)
+
+
+def born() -> dict[str, str]:
+    """A new counter's epoch."""
+    return {"S": uuid.uuid4().hex}
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Where a reading of the changes starts: the namespace's epoch (None: no counter), when the last reading began,
+    and the change keys it read within the window (applied already)."""
+
+    epoch: str | None
+    read_at: datetime
+    seen: frozenset[str]
+
+
+def epoch(items: Items, namespace: str) -> str | None:
+    """The namespace's epoch, from its id counter (eventually consistent, as a recall's reads)."""
+    counter = items.get_many([{"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}])[0]
+    return str(counter["born"]["S"]) if counter and "born" in counter else None
+
+
+def mark(items: Items, namespace: str, clock: Clock = utc_now) -> Mark:
+    """The mark of a snapshot about to be read: its epoch, and the changes already in the index within the window,
+    which the snapshot read after them holds."""
+    now = clock()
+    found = _logged_after(items, namespace, now - timedelta(seconds=WINDOW_SECONDS))
+    return Mark(epoch(items, namespace), now, frozenset(found))
+
+
+def since(items: Items, namespace: str, previous: object, clock: Clock = utc_now) -> DigestChanges | None:
+    """The memories whose digest changed since `previous` (a Mark), and the next mark; None when they cannot be told:
+    another epoch, or a mark older than the markers are kept."""
+    now = clock()
+    if not isinstance(previous, Mark) or now - previous.read_at > timedelta(seconds=MARK_SECONDS):
+        return None
+    if previous.epoch is None or epoch(items, namespace) != previous.epoch:
+        return None
+    found = _logged_after(items, namespace, previous.read_at - timedelta(seconds=WINDOW_SECONDS))
+    changed = frozenset(memory_id for key, memory_id in found.items() if key not in previous.seen)
+    recent = _stamp(now - timedelta(seconds=WINDOW_SECONDS))
+    return DigestChanges(changed, Mark(previous.epoch, now, frozenset(key for key in found if key > recent)))
+
+
+def _logged_after(items: Items, namespace: str, start: datetime) -> dict[str, int]:
+    """Each change key in the index after `start`, with the memory it names."""
+    request = {
+        "IndexName": CHANGE_INDEX,
+        "KeyConditionExpression": "pk = :pk AND change_key > :start",
+        "ExpressionAttributeValues": {":pk": memory_partition(namespace), ":start": {"S": _stamp(start)}},
+    }
+    return {str(entry["change_key"]["S"]): _memory_id(entry) for page in items.pages(request) for entry in page}
+
+
+def _memory_id(entry: Mapping[str, Any]) -> int:
+    """The memory a revision's (`REV#<id>#<n>`) or a marker's (`CHG#<id>#<what>`) sort key names."""
+    return int(str(entry["sk"]["S"]).split("#")[1])

@@ -1,0 +1,142 @@
+"""Amazon S3 Vectors as recall's vector search engine (core.repository.vectors.VectorSearch), and the writes that keep
+its copy of the digests' vectors in step (adapters/vectorsync.py reads them off the table's stream).
+
+One vector index holds every namespace, `namespace` a filterable metadata key beside `status`, `memory_type` and
+`tags` (a list: `$eq` matches a vector whose list holds the value); a vector's key is `<namespace>#<memory id>` (no
+namespace holds `#`). One index rather than one a namespace: a vector bucket holds at most 10,000 indexes and
+namespaces are not bounded; the template creates the one index, so the functions' IAM names that index alone and none
+of them may create one; and an ENHANCED index (the default of a vector bucket created since 30 September 2026) applies
+the filter before the search, so a namespace that is a small share of the index keeps its recall. Erasing a namespace
+deletes its digests, whose REMOVE records delete their vectors as any other removal does.
+
+Vectors are float32 in S3 Vectors: a digest's int8 codes times its scale (core.digest.Vector); cosine is the index's
+metric, as recall's (core.recall.vectors). Only the vectors of the ranking model are kept: another model's (during a
+change of model) have other dimensions, and wait for the backfill to embed them again.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, cast
+
+import boto3
+from botocore.config import Config
+
+from core.digest import Vector
+from core.repository.digests import CandidateFilter, DigestRow
+from core.repository.vectors import NEAREST_MOST
+
+# PutVectors and DeleteVectors take at most 500 vectors a call.
+BATCH: Final = 500
+KEY_SEPARATOR: Final = "#"
+
+
+class S3VectorsClient(Protocol):
+    """What this adapter calls of a boto3 `s3vectors` client (botocore's service model has the shapes)."""
+
+    def put_vectors(self, **kwargs: Any) -> dict[str, Any]: ...
+
+    def delete_vectors(self, **kwargs: Any) -> dict[str, Any]: ...
+
+    def query_vectors(self, **kwargs: Any) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class IndexedVector:
+    """A memory's vector as the index keeps it."""
+
+    namespace: str
+    row: DigestRow
+
+
+def make_s3vectors_client(region: str) -> S3VectorsClient:
+    """One client per process, with bounded retries and timeouts (a stream batch is retried by Lambda anyway)."""
+    config = Config(region_name=region, retries={"mode": "standard", "total_max_attempts": 3}, connect_timeout=2)
+    return cast("S3VectorsClient", boto3.client("s3vectors", config=config))
+
+
+def vector_key(namespace: str, memory_id: int) -> str:
+    return f"{namespace}{KEY_SEPARATOR}{memory_id}"
+
+
+def memory_id_of(key: str) -> int:
+    return int(key.rpartition(KEY_SEPARATOR)[2])
+
+
+def floats(vector: Vector) -> list[float]:
+    """The float32 values an int8 vector stands for."""
+    return [code * vector.scale for code in array("b", vector.codes)]
+
+
+def query_filter(namespace: str, filters: CandidateFilter) -> dict[str, Any]:
+    """The metadata filter of a recall's filters, as the store's own read filters: a status (None: every status but
+    deleted), a type, a whole tag."""
+    status = {"$eq": filters.status} if filters.status is not None else {"$ne": "deleted"}
+    conditions: list[dict[str, Any]] = [{"namespace": {"$eq": namespace}}, {"status": status}]
+    if filters.memory_type is not None:
+        conditions.append({"memory_type": {"$eq": filters.memory_type}})
+    if filters.tag is not None:
+        conditions.append({"tags": {"$eq": filters.tag}})
+    return {"$and": conditions}
+
+
+def metadata(namespace: str, row: DigestRow) -> dict[str, Any]:
+    """A vector's filterable metadata (2 KB at most a vector: a memory's tags are bounded well below)."""
+    found: dict[str, Any] = {"namespace": namespace, "status": row.status, "memory_type": row.candidate.memory_type}
+    if row.tags:
+        found["tags"] = list(row.tags)
+    return found
+
+
+class S3VectorIndex:
+    """One vector index of a vector bucket, for one embedding model."""
+
+    def __init__(
+        self, client: S3VectorsClient, bucket: str, index: str, model: str, sizes: Callable[[str], int]
+    ) -> None:
+        """`model`: the ranking model, whose vectors alone are kept. `sizes`: how many memories a namespace holds
+        (the table's id counter: one read unit)."""
+        self._client = client
+        self._target = {"vectorBucketName": bucket, "indexName": index}
+        self._model = model
+        self._sizes = sizes
+
+    def holds(self, namespace: str) -> int:
+        return self._sizes(namespace)
+
+    def nearest(self, namespace: str, vector: Vector, filters: CandidateFilter, k: int) -> list[int]:
+        answer = self._client.query_vectors(
+            **self._target,
+            topK=min(k, NEAREST_MOST),
+            queryVector={"float32": floats(vector)},
+            filter=query_filter(namespace, filters),
+        )
+        return [memory_id_of(found["key"]) for found in answer["vectors"]]
+
+    def keeps(self, row: DigestRow) -> bool:
+        """Whether the index keeps a vector for this digest: one of the ranking model's."""
+        return row.candidate.vector is not None and row.candidate.model == self._model
+
+    def put(self, vectors: Sequence[IndexedVector]) -> None:
+        """Write these vectors (each replacing what its key held: idempotent), 500 a call."""
+        for start in range(0, len(vectors), BATCH):
+            self._client.put_vectors(
+                **self._target, vectors=[self._entry(vector) for vector in vectors[start : start + BATCH]]
+            )
+
+    def delete(self, keys: Sequence[str]) -> None:
+        """Delete these keys' vectors (a key with none is no error), 500 a call."""
+        for start in range(0, len(keys), BATCH):
+            self._client.delete_vectors(**self._target, keys=list(keys[start : start + BATCH]))
+
+    def _entry(self, vector: IndexedVector) -> dict[str, Any]:
+        candidate = vector.row.candidate
+        if candidate.vector is None:
+            raise ValueError("a digest without a vector has no place in the index")
+        return {
+            "key": vector_key(vector.namespace, candidate.memory_id),
+            "data": {"float32": floats(candidate.vector)},
+            "metadata": metadata(vector.namespace, vector.row),
+        }

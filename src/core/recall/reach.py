@@ -1,0 +1,132 @@
+"""Which records a recall reads: only those of the matches that can still reach its page (core.recall.service).
+
+A match's score is the sum of its parts, and one part, use, only its stored stamp says (it lives beside the record,
+not in the digest). Use weighs at most `weights["use"]` and can only raise a score: ranked by its score without use
+(`floor`), a match can at best reach its score with the best use there is (`best`). It cannot rank among the first
+`wanted` when `wanted` matches rank above its best whatever their use (by their floor, ties by id descending, as the
+ranking breaks them), and its record is not read; every other one can, and is. With meaning, that is about the page.
+Without it (a question the model did not embed in time, or a model none of whose vectors is stored yet: a model change
+before `agent-memory embed --all` ends), matches that share none of the question's words tie, and only use sets them
+apart: then the stamps of every match within reach are read first (a store reads a stamp for at most half of what it
+reads a record for, and far less for ids close together), which rank them exactly, and only the page's records after.
+The ranking is exact either way; the backfill re-embeds the digests meanwhile (core.recall.backfill).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Final
+
+from core.model import Memory
+from core.recall.query import RecallQuery
+from core.recall.ranking import Signals
+from core.repository.digests import DigestReads
+
+# Scores are rounded to 6 decimals: a match's best and its floor differ by its use at most, give or take this.
+_ROUNDING: Final = 2e-6
+# More matches within reach than this many times the page's size are ranked by their stamps first: reading a stamp
+# costs a store at most half of reading a record with its stamp (DigestReads.stored_stamps), so past twice the page the
+# stamps and the page's records cost less than every record within reach.
+STAMPS_FIRST_PAST: Final = 2
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A match as ranked before its stamp is read: its signals (no `last_accessed_at`) and its score without use."""
+
+    signals: Signals
+    floor: float
+
+
+@dataclass(frozen=True)
+class Reached:
+    """The records read of the matches still shown that can reach the page, `skip` of which (in rank order) come
+    before it; and how many matches were found gone or no longer shown (deleted since their digest was read)."""
+
+    records: list[Memory]
+    skip: int
+    gone: int
+
+
+# The score of a match's signals, its stamp as they say.
+Score = Callable[[Signals], float]
+
+
+def reached(
+    store: DigestReads,
+    namespace: str,
+    ranked: Sequence[Ranked],
+    query: RecallQuery,
+    score: Score,
+    best_use: str,
+    use_weight: float,
+) -> Reached:
+    """The records of `ranked` that can reach `query`'s page, read as cheaply as exactness allows. `score` scores
+    signals; `best_use` is the stamp that gives the best use there is (the moment use is computed at); `use_weight`
+    the weight of use."""
+    if query.offset >= len(ranked):
+        # A page past the last match is empty whatever the records say: nothing is read for it.
+        return Reached([], 0, 0)
+
+    def best(entry: Ranked) -> float:
+        return score(replace(entry.signals, last_accessed_at=best_use))
+
+    reach = within_reach(ranked, query.offset + query.limit, best, use_weight)
+    if len(reach) > STAMPS_FIRST_PAST * query.limit:
+        return _by_stamps(store, namespace, reach, query, score)
+    found = store.records(namespace, [entry.signals.memory_id for entry in reach])
+    # Only what the filters still let through: one deleted (or restored) since its digest was read is left out.
+    records = [memory for memory in found if memory.status == query.status]
+    return Reached(records, query.offset, len(reach) - len(records))
+
+
+def within_reach(
+    ranked: Sequence[Ranked], wanted: int, best: Callable[[Ranked], float], use_weight: float
+) -> list[Ranked]:
+    """The matches that can rank among the first `wanted`: each whose best score, with its id, reaches the `wanted`-th
+    match by score without use (ties by id descending), which that many matches reach whatever their use."""
+    if len(ranked) <= wanted:
+        return list(ranked)
+    mark = _without_use(heapq.nlargest(wanted, ranked, key=_without_use)[-1])
+
+    def reaches(entry: Ranked) -> bool:
+        # A best score is its floor plus use's weight, give or take _ROUNDING: computed only where that cannot tell.
+        if entry.floor + use_weight + _ROUNDING < mark[0]:
+            return False
+        if entry.floor + use_weight - _ROUNDING > mark[0] or _without_use(entry) >= mark:
+            return True
+        return (best(entry), entry.signals.memory_id) >= mark
+
+    return [entry for entry in ranked if reaches(entry)]
+
+
+def _without_use(entry: Ranked) -> tuple[float, int]:
+    return entry.floor, entry.signals.memory_id
+
+
+def _by_stamps(
+    store: DigestReads, namespace: str, reach: Sequence[Ranked], query: RecallQuery, score: Score
+) -> Reached:
+    """The page's records, the matches within reach ranked exactly by their stored stamps first; one found gone or no
+    longer shown when its record is read gives its place to the next."""
+    stamps = store.stored_stamps(namespace, [entry.signals.memory_id for entry in reach])
+    scored = []
+    for entry in reach:
+        stamp = stamps.get(entry.signals.memory_id)
+        if stamp is None or stamp.status != query.status:
+            continue
+        used = entry.floor
+        if stamp.last_accessed_at is not None:  # never used: its score is its floor
+            used = score(replace(entry.signals, last_accessed_at=stamp.last_accessed_at))
+        scored.append((used, entry.signals.memory_id))
+    gone = len(reach) - len(scored)
+    pending = [memory_id for _, memory_id in sorted(scored, reverse=True)[query.offset :]]
+    records: list[Memory] = []
+    while pending and len(records) < query.limit:
+        batch, pending = pending[: query.limit - len(records)], pending[query.limit - len(records) :]
+        found = [memory for memory in store.records(namespace, batch) if memory.status == query.status]
+        gone += len(batch) - len(found)
+        records += found
+    return Reached(records, 0, gone)

@@ -1,0 +1,25 @@
+"""The vector search port: a managed nearest-neighbour engine (Amazon S3 Vectors: adapters/s3vectors.py) that answers
+a recall over a large namespace without reading its every digest. It holds a copy of the digests' vectors, kept in
+step from the table's stream; DynamoDB stays the source of truth, and recall re-reads what it names from there."""
+
+from __future__ import annotations
+
+from typing import Final, Protocol
+
+from core.digest import Vector
+from core.repository.digests import CandidateFilter
+
+# Amazon S3 Vectors answers at most 100 nearest vectors a query.
+NEAREST_MOST: Final = 100
+
+
+class VectorSearch(Protocol):
+    def holds(self, namespace: str) -> int:
+        """How many memories the namespace holds (an upper bound, from one small read): whether a recall asks
+        `nearest` or reads the namespace's digests."""
+        ...
+
+    def nearest(self, namespace: str, vector: Vector, filters: CandidateFilter, k: int) -> list[int]:
+        """The ids of at most `k` (at most NEAREST_MOST) memories of the namespace the filters match whose vectors
+        are nearest `vector`, nearest first; approximate, and eventually consistent with the table."""
+        ...
