@@ -1,8 +1,8 @@
 """`make bench`: cold start, warm overhead, per-operation capacity and latency on DynamoDB Local, cost and artifact
 sizes, printed as a table and written to .bench/<timestamp>.json and .bench/latest.json. No AWS is needed.
 
-    python -m bench [--quick] [--strict] [--build] [--skip cold,warm,ops,serve,portability,artifacts]
-                    [--sizes 100,1000,10000,30000] [--render .bench/latest.json]
+    python -m bench [--quick] [--strict] [--build] [--skip cold,warm,ops,serve,health,portability,artifacts]
+                    [--only health] [--sizes 100,1000,10000,30000] [--render .bench/latest.json]
     python -m bench --markdown docs/performance.json > docs/performance.md   (what `make perf-doc` runs, with:)
     python -m bench --charts docs/performance.json   (its pictures, docs/performance-*.svg)
 """
@@ -28,6 +28,8 @@ from bench.engine import dynamodb_local
 
 ROOT = Path(__file__).resolve().parents[2]
 REGION = "us-east-1"
+# The parts of a run, in the order they run (--skip and --only name them).
+PARTS = ("cold", "warm", "ops", "serve", "health", "portability", "artifacts")
 # The ops part's namespaces; those larger than FULL_UP_TO measure recall and `q` alone, cold and warm (bench.ops).
 SIZES = [100, 1000, 10000, 30000]
 QUICK_SIZES = [100, 1000]
@@ -274,9 +276,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="a smoke run: sizes 100 and 1,000, fewer repeats")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--build", action="store_true", help="run `make build` first, for artifact sizes")
-    parser.add_argument(
-        "--skip", default="", help="comma-separated parts to skip: cold,warm,ops,serve,portability,artifacts"
-    )
+    parser.add_argument("--skip", default="", help=f"comma-separated parts to skip: {','.join(PARTS)}")
+    parser.add_argument("--only", default="", help="comma-separated parts to run, the others skipped (--only health)")
     parser.add_argument(
         "--sizes",
         type=lambda text: [int(size) for size in text.split(",")],
@@ -323,6 +324,12 @@ def measure(quick: bool, build: bool, skip: set[str], log: Any, sizes: list[int]
         memories = 1000 if quick else 10_000
         print(f"one serve: {memories:,} memories, 16 concurrent clients ...", file=log, flush=True)
         result["serve"] = serve.measure(clients=16, seconds=5 if quick else 8, rounds=3, memories=memories)
+    if "health" not in skip:
+        from bench import health
+
+        memories = 1000 if quick else 10_000
+        print(f"/healthz while serve searches, then recalls: {memories:,} memories ...", file=log, flush=True)
+        result["health"] = health.measure(memories)
     if "portability" not in skip:
         from bench import portability
 
@@ -352,7 +359,10 @@ def main(argv: list[str] | None = None) -> int:
         for path in charts.write_charts(json.loads(stored.read_text()), stored.parent):
             print(f"written: {path}")
         return 0
-    result = measure(args.quick, args.build, set(filter(None, args.skip.split(","))), log=sys.stderr, sizes=args.sizes)
+    skip = set(filter(None, args.skip.split(",")))
+    if args.only:
+        skip |= set(PARTS) - set(args.only.split(","))
+    result = measure(args.quick, args.build, skip, log=sys.stderr, sizes=args.sizes)
     print(report.render(result))
     out = ROOT / ".bench"
     out.mkdir(exist_ok=True)

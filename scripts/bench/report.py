@@ -65,6 +65,7 @@ def render(result: dict[str, Any]) -> str:
         ("ops", _ops),
         ("cost", _cost),
         ("serve", _serve),
+        ("health", _health),
         ("portability", _portability),
     )
     out.extend(part(result[name]) for name, part in sections if result.get(name))
@@ -350,6 +351,26 @@ def _serve(served: dict[str, Any]) -> str:
             f"p99 {recalled['warm_p99_ms']:.1f} ms"
         )
     return "\n".join(out)
+
+
+def _health(probed: dict[str, Any]) -> str:
+    head = (
+        f"\n== /healthz on one `serve` while 4 clients search or recall {probed['memories']:,} memories (imported in "
+        f"{probed['load_s']:.0f} s): a probe every {probed['probe_every_ms']:g} ms"
+    )
+    rows = [
+        [
+            load,
+            str(m["probes"]),
+            f"{m['p50_ms']:.1f}",
+            f"{m['p99_ms']:.1f}",
+            f"{m['max_ms']:.1f}",
+            f"{m['searches']} (p50 {m['search_p50_ms']:.0f} ms)" if m["search_p50_ms"] is not None else "0",
+        ]
+        for load in ("search", "recall")
+        if (m := probed.get(load))
+    ]
+    return head + "\n" + table(["load", "probes", "p50 ms", "p99 ms", "max ms", "requests meanwhile"], rows)
 
 
 def _portability(moved: dict[str, Any]) -> str:

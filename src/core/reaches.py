@@ -66,7 +66,9 @@ REACHES: Final = (
         module="local.listener",
         names=(),
         checked_with={"uvicorn": "0.54.0", "h11": "0.16.0"},
-        why="answering a request uvicorn cannot read: an override of H11Protocol.send_400_response that reads its "
-        "connection and transport, none of them uvicorn's public API (serve only, never on Lambda)",
+        why="answering a request uvicorn cannot read, and health probes where they are read: overrides of "
+        "H11Protocol.send_400_response and data_received that read and drive its connection, transport, server "
+        "state and access logger, and end a request as its on_response_complete does, none of them uvicorn's public "
+        "API (serve only, never on Lambda)",
     ),
 )

@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
+    from core.health import StorageHealth
+    from local.listener import Health
+
 # serve's exit status when its DynamoDB Local exited unasked (1: could not start; 2: refused its options).
 ENGINE_EXITED = 3
 STARTUP_FAILED = 1
@@ -100,12 +103,31 @@ def unless_engine_exited(app: ASGIApp, watch: EngineWatch) -> ASGIApp:
     return guarded
 
 
+def probe_answer(health: StorageHealth, watch: EngineWatch | None) -> Health:
+    """/healthz as the listener answers its probes (local.listener): the app's own answer from `health`, and none
+    once the engine has exited, so the app says so (unless_engine_exited)."""
+    from handlers.http.app import health_answer
+
+    def answer() -> tuple[int, bytes] | None:
+        if watch is not None and watch.report is not None:
+            return None
+        return health_answer(health)
+
+    return answer
+
+
 def run_server(
-    app: ASGIApp, host: str, port: int, engine: Engine | None, forwarded_allow_ips: str | None = None
+    app: ASGIApp,
+    host: str,
+    port: int,
+    engine: Engine | None,
+    forwarded_allow_ips: str | None = None,
+    health: StorageHealth | None = None,
 ) -> int:
     """Serve `app` with uvicorn until it is stopped (Ctrl-C, SIGTERM: 0) or `engine`, when serve owns one, exits on
     its own (ENGINE_EXITED); STARTUP_FAILED when uvicorn could not listen (it logged why). Forwarded headers are
-    trusted from `forwarded_allow_ips` only (local.listener)."""
+    trusted from `forwarded_allow_ips` only; with `health`, health probes are answered by the listener, before the
+    app (local.listener)."""
     import uvicorn
 
     from local.listener import server_config
@@ -118,7 +140,8 @@ def run_server(
 
         watch = EngineWatch(engine, stop_serving)
         app = unless_engine_exited(app, watch)
-    server = uvicorn.Server(server_config(app, host, port, forwarded_allow_ips))
+    answer = probe_answer(health, watch) if health is not None else None
+    server = uvicorn.Server(server_config(app, host, port, forwarded_allow_ips, answer))
     if watch is not None:
         watch.start()
     try:

@@ -19,6 +19,7 @@ from core.hosts import is_loopback
 from core.keys import KeyService
 from handlers import bootstrap
 from handlers.bootstrap.runtime import process_id, serve_state_dir
+from local import runtime
 from local.backfilling import embedder_for
 from local.purging import EMBED_EVERY, PURGE_EVERY, start_embedding, start_purging
 from local.running import RunningServe, announced
@@ -85,18 +86,12 @@ def serve_app(
     return with_mcp_endpoint(http, mcp_endpoint(services, settings, authenticate=authenticate, run_blocking=policy))
 
 
-SWITCH_INTERVAL = 0.001
-
-
 def serve(args: argparse.Namespace) -> int:
     refusal = _refusal(args)
     if refusal is not None:
         message, status = refusal
         print(message, file=sys.stderr)
         return status
-    # Storage calls run in worker threads and parse their answers holding the GIL; the event loop, which answers
-    # /healthz and accepts connections, asks for it back every SWITCH_INTERVAL instead of every 5 ms (the default).
-    sys.setswitchinterval(SWITCH_INTERVAL)
     if args.endpoint_url is not None or args.aws:
         return _serve_on(args, args.endpoint_url, None)
     bootstrap.use_placeholder_credentials()
@@ -181,8 +176,9 @@ def _serve_on(args: argparse.Namespace, endpoint_url: str | None, engine: Dynamo
     # The command line finds this serve's store by itself while it serves (local.running).
     running = RunningServe(base, settings.endpoint_url, settings.table_name, settings.region, process_id())
     try:
-        with announced(serve_state_dir(), args.port, running):
-            return run_server(app, args.host, args.port, engine, args.forwarded_allow_ips)
+        with announced(serve_state_dir(), args.port, running), runtime.serving():
+            # Health probes are answered by the listener, off the requests' path (local.listener).
+            return run_server(app, args.host, args.port, engine, args.forwarded_allow_ips, guarded.health)
     finally:
         stop_embedding()
         stop_purging()

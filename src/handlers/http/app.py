@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from core.health import StorageHealth
 from core.history import DEFAULT_RETENTION_DAYS
@@ -30,14 +30,19 @@ if TYPE_CHECKING:
     from core.recall.service import RecallService
 
 
-async def healthz(request: Request) -> JSONResponse:
-    """ok, or 503 degraded with the reason while the process's storage calls are failing: read from what those calls
-    found (core.health), never by a storage call of its own."""
-    health: StorageHealth = request.app.state.storage_health
+def health_answer(health: StorageHealth) -> tuple[int, bytes]:
+    """/healthz's status and JSON body: ok, or 503 degraded with the reason while the process's storage calls are
+    failing: read from what those calls found (core.health), never by a storage call of its own. `serve` answers
+    its probes with it before they reach the app (local.listener)."""
     degraded = health.degraded()
     if degraded is None:
-        return JSONResponse({"status": "ok"})
-    return JSONResponse({"status": "degraded", "reason": degraded.reason}, status_code=503)
+        return 200, bytes(JSONResponse({"status": "ok"}).body)
+    return 503, bytes(JSONResponse({"status": "degraded", "reason": degraded.reason}).body)
+
+
+async def healthz(request: Request) -> Response:
+    status, body = health_answer(request.app.state.storage_health)
+    return Response(body, status_code=status, media_type="application/json")
 
 
 def create_app(
