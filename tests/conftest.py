@@ -162,6 +162,9 @@ class UnavailableKeys:
     def revoke(self, key_id: str) -> ApiKey | None:
         raise self._error
 
+    def note_use(self, key_id: str, at: str, stale_before: str) -> None:
+        raise self._error
+
 
 @functools.cache
 def _table_definition() -> dict[str, Any]:
@@ -252,16 +255,19 @@ def serve_env(state_dir: Path | None = None) -> dict[str, str]:
 
 
 @contextmanager
-def serving(log_dir: Path, *options: str) -> Iterator[tuple[str, str]]:
-    """`agent-memory serve` on a free loopback port with `options` while the block runs: its base URL and the key
-    it printed on creating the empty table's first key."""
-    port = free_port()
-    log_path = log_dir / "serve.log"  # as shared_serve_output names it
+def serving(
+    log_dir: Path, *options: str, port: int | None = None, state: Path | None = None
+) -> Iterator[tuple[str, str]]:
+    """`agent-memory serve` on loopback `port` (by default a free one) with `options` while the block runs, its
+    state file in `state` (by default log_dir/state): its base URL and the key it printed on creating the empty
+    table's first key. Its output goes to log_dir/serve.log, or serve-<port>.log for a port given."""
+    log_path = log_dir / ("serve.log" if port is None else f"serve-{port}.log")  # as shared_serve_output names it
+    port = free_port() if port is None else port
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-u", "-m", "local", "serve", "--port", str(port), *options],
             cwd=SERVE_ROOT,
-            env=serve_env(log_dir / "state"),  # its state file: where a test can find it
+            env=serve_env(state or log_dir / "state"),  # its state file: where a test can find it
             stdout=log,
             stderr=subprocess.STDOUT,
         )

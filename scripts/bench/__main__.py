@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import charts, page, pricing, report, targets
+from bench import charts, page, pricing, report, targets, vector_pricing
 from bench.engine import dynamodb_local
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -339,6 +339,7 @@ def measure(quick: bool, build: bool, skip: set[str], log: Any, sizes: list[int]
     if "artifacts" not in skip:
         result["artifacts"] = run_artifacts(build)
     result["cost"] = pricing.costs(result)
+    result["vector_cost"] = vector_pricing.vector_costs()
     result["targets"] = targets.targets(result)
     result["elapsed_s"] = time.perf_counter() - started
     return result

@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import os
-import re
 import statistics
 import subprocess
 import sys
@@ -27,39 +25,15 @@ from typing import Any
 
 from bench.engine import free_port
 from bench.portability import synthetic_export
+from bench.serve import KEY, ROOT, serve_environment, wait_healthy
 from bench.timing import percentile
 
-ROOT = Path(__file__).resolve().parents[2]
-KEY = re.compile(r"^API key +(am_\S+)$", re.MULTILINE)
 SEARCHERS = 4
 PROBE_EVERY_S = 0.02
 # Every memory of synthetic_export holds the word, so each search matches the whole namespace.
 SEARCH = "/memories?q=memory&limit=100&sort=updated_at"
 RECALL = "/recall?query=which+memory+was+noted+first&limit=10"
 LOADS = {"search": SEARCH, "recall": RECALL}
-
-
-def _environment() -> dict[str, str]:
-    return {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])),
-    }
-
-
-def _wait_healthy(port: int, process: subprocess.Popen[bytes], log: Path, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"serve exited: {log.read_text(errors='replace')[-2000:]}")
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            connection.request("GET", "/healthz")
-            if connection.getresponse().status == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError("serve did not start")
 
 
 @contextmanager
@@ -71,10 +45,10 @@ def serving(scratch: Path) -> Iterator[tuple[int, int, str]]:
     command = [sys.executable, "-m", "local", "serve", "--port", str(port), "--ddb-port", str(engine_port)]
     with log_path.open("wb") as log:
         process = subprocess.Popen(  # noqa: S603 (our own command line)
-            [*command, "--no-embed"], cwd=ROOT, env=_environment(), stdout=log, stderr=subprocess.STDOUT
+            [*command, "--no-embed"], cwd=ROOT, env=serve_environment(), stdout=log, stderr=subprocess.STDOUT
         )
         try:
-            _wait_healthy(port, process, log_path)
+            wait_healthy(port, process, log_path)
             (token,) = KEY.findall(log_path.read_text(errors="replace"))
             yield port, engine_port, token
         finally:
@@ -94,7 +68,7 @@ def load(scratch: Path, engine_port: int, memories: int) -> float:
     done = subprocess.run(  # noqa: S603 (our own command line)
         [*command, "--ddb-port", str(engine_port)],
         cwd=ROOT,
-        env=_environment(),
+        env=serve_environment(),
         capture_output=True,
         text=True,
         check=False,

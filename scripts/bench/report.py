@@ -64,6 +64,7 @@ def render(result: dict[str, Any]) -> str:
         ("warm", _warm),
         ("ops", _ops),
         ("cost", _cost),
+        ("vector_cost", _vector_cost),
         ("serve", _serve),
         ("health", _health),
         ("portability", _portability),
@@ -209,6 +210,36 @@ def _cost(cost: dict[str, Any]) -> str:
     if any("stamps" in doors["http"] for size in sizes for doors in cost[size].values()):
         title += "\n   (stamps $x: the part of the price that pays for the access stamps, the same at both doors)"
     return title + "\n" + table(["op", *(f"N={int(size):,}" for size in sizes)], rows)
+
+
+def _vector_cost(vector: dict[str, Any]) -> str:
+    """Recall with the vector index on, per namespace size: computed from AWS's published prices (bench.vector_pricing),
+    not measured."""
+    prices = vector["prices"]
+    index = (
+        f"S3 Vectors ${prices['query_per_m']:.2f}/1M queries, storage ${prices['storage_per_gb_month']:.2f}/GB-month, "
+        f"puts ${prices['put_per_gb']:.2f}/GB ({vector['source']}, read {vector['read']})"
+    )
+    reads = f"DynamoDB: the id counter and the nearest digests by key ({vector['digest_rru']:g} RRU)"
+    title = (
+        "\n== Recall with the vector index on (RecallVectorIndex), USD per 1M recalls over a namespace alone in its "
+        f"index: computed from AWS's published prices, not measured\n   {index}; {reads}; "
+        f"{vector['dimensions']}-dimension vectors\n   left out: the query's data processed (no AWS price found), "
+        "which grows with the index: totals are lower bounds; Lambda and Bedrock as in Recall"
+    )
+    rows = [
+        [
+            f"{int(size):,}",
+            f"{priced['queries']:.2f}",
+            f"{priced['digests']:.2f}",
+            f"{priced['total']:.2f}",
+            f"{priced['storage_month']:.4f}",
+            f"{priced['put_once']:.4f}",
+        ]
+        for size, priced in vector["sizes"].items()
+    ]
+    headers = ["N", "$ queries", "$ DDB", "$ total", "$ storage/month", "$ put all once"]
+    return title + "\n" + table(headers, rows)
 
 
 def _priced(doors: dict[str, dict[str, float]]) -> str:

@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 KEY = re.compile(r"^API key +(am_\S+)$", re.MULTILINE)
 
 
-def _wait_healthy(port: int, process: subprocess.Popen[bytes], log: Path, timeout: float = 90) -> None:
+def wait_healthy(port: int, process: subprocess.Popen[bytes], log: Path, timeout: float = 90) -> None:
+    """Return once the serve started as `process` answers /healthz with 200; its log's tail if it exits first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -38,6 +39,14 @@ def _wait_healthy(port: int, process: subprocess.Popen[bytes], log: Path, timeou
             pass
         time.sleep(0.2)
     raise RuntimeError("serve did not start")
+
+
+def serve_environment() -> dict[str, str]:
+    """This process's environment with the repository's src/ on PYTHONPATH, for a `python -m local serve`."""
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])),
+    }
 
 
 class _Client(threading.Thread):
@@ -237,15 +246,12 @@ def measure(clients: int = 16, seconds: float = 8, rounds: int = 3, memories: in
     with tempfile.TemporaryDirectory(prefix="bench-serve-") as scratch:
         port = free_port()
         log_path = Path(scratch) / "serve.log"
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])),
-        }
+        env = serve_environment()
         command = [sys.executable, "-m", "local", "serve", "--port", str(port), "--ddb-port", str(free_port())]
         with log_path.open("wb") as log:
             process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
             try:
-                _wait_healthy(port, process, log_path)
+                wait_healthy(port, process, log_path)
                 (token,) = KEY.findall(log_path.read_text(errors="replace"))
                 began = time.perf_counter()
                 _load(port, token, memories - timed, threads=8)

@@ -19,18 +19,24 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final, Protocol, cast
 
 import boto3
 from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
 
 from core.digest import Vector
 from core.repository.digests import CandidateFilter, DigestRow
-from core.repository.vectors import NEAREST_MOST
+from core.repository.vectors import NEAREST_MOST, VectorSearchUnavailableError
 
 # PutVectors and DeleteVectors take at most 500 vectors a call.
 BATCH: Final = 500
 KEY_SEPARATOR: Final = "#"
+
+
+class VectorIndexError(Exception):
+    """The vector index refused a write or could not be reached (its error code in the message)."""
 
 
 class S3VectorsClient(Protocol):
@@ -59,6 +65,13 @@ def make_s3vectors_client(region: str) -> S3VectorsClient:
 
 def vector_key(namespace: str, memory_id: int) -> str:
     return f"{namespace}{KEY_SEPARATOR}{memory_id}"
+
+
+def index_label(bucket: str, index: str, model: str, dimensions: int) -> str:
+    """What names one index's copy of the digests on the namespaces it holds whole (adapters/vectorfill.py marks
+    them): another bucket, index, model or dimension (a replaced index: the template replaces it when they change)
+    holds none of them until a backfill passes."""
+    return f"{bucket}/{index} {model} {dimensions}"
 
 
 def memory_id_of(key: str) -> int:
@@ -107,12 +120,15 @@ class S3VectorIndex:
         return self._sizes(namespace)
 
     def nearest(self, namespace: str, vector: Vector, filters: CandidateFilter, k: int) -> list[int]:
-        answer = self._client.query_vectors(
-            **self._target,
-            topK=min(k, NEAREST_MOST),
-            queryVector={"float32": floats(vector)},
-            filter=query_filter(namespace, filters),
-        )
+        try:
+            answer = self._client.query_vectors(
+                **self._target,
+                topK=min(k, NEAREST_MOST),
+                queryVector={"float32": floats(vector)},
+                filter=query_filter(namespace, filters),
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise VectorSearchUnavailableError(_why(exc, "the query")) from exc
         return [memory_id_of(found["key"]) for found in answer["vectors"]]
 
     def keeps(self, row: DigestRow) -> bool:
@@ -120,16 +136,17 @@ class S3VectorIndex:
         return row.candidate.vector is not None and row.candidate.model == self._model
 
     def put(self, vectors: Sequence[IndexedVector]) -> None:
-        """Write these vectors (each replacing what its key held: idempotent), 500 a call."""
+        """Write these vectors (each replacing what its key held: idempotent), 500 a call. VectorIndexError when a
+        call is refused (the calls before it stay done)."""
         for start in range(0, len(vectors), BATCH):
-            self._client.put_vectors(
-                **self._target, vectors=[self._entry(vector) for vector in vectors[start : start + BATCH]]
-            )
+            entries = [self._entry(vector) for vector in vectors[start : start + BATCH]]
+            _written(partial(self._client.put_vectors, **self._target, vectors=entries))
 
     def delete(self, keys: Sequence[str]) -> None:
-        """Delete these keys' vectors (a key with none is no error), 500 a call."""
+        """Delete these keys' vectors (a key with none is no error), 500 a call; VectorIndexError as `put`."""
         for start in range(0, len(keys), BATCH):
-            self._client.delete_vectors(**self._target, keys=list(keys[start : start + BATCH]))
+            batch = list(keys[start : start + BATCH])
+            _written(partial(self._client.delete_vectors, **self._target, keys=batch))
 
     def _entry(self, vector: IndexedVector) -> dict[str, Any]:
         candidate = vector.row.candidate
@@ -140,3 +157,17 @@ class S3VectorIndex:
             "data": {"float32": floats(candidate.vector)},
             "metadata": metadata(vector.namespace, vector.row),
         }
+
+
+def _written(write: Callable[[], object]) -> None:
+    try:
+        write()
+    except (ClientError, BotoCoreError) as exc:
+        raise VectorIndexError(_why(exc, "the write")) from exc
+
+
+def _why(exc: ClientError | BotoCoreError, what: str) -> str:
+    """Why a call failed, in words and the service's error code (never its message text)."""
+    if isinstance(exc, ClientError):
+        return f"Amazon S3 Vectors refused {what} ({exc.response.get('Error', {}).get('Code', 'an error')})"
+    return f"Amazon S3 Vectors could not be reached for {what} ({type(exc).__name__})"

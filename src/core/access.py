@@ -18,9 +18,12 @@ from core.clock import format_timestamp
 from core.errors import AuthenticationError, FieldError, InvalidInputError, PermissionDeniedError
 from core.limits import KEY_NAME_MAX_CHARS
 
-Scope = Literal["read", "write"]
+Scope = Literal["read", "write", "keys"]
 # Canonical order: scopes are stored and shown in this order.
-SCOPES: Final[tuple[Scope, ...]] = get_args(Scope)
+ALL_SCOPES: Final[tuple[Scope, ...]] = get_args(Scope)
+# The memory scopes: what a key gets unless told otherwise, and all an OAuth grant may ever be given. `keys` (list
+# and revoke the namespace's other keys) is a person's, granted only when asked for by name (`--scopes`).
+SCOPES: Final[tuple[Scope, ...]] = ("read", "write")
 # The namespace of the first key a local `serve` creates, and of an open (keyless) local server.
 DEFAULT_NAMESPACE: Final = "default"
 
@@ -47,6 +50,8 @@ class Principal:
     key_id: str | None = None
     # What a person called the key (ApiKey.name), so a caller can be told whose key it is using.
     key_name: str | None = None
+    # Proved by an OAuth access token the key consented to, not by the key itself: its refusals speak of the token.
+    by_token: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,8 @@ class ApiKey:
     secret_hash: str = field(repr=False)
     # What a person calls the key ("Ana's laptop"), for listings and the console; never used to find it.
     name: str | None = None
+    # When the key last proved a request, to within LAST_USED_EVERY (core.keys); None: not since it was created.
+    last_used_at: str | None = None
 
     def principal(self) -> Principal:
         """The caller this key proves to be."""
@@ -84,7 +91,15 @@ def expired(expires_at: str | None, now: datetime) -> bool:
 def require(principal: Principal, scope: Scope) -> None:
     """Refuse a principal that lacks `scope`."""
     if scope not in principal.scopes:
-        raise PermissionDeniedError(scope)
+        raise PermissionDeniedError(scope, by_token=principal.by_token)
+
+
+def may_revoke(principal: Principal, key_id: str) -> None:
+    """Refuse a principal that may not revoke the key `key_id`: a key may always revoke itself; any other key only
+    with the `keys` scope (an agent's read/write key never revokes the person's). Whether `key_id` is of the
+    principal's namespace is the caller's to check after this, so a refusal never tells whether the key exists."""
+    if key_id != principal.key_id:
+        require(principal, "keys")
 
 
 def sees_records(principal: Principal) -> bool:
@@ -109,10 +124,10 @@ def validate_key_name(value: str) -> str:
 def parse_scopes(values: Iterable[str]) -> tuple[Scope, ...]:
     """Scopes in canonical order without duplicates; at least one, each a known scope."""
     given = {value.strip() for value in values}
-    unknown = sorted(given - set(SCOPES))
+    unknown = sorted(given - set(ALL_SCOPES))
     if unknown or not given:
-        raise InvalidInputError([FieldError("scopes", f"must be one or more of {', '.join(SCOPES)}")])
-    return tuple(scope for scope in SCOPES if scope in given)
+        raise InvalidInputError([FieldError("scopes", f"must be one or more of {', '.join(ALL_SCOPES)}")])
+    return tuple(scope for scope in ALL_SCOPES if scope in given)
 
 
 def new_key() -> tuple[str, str]:

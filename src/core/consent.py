@@ -14,7 +14,12 @@ INVALID_KEY = "That API key is not valid: it is unknown, revoked or expired."
 
 
 class ConsentRefusedError(Exception):
-    """The consent page cannot grant what was asked with the key given; the message says why (never the key)."""
+    """The consent page cannot grant what was asked with the key given; the message says why (never the key), and
+    `namespace` is the key's own when the key was valid, for the page to offer it."""
+
+    def __init__(self, message: str, namespace: str | None = None) -> None:
+        self.namespace = namespace
+        super().__init__(message)
 
 
 @dataclass(frozen=True)
@@ -27,10 +32,10 @@ class Consent:
 
 
 def consent(keys: KeyService, api_key: str, namespace: str, scopes: Iterable[str]) -> Consent:
-    """The consent `api_key` gives to `namespace` and `scopes`: the namespace must be the key's own and the scopes
-    ones it holds. ConsentRefusedError otherwise."""
+    """The consent `api_key` gives to `namespace` and `scopes`: the namespace must be the key's own (left empty, it
+    is: a key has one) and the scopes ones it holds. ConsentRefusedError otherwise."""
     try:
-        namespace = validate_namespace(namespace.strip())
+        namespace = validate_namespace(namespace.strip()) if namespace.strip() else ""
         wanted = parse_scopes(scopes)
     except InvalidInputError as exc:
         raise ConsentRefusedError("; ".join(f"{e.field} {e.message}" for e in exc.errors)) from None
@@ -38,9 +43,11 @@ def consent(keys: KeyService, api_key: str, namespace: str, scopes: Iterable[str
         principal = keys.authenticate(api_key.strip())
     except AuthenticationError:
         raise ConsentRefusedError(INVALID_KEY) from None
+    namespace = namespace or principal.namespace
     if principal.namespace != namespace or principal.key_id is None:
-        raise ConsentRefusedError(f"That API key is not a key of namespace {namespace}.")
+        raise ConsentRefusedError(f"That API key is not a key of namespace {namespace}.", principal.namespace)
     missing = [scope for scope in wanted if scope not in principal.scopes]
     if missing:
-        raise ConsentRefusedError(f"That API key may not grant {' or '.join(missing)}: it lacks that scope.")
+        refusal = f"That API key may not grant {' or '.join(missing)}: it lacks that scope."
+        raise ConsentRefusedError(refusal, principal.namespace)
     return Consent(principal.key_id, namespace, wanted)

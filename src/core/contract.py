@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Generic, Literal, Self, TypeVar, get_args
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Final, Generic, Literal, Self, TypeVar, get_args
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
 
+from core.clock import format_timestamp
 from core.limits import DEFAULT_LIMIT, MAX_INTEGER_DIGITS, MAX_LIMIT, MAX_OFFSET, Q_MAX_CHARS
 from core.model import InputModel, Memory, MemoryType, Status, normalize_tag
 
@@ -51,6 +53,61 @@ def check_offset(value: int) -> int:
     if value > MAX_OFFSET:
         raise ValueError(f"must be at most {MAX_OFFSET} (2^63-1)")
     return value
+
+
+# RFC 3339's date-time (section 5.6; `T` and `Z` in either case, as its note allows), the one spelling `as_of` and
+# `since` take.
+_DATE_TIME: Final = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?"
+    r"(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))"
+)
+_DATE_TIME_RULE: Final = "must be a date and time with its offset (RFC 3339), e.g. 2026-12-04T10:00:00Z"
+# The moments the contract's timestamps can spell (years 0001 to 9999, in UTC).
+_EARLIEST: Final = datetime.min.replace(tzinfo=UTC)
+_LATEST: Final = datetime.max.replace(tzinfo=UTC)
+
+
+def _moment(value: object) -> object:
+    """An RFC 3339 date-time (any number of fraction digits, read to the microsecond) in the contract's spelling, UTC.
+
+    Every RFC 3339 date-time is taken, so a client generating from the published `format: date-time` is never
+    refused: a leap second (`:60`) is read as the last microsecond of its minute, and a moment whose UTC lies outside
+    the years 0001 to 9999 (year 0001 or 9999 with an offset) as the nearest one inside them."""
+    if value is None or value == "":
+        return None
+    found = _DATE_TIME.fullmatch(value.strip()) if isinstance(value, str) else None
+    moment = _utc(found) if found else None
+    if moment is None:
+        raise ValueError(_DATE_TIME_RULE + (f", not {value[:40]!r}" if isinstance(value, str) else ""))
+    return format_timestamp(moment)
+
+
+def _utc(found: re.Match[str]) -> datetime | None:
+    """The UTC moment a date-time's fields name; None when they name no date, time or offset."""
+    year, month, day, hour, minute, second, offset_hours, offset_minutes = (
+        int(found[group] or 0) for group in (1, 2, 3, 4, 5, 6, 9, 10)
+    )
+    if offset_hours > 23 or offset_minutes > 59:
+        return None
+    try:
+        local = datetime(year, month, day, hour, minute, 59 if second == 60 else second, tzinfo=UTC)
+    except ValueError:
+        return None
+    fraction = 999_999 if second == 60 else int((found[7] or "0")[:6].ljust(6, "0"))
+    offset = timedelta(hours=offset_hours, minutes=offset_minutes) * (-1 if found[8] == "-" else 1)
+    try:
+        return local + timedelta(microseconds=fraction) - offset
+    except OverflowError:
+        return _EARLIEST if offset > timedelta(0) else _LATEST
+
+
+# Empty is the same as left out (as an empty `q` or `tag` is), so a client filling a form or a URL template need not
+# drop the parameter; the schema says so, as it must for a client generating from it.
+Moment = Annotated[
+    str | None,
+    BeforeValidator(_moment),
+    WithJsonSchema({"type": "string", "anyOf": [{"format": "date-time"}, {"const": ""}]}),
+]
 
 
 # Paging as the contract's retrieval defines it (a history pages the same way).

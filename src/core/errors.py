@@ -125,22 +125,31 @@ class TableMissingError(StorageUnavailableError):
 
 
 class AuthenticationError(DomainError):
-    """No valid API key came with the request: missing, malformed, unknown, expired or revoked.
+    """No valid API key (or OAuth access token) came with the request: missing, malformed, unknown, expired or revoked.
 
-    `credentials_given` tells a request that presented a bearer key (which was refused) from one that did not.
+    `credentials_given` tells a request that presented a bearer key (which was refused) from one that did not;
+    `by_token`, one that presented an access token, whose holder signs in again rather than sends a key.
     """
 
-    def __init__(self, detail: str, credentials_given: bool = True) -> None:
+    def __init__(self, detail: str, credentials_given: bool = True, *, by_token: bool = False) -> None:
         self.credentials_given = credentials_given
+        self.by_token = by_token
         super().__init__(detail)
 
 
 class PermissionDeniedError(DomainError):
-    """The API key is valid but lacks the scope the operation needs."""
+    """The API key (or the OAuth access token it consented to, `by_token`) is valid but lacks the scope the operation
+    needs. A token's holder gets the scope by signing in again and granting it, not from another key."""
 
-    def __init__(self, scope: str) -> None:
+    def __init__(self, scope: str, *, by_token: bool = False) -> None:
         self.scope = scope
-        super().__init__(f"this API key lacks the '{scope}' scope, which this operation needs")
+        self.by_token = by_token
+        if by_token:
+            super().__init__(
+                f"this access token lacks the '{scope}' scope, which this operation needs; sign in again and grant it"
+            )
+        else:
+            super().__init__(f"this API key lacks the '{scope}' scope, which this operation needs")
 
 
 class KeyNotFoundError(DomainError):

@@ -21,6 +21,9 @@ TOKEN_CACHE_TTL: Final = timedelta(seconds=30)
 TOKEN_CACHE_MAX_ENTRIES: Final = 1024
 
 INVALID_TOKEN: Final = "the access token is not valid"  # noqa: S105  # a message, not a secret
+# What a caller holding an access token that no longer works is told to do, at both doors: its person approves the
+# client again (a token holder has no key to send instead).
+SIGN_IN_AGAIN: Final = "sign in again: connect the MCP client once more and approve it with a live API key"
 
 
 class GrantError(Exception):

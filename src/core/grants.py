@@ -28,6 +28,7 @@ from core.grant_terms import (
     CODE_TTL,
     INVALID_TOKEN,
     REFRESH_TTL,
+    SIGN_IN_AGAIN,
     TOKEN_CACHE_MAX_ENTRIES,
     TOKEN_CACHE_TTL,
     UNUSED_CLIENT_TTL,
@@ -213,19 +214,23 @@ class GrantService:
             cached = self._verify_stored(token, digest, now)
         if cached.expires_at <= now.timestamp():
             self._cache.discard(digest)
-            raise AuthenticationError("the access token expired: refresh it")
+            raise AuthenticationError("the access token expired: refresh it", by_token=True)
         if cached.resource != resource:
-            raise AuthenticationError(f"the access token was issued for {cached.resource}, not for {resource}")
-        self._keys.principal_of(cached.principal.key_id or "")
+            detail = f"the access token was issued for {cached.resource}, not for {resource}"
+            raise AuthenticationError(detail, by_token=True)
+        try:
+            self._keys.principal_of(cached.principal.key_id or "")
+        except AuthenticationError as exc:
+            raise AuthenticationError(f"{exc}; {SIGN_IN_AGAIN}", by_token=True) from None
         return cached.principal
 
     def _verify_stored(self, token: str, digest: str, now: datetime) -> _Verified:
         grant = self._read(token, "access")
         if grant is None or grant.access_hash is None or not hmac.compare_digest(grant.access_hash, digest):
-            raise AuthenticationError(INVALID_TOKEN)
+            raise AuthenticationError(f"{INVALID_TOKEN}; {SIGN_IN_AGAIN}", by_token=True)
         if grant.revoked:
-            raise AuthenticationError("the access token was revoked")
-        principal = Principal(grant.namespace, frozenset(grant.access_scopes), grant.key_id)
+            raise AuthenticationError(f"the access token was revoked; {SIGN_IN_AGAIN}", by_token=True)
+        principal = Principal(grant.namespace, frozenset(grant.access_scopes), grant.key_id, by_token=True)
         verified = _Verified(grant.grant_id, principal, grant.resource, grant.access_expires_at)
         self._cache.put(digest, verified, read_at=now)
         return verified

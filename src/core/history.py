@@ -7,7 +7,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.contract import Envelope, PageLimit, PageOffset, RetrievalQuery
+from core.contract import Envelope, Moment, PageLimit, PageOffset, RetrievalQuery
 from core.limits import DEFAULT_LIMIT
 from core.model import InputModel, Memory, MemoryType, Status
 
@@ -15,6 +15,8 @@ Change = Literal["created", "updated", "deleted", "restored", "superseded"]
 
 # How long a deleted memory stays restorable before it is purged, unless configured otherwise.
 DEFAULT_RETENTION_DAYS: Final = 30
+# How far back a namespace's changes are read when the caller does not say (a week: what a person looks back on).
+DEFAULT_CHANGES_DAYS: Final = 7
 
 
 class Revision(BaseModel):
@@ -83,3 +85,25 @@ class HistoryPage(Envelope[Revision]):
 
     total: int = Field(description="Every revision of the memory.")
     has_more: bool = Field(description="Whether revisions remain after this page: offset + len(items) < total.")
+
+
+class ChangesQuery(InputModel):
+    """A namespace's changes since a moment, paged by the retrieval's rules for `limit` and `offset`."""
+
+    model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
+
+    since: Moment = Field(
+        default=None,
+        description=f"Changes made at or after this moment (RFC 3339); default {DEFAULT_CHANGES_DAYS} days before "
+        "the request.",
+    )
+    limit: PageLimit = Field(default=DEFAULT_LIMIT, description=RetrievalQuery.model_fields["limit"].description)
+    offset: PageOffset = Field(default=0, description=RetrievalQuery.model_fields["offset"].description)
+
+
+class ChangesPage(Envelope[Revision]):
+    """The retrieval envelope over a namespace's revisions, newest first, and the moment they are read from."""
+
+    total: int = Field(description="Every change since `since` of the memories still stored.")
+    has_more: bool = Field(description="Whether changes remain after this page: offset + len(items) < total.")
+    since: str = Field(description="The moment served: changes at or after it are counted.")

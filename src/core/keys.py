@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from core.access import (
     hash_key,
     is_key_id,
     key_id_of,
+    may_revoke,
     new_key,
     parse_scopes,
     validate_key_name,
@@ -24,7 +26,14 @@ from core.access import (
 )
 from core.cache import TtlCache
 from core.clock import Clock, format_timestamp, utc_now
-from core.errors import AuthenticationError, FieldError, InvalidInputError, KeyNotFoundError, WriteConflictError
+from core.errors import (
+    AuthenticationError,
+    FieldError,
+    InvalidInputError,
+    KeyNotFoundError,
+    StorageUnavailableError,
+    WriteConflictError,
+)
 from core.repository import KeyRepository
 
 # How long a verified key (its hash check and principal) is trusted without asking the store again: a revoke elsewhere
@@ -34,6 +43,9 @@ CACHE_TTL: Final = timedelta(seconds=30)
 # Only keys that verified are cached, so this bounds memory by the number of live keys, not by what callers send.
 CACHE_MAX_ENTRIES: Final = 1024
 CREATE_ATTEMPTS: Final = 3
+# How stale a key's `last_used_at` may grow: a use is written only when the stored one is older than this, so a busy
+# key costs at most one conditional write an hour (per process that reads it then, and only one of those succeeds).
+LAST_USED_EVERY: Final = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
@@ -102,6 +114,7 @@ class KeyService:
         self._refuse_if_expired(key.expires_at, now, digest)
         principal = key.principal()
         self._cache.put(digest, _Verified(principal, key.expires_at), read_at=now)
+        self._note_use(key, now)
         return principal
 
     def principal_of(self, key_id: str) -> Principal:
@@ -115,6 +128,7 @@ class KeyService:
                 raise AuthenticationError("the API key that consented to this grant was revoked")
             cached = _Verified(key.principal(), key.expires_at)
             self._by_id.put(key_id, cached, read_at=now)
+            self._note_use(key, now)
         if expired(cached.expires_at, now):
             raise AuthenticationError(f"the API key that consented to this grant expired at {cached.expires_at}")
         return cached.principal
@@ -124,6 +138,20 @@ class KeyService:
         if namespace is not None:
             validate_namespace(namespace)
         return tuple(sorted(self._repository.find(namespace), key=lambda key: (key.created_at, key.key_id)))
+
+    def of_namespace(self, principal: Principal) -> tuple[ApiKey, ...]:
+        """The keys of the principal's namespace, oldest first (what GET /keys lists; any reader may ask)."""
+        return self.list(principal.namespace)
+
+    def revoke_as(self, principal: Principal, key_id: str) -> ApiKey:
+        """Revoke `key_id` for `principal`: itself always, another key of its namespace only with the `keys` scope
+        (PermissionDeniedError first, whatever the id); a key of another namespace is KeyNotFoundError, as an unknown
+        one is, so that a caller never learns it exists."""
+        may_revoke(principal, key_id)
+        key = self._repository.get(key_id) if is_key_id(key_id) else None
+        if key is None or key.namespace != principal.namespace:
+            raise KeyNotFoundError(key_id)
+        return self.revoke(key_id)
 
     def revoke(self, key_id: str) -> ApiKey:
         """Revoke a key: at once in this process, within `cache_ttl` in every other one; its fenced reads and writes
@@ -144,6 +172,17 @@ class KeyService:
     def now(self) -> datetime:
         """Now by this service's clock (what a key's state is told at)."""
         return self._clock()
+
+    def _note_use(self, key: ApiKey, now: datetime) -> None:
+        """Record that `key` proved a request now, when its stored use is older than LAST_USED_EVERY: read on the
+        cache miss that verified it, so a fresh one costs nothing. Best effort: a store that cannot take the write
+        now never fails the request (the next cache miss tries again)."""
+        stale_before = format_timestamp(now - LAST_USED_EVERY)
+        if key.last_used_at is not None and key.last_used_at >= stale_before:
+            return
+        # A use not written only leaves "last used" up to an hour older than it is.
+        with contextlib.suppress(StorageUnavailableError):
+            self._repository.note_use(key.key_id, format_timestamp(now), stale_before)
 
     def _refuse_if_expired(self, expires_at: str | None, now: datetime, digest: str) -> None:
         if expired(expires_at, now):

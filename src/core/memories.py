@@ -13,7 +13,7 @@ from core.clock import Clock, format_timestamp, utc_now
 from core.contract import Page, RetrievalQuery
 from core.digest import Digest, Indexer
 from core.errors import FieldError, InvalidInputError, MemoryNotFoundError, NamespaceFullError, VersionMismatchError
-from core.history import HistoryPage, HistoryQuery
+from core.history import DEFAULT_CHANGES_DAYS, ChangesPage, ChangesQuery, HistoryPage, HistoryQuery
 from core.limits import IDEMPOTENCY_WINDOW_HOURS, MAX_MEMORY_ID, SUPERSEDE_MAX
 from core.model import IdempotentCreate, InputModel, Memory, MemoryChanges, NewMemory
 from core.recall.lexical import memory_terms
@@ -198,6 +198,16 @@ class MemoryService:
             revisions = self._repository.history(namespace, memory_id, query.limit, query.offset)
         self._confirm(fence)
         return HistoryPage.of(revisions.items, revisions.total, limit=query.limit, offset=query.offset)
+
+    def changes(self, namespace: str, query: ChangesQuery, key_id: str | None = None) -> ChangesPage:
+        """The namespace's revisions since `query.since` (default: DEFAULT_CHANGES_DAYS ago), newest first, in the
+        retrieval envelope; stamps nothing."""
+        moment = self._clock()
+        since = query.since or format_timestamp(moment - timedelta(days=DEFAULT_CHANGES_DAYS))
+        fence = self._fence(key_id, format_timestamp(moment))
+        revisions = self._repository.changes(namespace, since, query.limit, query.offset)
+        self._confirm(fence)
+        return ChangesPage.of(revisions.items, revisions.total, limit=query.limit, offset=query.offset, since=since)
 
     def purge(self, namespace: str, memory_id: int, key_id: str | None = None) -> None:
         """Remove a deleted memory for good, at once (an active one must be deleted first). Fenced, the caller's key

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from core.keys import KeyService
 from core.memories import MemoryService
 from handlers.auth import Authenticator
 from handlers.concurrency import RunBlocking
@@ -27,6 +28,9 @@ class Door:
     run_blocking: RunBlocking
     # None only where a door is built for tests of other operations.
     recall_service: RecallService | None = None
+    # The API keys the namespace's keys are listed and revoked through; None on a door without keys (an open local
+    # server, tests of other operations): it lists none.
+    keys: KeyService | None = None
 
     @property
     def recall(self) -> RecallService:

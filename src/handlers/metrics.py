@@ -63,7 +63,12 @@ MCP_TOOLS: Final = frozenset(
 )
 MCP_METHODS: Final = frozenset({"initialize", "notifications/initialized", "tools/list", "ping"})
 # The HTTP door's routes by their first path segment, beside /memories (handlers.http) and /healthz.
-_HTTP_SYSTEM: Final = {("GET", "key"): "key", ("GET", "openapi.json"): "openapi", ("GET", "recall"): "recall"}
+_HTTP_SYSTEM: Final = {
+    ("GET", "key"): "key",
+    ("GET", "openapi.json"): "openapi",
+    ("GET", "recall"): "recall",
+    ("GET", "changes"): "changes",
+}
 _CONSOLE: Final = "console"  # handlers.console.CONSOLE_PATH, every page and asset under it
 
 
@@ -140,7 +145,7 @@ def is_tool_error(response_body: str | None) -> bool:
 
 def http_operation(method: str, target: str) -> str:
     """The HTTP door's operation for a request line (request_line): create, search, get, update, delete, purge,
-    history, restore, recall, key, openapi, console, health or other."""
+    history, restore, changes, recall, key, openapi, console, health or other."""
     url = urlsplit(target)
     path = url.path
     parts = path.strip("/").split("/")

@@ -69,6 +69,12 @@ DOMAIN_STATUS: Final[dict[type[DomainError], tuple[int, str, str]]] = {
     VersionExhaustedError: (409, "version-exhausted", "The memory is at its highest version"),
 }
 
+# The titles a caller holding an OAuth access token reads instead (the error's `by_token`): it has no key to mend.
+TOKEN_TITLES: Final[dict[type[DomainError], str]] = {
+    AuthenticationError: "A valid access token is required",
+    PermissionDeniedError: "The access token may not do this",
+}
+
 
 def problem_response(
     status: int,
@@ -133,6 +139,7 @@ def domain_problem(exc: DomainError) -> JSONResponse:
     if isinstance(exc, PermissionDeniedError):
         headers["WWW-Authenticate"] = f'Bearer realm="{REALM}", error="insufficient_scope", scope="{exc.scope}"'
     errors = list(exc.errors) if isinstance(exc, InvalidInputError) else None
+    title = TOKEN_TITLES.get(type(exc), title) if getattr(exc, "by_token", False) else title
     return problem_response(status, slug, title, str(exc), errors, headers)
 
 

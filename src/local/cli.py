@@ -1,7 +1,8 @@
 """The `agent-memory` command line: `serve` (local.serve) runs the whole service locally in one process; `keys`
 (local.keys) manages API keys, `embed` (local.backfilling) embeds the memories waiting for their recall vector,
-and `export`, `import` and `namespace erase` (local.portability) move or remove whole namespaces, in any store (a
-running `serve`'s DynamoDB Local, DynamoDB Local, AWS)."""
+`export`, `import` and `namespace erase` (local.portability) move or remove whole namespaces, in any store (a
+running `serve`'s DynamoDB Local, DynamoDB Local, AWS), and `vectors backfill` (local.vectorfilling) fills recall's
+vector index."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from local.keys import manage_keys
 from local.portability import erase_namespace, export_namespace, import_namespace
 from local.serve import DEFAULT_PORT, serve
 from local.store import DEFAULT_DDB_PORT
+from local.vectorfilling import add_vectors_commands, backfill_vectors
 
 _DURATION = re.compile(r"([0-9]{1,6})([dhm])")
 _DURATION_UNITS = {"d": "days", "h": "hours", "m": "minutes"}
@@ -66,9 +68,17 @@ def _store_options(
     parser: argparse.ArgumentParser, env: bootstrap.Settings, ddb_port_help: str, *, serving: bool = False
 ) -> None:
     """The options naming the store: the same for `serve` and every command on a store. A command on a store given
-    none of --ddb-port, --endpoint-url and --aws works on the running serve's store, its table unless --table names
-    another (local.store.on_store)."""
-    parser.add_argument("--ddb-port", type=int, default=DEFAULT_DDB_PORT if serving else None, help=ddb_port_help)
+    none of --ddb-port, --endpoint-url and --aws works on the running serve's store (the one --port names, when
+    several run), its table unless --table names another (local.store.on_store)."""
+    if not serving:
+        parser.add_argument(
+            "--port",
+            type=int,
+            default=None,
+            help="the running `agent-memory serve` listening on this HTTP port, its store and table (default: the one "
+            "serve running; with several, this or an option naming a store is needed)",
+        )
+    parser.add_argument("--ddb-port", type=int, default=None, help=ddb_port_help)
     parser.add_argument(
         "--endpoint-url",
         default=env.endpoint_url,
@@ -103,7 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
-    _store_options(serve, env, f"DynamoDB Local's port on loopback (default {DEFAULT_DDB_PORT})", serving=True)
+    _store_options(
+        serve,
+        env,
+        f"DynamoDB Local's port on loopback (default: the HTTP port's next, {DEFAULT_DDB_PORT} beside {DEFAULT_PORT}, "
+        "or a free one when that is taken)",
+        serving=True,
+    )
     serve.add_argument("--template", type=Path, default=None, help="template.yaml holding the table definition")
     serve.add_argument(
         "--deleted-retention-days",
@@ -137,13 +153,17 @@ def build_parser() -> argparse.ArgumentParser:
     keys = commands.add_parser("keys", help="create, list and revoke API keys")
     keys_commands = keys.add_subparsers(dest="keys_command", required=True)
     reach = (
-        "the DynamoDB Local of a running `agent-memory serve` on this loopback port (default: the store of the one "
-        f"serve running, found by itself; else {DEFAULT_DDB_PORT})"
+        "the DynamoDB Local on this loopback port, as a running `agent-memory serve` prints it (default: the store "
+        f"of the one serve running, found by itself, or of the one --port names; else {DEFAULT_DDB_PORT})"
     )
     create = keys_commands.add_parser("create", help="create an API key; its plaintext is printed once")
     create.add_argument("--namespace", type=_namespace, required=True, help="the only namespace the key reaches")
     create.add_argument(
-        "--scopes", type=_scopes, default=SCOPES, help="comma-separated: read, write or read,write (default)"
+        "--scopes",
+        type=_scopes,
+        default=SCOPES,
+        help="comma-separated, of read, write and keys (may revoke the namespace's other keys, as the console "
+        "offers); default read,write",
     )
     create.add_argument(
         "--expires-in", type=_duration, default=None, help="lifetime such as 30d, 12h or 90m (default: never)"
@@ -199,6 +219,11 @@ def build_parser() -> argparse.ArgumentParser:
     erase.add_argument("namespace", type=_namespace, help="the namespace to erase")
     erase.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     _store_options(erase, env, reach)
+    add_vectors_commands(
+        commands.add_parser("vectors", help="recall's vector index (Amazon S3 Vectors, RecallVectorIndex)"),
+        lambda parser: _store_options(parser, env, reach),
+        _namespace,
+    )
     return parser
 
 
@@ -240,6 +265,8 @@ def main(argv: Sequence[str] | None = None, *, clock: Clock = utc_now) -> int:
         return import_namespace(args)
     if args.command == "namespace":
         return erase_namespace(args)
+    if args.command == "vectors":
+        return backfill_vectors(args)
     return 2
 
 

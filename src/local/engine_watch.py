@@ -8,7 +8,9 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -116,6 +118,25 @@ def probe_answer(health: StorageHealth, watch: EngineWatch | None) -> Health:
     return answer
 
 
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM taken as Ctrl-C while the block runs. uvicorn shuts down gracefully on either, then raises the signal
+    again under the handler it found; Python's default for SIGTERM ends the process there, before any `finally`
+    (the state file, the engine, the background threads) and with status -15."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_server(
     app: ASGIApp,
     host: str,
@@ -145,9 +166,10 @@ def run_server(
     if watch is not None:
         watch.start()
     try:
-        server.run()
+        with _sigterm_as_interrupt():
+            server.run()
     except KeyboardInterrupt:
-        pass  # uvicorn re-raises the Ctrl-C it shut down on: a normal stop, as uvicorn.run takes it
+        pass  # uvicorn re-raises the Ctrl-C or SIGTERM it shut down on: a normal stop, as uvicorn.run takes it
     except SystemExit:
         # uvicorn exits (with 3, which is ENGINE_EXITED here) when it cannot listen or the app cannot start; it
         # logged why.

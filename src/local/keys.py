@@ -54,6 +54,7 @@ def _list_keys(keys: KeyService, args: argparse.Namespace) -> None:
                 "revoked": key.revoked,
                 "state": key.state(now),
                 "name": key.name,
+                "last_used_at": key.last_used_at,
             }
             for key in listed
         ]

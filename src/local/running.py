@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Final
+from urllib.parse import urlsplit
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,14 @@ class RunningServe:
 
     def describe(self) -> str:
         return f"{self.base_url} (pid {self.pid}) over {self.endpoint_url or 'AWS DynamoDB'}, table {self.table}"
+
+    @property
+    def port(self) -> int | None:
+        """Its HTTP port, which names it to the command line (`--port`); None in a base URL without one."""
+        try:
+            return urlsplit(self.base_url).port
+        except ValueError:  # a port out of range: serve never writes one
+            return None
 
 
 def state_file(directory: Path, port: int) -> Path:

@@ -5,8 +5,6 @@ table (recreated empty when it goes missing)."""
 from __future__ import annotations
 
 import argparse
-import errno
-import socket
 import sys
 import tempfile
 from collections.abc import Callable
@@ -14,15 +12,16 @@ from datetime import timedelta
 from typing import IO, TYPE_CHECKING
 
 from adapters.dynamodb import ensure_table, make_client
-from core.access import DEFAULT_NAMESPACE, ApiKey
+from core.access import ALL_SCOPES, DEFAULT_NAMESPACE, ApiKey
 from core.hosts import is_loopback
 from core.keys import KeyService
 from handlers import bootstrap
 from handlers.bootstrap.runtime import process_id, serve_state_dir
 from local import runtime
 from local.backfilling import embedder_for
+from local.ports import busy_port, engine_port
 from local.purging import EMBED_EVERY, PURGE_EVERY, start_embedding, start_purging
-from local.running import RunningServe, announced
+from local.running import RunningServe, announced, running_serves
 from local.store import settings_for
 from local.table import OwnTable
 
@@ -44,30 +43,6 @@ ENGINE_HEAP = "256m"
 ENGINE_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:ReservedCodeCacheSize=64m", "-Xss512k")
 
 
-def port_in_use(host: str, port: int) -> bool:
-    """Whether something already listens on `host`:`port`: a bind as uvicorn and werkzeug do it fails."""
-    host = host.strip("[]")
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError as exc:
-            return exc.errno == errno.EADDRINUSE  # anything else (an unknown host) is the server's to report
-    return False
-
-
-def _busy_port(args: argparse.Namespace, own_engine: bool) -> str | None:
-    """The refusal for a port `serve` cannot listen on, naming its option, before anything is created."""
-    wanted = [("--port", args.host, args.port)] + ([("--ddb-port", "127.0.0.1", args.ddb_port)] if own_engine else [])
-    for option, host, port in wanted:
-        if port_in_use(host, port):
-            return (
-                f"agent-memory: port {port} on {host} ({option}) is in use by another program: stop it, or choose "
-                f"another port with {option}"
-            )
-    return None
-
-
 def serve_app(
     services: bootstrap.Services, authenticate: Authenticator, settings: bootstrap.Settings | None = None
 ) -> ASGIApp:
@@ -87,6 +62,14 @@ def serve_app(
 
 
 def serve(args: argparse.Namespace) -> int:
+    test_ca = args.settings.test_only_client_metadata_ca
+    if test_ca is not None:  # a setting for tests: never one to miss
+        print(
+            f"agent-memory: WARNING: TEST_ONLY_CLIENT_METADATA_CA is set ({test_ca}): for tests only, client metadata "
+            "documents are trusted from that CA and fetched from loopback addresses",
+            file=sys.stderr,
+            flush=True,
+        )
     refusal = _refusal(args)
     if refusal is not None:
         message, status = refusal
@@ -94,6 +77,8 @@ def serve(args: argparse.Namespace) -> int:
         return status
     if args.endpoint_url is not None or args.aws:
         return _serve_on(args, args.endpoint_url, None)
+    if args.ddb_port is None:  # its engine's port follows the HTTP port: a second serve needs only --port
+        args.ddb_port = engine_port(args.port)
     bootstrap.use_placeholder_credentials()
     engine_log = tempfile.TemporaryFile(prefix="agent-memory-dynamodb-local-")  # noqa: SIM115  # closed below
     try:
@@ -117,7 +102,7 @@ def _refusal(args: argparse.Namespace) -> tuple[str, int] | None:
             "every memory. Drop --no-auth (API keys are on by default) or listen on 127.0.0.1.",
             2,
         )
-    busy = _busy_port(args, own_engine=args.endpoint_url is None and not args.aws)
+    busy = busy_port(args, own_engine=args.endpoint_url is None and not args.aws)
     return (busy, 1) if busy is not None else None
 
 
@@ -142,8 +127,9 @@ def _serve_on(args: argparse.Namespace, endpoint_url: str | None, engine: Dynamo
     services = bootstrap.build_services(settings, client, embedder_for(args, settings))
     base = f"http://{args.host}:{args.port}"
 
+    # The person's own key, so it may also revoke the keys it hands to agents (the console's keys view).
     def first_key() -> tuple[ApiKey, str] | None:
-        return None if args.no_auth or services.keys.list() else services.keys.create(DEFAULT_NAMESPACE)
+        return None if args.no_auth or services.keys.list() else services.keys.create(DEFAULT_NAMESPACE, ALL_SCOPES)
 
     def on_recreated() -> None:
         if not args.no_auth:
@@ -175,6 +161,7 @@ def _serve_on(args: argparse.Namespace, endpoint_url: str | None, engine: Dynamo
     stop_embedding = embed_in_background(services.backfill, every=None if args.no_embed else EMBED_EVERY)
     # The command line finds this serve's store by itself while it serves (local.running).
     running = RunningServe(base, settings.endpoint_url, settings.table_name, settings.region, process_id())
+    _print_others(args.port)
     try:
         with announced(serve_state_dir(), args.port, running), runtime.serving():
             # Health probes are answered by the listener, off the requests' path (local.listener).
@@ -182,6 +169,13 @@ def _serve_on(args: argparse.Namespace, endpoint_url: str | None, engine: Dynamo
     finally:
         stop_embedding()
         stop_purging()
+
+
+def _print_others(port: int) -> None:
+    """With other serves of this user running, how a command names this one (none can find it by itself then)."""
+    others = [serve.base_url for serve in running_serves(serve_state_dir()) if serve.port != port]
+    if others:
+        print(f"other serves           {', '.join(others)}: commands name this one with --port {port}", flush=True)
 
 
 def embed_in_background(backfill: Backfill | None, every: timedelta | None) -> Callable[[], None]:
@@ -266,8 +260,8 @@ def store_options(args: argparse.Namespace) -> str:
         where = "--aws"
     elif args.endpoint_url is not None:
         where = f"--endpoint-url {args.endpoint_url}"
-    else:
-        where = f"--ddb-port {args.ddb_port}"
+    else:  # its engine's port once serve has chosen it; before, the serve by its HTTP port
+        where = f"--port {args.port}" if args.ddb_port is None else f"--ddb-port {args.ddb_port}"
     return where if args.table == bootstrap.DEFAULT_TABLE else f"{where} --table {args.table}"
 
 

@@ -12,12 +12,13 @@ import pytest
 from botocore.stub import Stubber
 
 from adapters.memory.s3vectors import FakeS3Vectors, FakeS3VectorsError, matches
-from adapters.s3vectors import IndexedVector, S3VectorIndex, floats, query_filter
+from adapters.s3vectors import IndexedVector, S3VectorIndex, VectorIndexError, floats, query_filter
 from core.contract import RetrievalQuery
 from core.digest import Vector
 from core.model import Status
 from core.recall.query import RecallQuery
 from core.repository.digests import Candidate, DigestRow
+from core.repository.vectors import VectorSearchUnavailableError
 
 BUCKET = "agent-memory-test-vectors"
 INDEX = "digests"
@@ -145,3 +146,15 @@ def test_a_list_metadata_value_matches_an_eq_on_any_of_its_elements() -> None:
 
 def test_int8_codes_times_the_scale_are_the_float32_values() -> None:
     assert floats(Vector(bytes([127, 129, 0]), 0.25)) == [31.75, -31.75, 0.0]
+
+
+def test_a_query_or_a_write_the_index_refuses_is_told_in_the_ports_terms_with_its_code(
+    stubbed: tuple[S3VectorIndex, Stubber],
+) -> None:
+    index, stubber = stubbed
+    stubber.add_client_error("query_vectors", "TooManyRequestsException", http_status_code=429)
+    stubber.add_client_error("put_vectors", "AccessDeniedException", http_status_code=403)
+    with pytest.raises(VectorSearchUnavailableError, match=r"refused the query \(TooManyRequestsException\)"):
+        index.nearest("team", Vector(bytes([2, 0, 254]), 0.5), RecallQuery(query="fish"), 10)
+    with pytest.raises(VectorIndexError, match=r"refused the write \(AccessDeniedException\)"):
+        index.put([IndexedVector("team", _row(7, bytes([2, 255, 127])))])

@@ -4,7 +4,7 @@ auditor's), a Chromium, and the helpers the tests use (the CLI, axe-core, the fi
 
 from __future__ import annotations
 
-import json
+import functools
 import subprocess
 import sys
 import uuid
@@ -17,9 +17,13 @@ import httpx2
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect, sync_playwright
 
+from adapters.dynamodb import DynamoDBKeyRepository, make_client
+from core.keys import KeyService
 from tests.browser.chromium import PATIENCE_MS, chromium_executable, patient
-from tests.conftest import SERVE_ROOT, serve_env
+from tests.conftest import REGION, SERVE_ROOT, serve_env
 
+# The table `agent-memory serve` keeps its memories and keys in (its default).
+SERVE_TABLE = "agent-memory"
 AXE = SERVE_ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
 SEED: list[dict[str, Any]] = [
     {
@@ -49,7 +53,8 @@ class Scene:
         context: BrowserContext = self.browser.new_context(**options)
         return patient(context.new_page())
 
-    def open_console(self, page: Page, key: str | None = None, fragment: str = "") -> None:
+    def open_console(self, page: Page, key: str | None = None, fragment: str = "#/memories") -> None:
+        """Sign in at `fragment`: the list unless told (the console opens on its overview, `#/`)."""
         page.goto(f"{self.base}/console/{fragment}")
         page.get_by_label("API key").fill(key or self.key)
         page.get_by_role("button", name="Open").click()
@@ -61,21 +66,24 @@ class Scene:
         return {m["id"]: m["last_accessed_at"] for m in [*found.json()["items"], *invalid.json()["items"]]}
 
 
+def created(scene: Scene, content: str, **fields: Any) -> int:
+    """A memory the scene's agent key creates through the API: its id."""
+    answer = scene.api.post("/memories", json={"content": content, **fields})
+    assert answer.status_code == 201, answer.text
+    mid: int = answer.json()["id"]
+    return mid
+
+
+@functools.cache
+def _serve_keys(ddb_port: int) -> KeyService:
+    """The keys of the shared serve's table, through its DynamoDB Local (as `agent-memory keys --ddb-port` reaches
+    them, without a process per key)."""
+    return KeyService(DynamoDBKeyRepository(make_client(f"http://127.0.0.1:{ddb_port}", REGION), SERVE_TABLE))
+
+
 def keys_create(ddb_port: int, namespace: str, scopes: str, name: str) -> str:
-    created = subprocess.run(
-        [
-            sys.executable,
-            *("-m", "local", "keys", "create", "--namespace", namespace, "--scopes", scopes, "--json"),
-            *("--name", name),
-            *("--ddb-port", str(ddb_port)),
-        ],
-        cwd=SERVE_ROOT,
-        env=serve_env(),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    key: str = json.loads(created.stdout)["key"]
+    """A new key of `namespace` on the shared serve: its plaintext."""
+    _, key = _serve_keys(ddb_port).create(namespace, scopes.split(","), name=name)
     return key
 
 
@@ -94,7 +102,7 @@ def console_scene(shared_serve_engine: tuple[str, str, int]) -> Iterator[Scene]:
     base, _, ddb_port = shared_serve_engine
     namespace = f"console-{uuid.uuid4().hex[:8]}"
     agent = keys_create(ddb_port, namespace, "read,write", "agent")  # the API's changes: an agent's
-    person = keys_create(ddb_port, namespace, "read,write", "person")  # the console's
+    person = keys_create(ddb_port, namespace, "read,write,keys", "person")  # the console's: may revoke the others
     with (
         sync_playwright() as playwright,
         # A write waits for its embedding: on a loaded machine more than httpx's default 5 s.

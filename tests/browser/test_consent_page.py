@@ -129,3 +129,34 @@ def test_deny_returns_access_denied_with_the_state(scene: Scene) -> None:
     assert answer["error"] == "access_denied"
     assert answer["state"] == "state-from-the-client"
     assert "code" not in answer
+
+
+def test_the_namespace_field_says_what_to_type_and_left_empty_grants_the_keys_own(scene: Scene) -> None:
+    page = scene.consent_page()
+    field = page.get_by_label("Namespace", exact=True)
+    screenshot(page, "consent-namespace-hint")
+
+    assert field.input_value() == ""
+    described_by = field.get_attribute("aria-describedby")
+    assert described_by is not None, "the Namespace field has no hint"
+    hint = page.locator(f"#{described_by}").inner_text()
+    assert "default" in hint
+    assert "empty" in hint
+    page.get_by_label("An API key of that namespace").fill(scene.key)
+    page.get_by_role("button", name="Approve").click()
+    page.wait_for_url(f"{scene.redirect_uri}?*")
+
+    assert scene.received[-1]["code"].startswith("amc_")
+
+
+def test_a_key_of_another_namespace_than_the_one_typed_prefills_the_keys_own(scene: Scene) -> None:
+    page = scene.consent_page()
+    page.get_by_label("Namespace", exact=True).fill("somebody-else")
+    page.get_by_label("An API key of that namespace").fill(scene.key)
+
+    page.get_by_role("button", name="Approve").click()
+    screenshot(page, "consent-namespace-prefilled")
+
+    assert page.get_by_role("alert").inner_text() == "That API key is not a key of namespace somebody-else."
+    assert page.get_by_label("Namespace", exact=True).input_value() == "default"
+    assert scene.key not in page.content()

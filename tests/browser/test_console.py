@@ -36,7 +36,8 @@ def test_a_person_lists_filters_pages_opens_edits_resolves_a_conflict_and_restor
 
 def lists_filters_and_pages(page: Page) -> None:
     """The list, each filter in turn, the next page (kept by the fragment across a reload), then back."""
-    expect(page.locator("#summary")).to_have_text("12 memories · page 1 of 2")
+    expect(page.locator("#summary")).to_have_text("12 memories · page 1 of 1")  # 25 a page
+    expect(page.locator("tbody a.id").first).to_have_text("#12")  # the newest first
     screenshot(page, "console-list")
     search(page, Status="invalid")
     expect(page.locator("#summary")).to_have_text("1 memory · page 1 of 1")
@@ -50,14 +51,15 @@ def lists_filters_and_pages(page: Page) -> None:
     search(page, **{"Text contains": "PEANUT"})
     expect(page.locator("#summary")).to_have_text("1 memory · page 1 of 1")
     page.get_by_role("button", name="Clear").click()
-    search(page, **{"Sort by": "updated_at", "Per page": "20"})
+    search(page, **{"Sort by": "updated_at", "Per page": "25"})
     expect(page.locator("#summary")).to_have_text("12 memories · page 1 of 1")
     expect(page.locator("tbody a.id").first).to_have_text("#12")
     page.get_by_role("button", name="Clear").click()
 
+    search(page, **{"Per page": "10"})
     page.get_by_role("button", name="Next page").click()
     expect(page.locator("#summary")).to_have_text("12 memories · page 2 of 2")
-    assert page.url.endswith("#/?offset=10")
+    assert page.url.endswith("#/?sort=created_at&limit=10&offset=10")
     page.reload()  # the fragment keeps the view; the key stays in this tab's sessionStorage
     expect(page.locator("#summary")).to_have_text("12 memories · page 2 of 2")
     page.get_by_role("link", name="Memories").click()
@@ -83,7 +85,7 @@ def edits_and_resolves_a_conflict(scene: Scene, page: Page) -> None:
     expect(page.locator("main")).to_contain_text("Tags added: style")
     screenshot(page, "console-conflict")
     page.get_by_role("button", name="Save merged changes").click()
-    expect(page.locator("#notice")).to_have_text("Your changes are merged into version 3.")
+    expect(page.locator("#notice")).to_have_text("Your changes are merged and saved as version 4.")
     record = scene.api.get("/memories/1", headers={"Prefer": "no-stamp"}).json()
     assert record["content"] == "The user prefers short answers, with one code example."
     assert record["tags"] == ["writing-style", "preference", "style"]  # the other writer's change kept
@@ -203,7 +205,7 @@ def test_a_busy_store_is_retried_after_its_retry_after_with_a_message(scene: Sce
 
 def test_keyboard_alone_opens_a_memory_and_edits_it(scene: Scene) -> None:
     page = scene.page()
-    page.goto(f"{scene.base}/console/")
+    page.goto(f"{scene.base}/console/#/memories")  # the list (the console opens on its overview)
     tab_to(page, page.locator("#key"), 5)
     page.keyboard.type(scene.key)
     page.keyboard.press("Enter")

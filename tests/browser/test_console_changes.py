@@ -1,6 +1,6 @@
 """The console's changes in Chromium against the shared `serve` (issues #29 and #27): typed input never lost without
 asking, a memory deleted while edited, a change made meanwhile merged, an older version restored, many memories at
-once, export, Ask (recall), and a late answer never covering the next view."""
+once, export, and a late answer never covering the next view."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import Locator, Page, Request, Route, expect
 
 from tests.browser.chromium import PATIENCE_MS, screenshot
-from tests.browser.console_scene import Scene, agent_memory, axe_violations, keys_create
+from tests.browser.console_scene import Scene, agent_memory, keys_create
 
 pytestmark = pytest.mark.browser
 
@@ -68,7 +68,7 @@ def test_a_memory_deleted_while_edited_says_when_and_by_which_key_and_offers_res
 
     expect(page.get_by_role("heading", name=f"Memory #{created['id']} was deleted while you edited it")).to_be_visible()
     agent_id = scene.api.get("/key").json()["key_id"]
-    expect(page.locator("#deleted")).to_contain_text(f"by key {agent_id}; purged in 30 days unless restored.")
+    expect(page.locator("#deleted")).to_contain_text(f"by key agent ({agent_id}); purged in 30 days unless restored.")
     screenshot(page, "console-deleted-meanwhile")
     page.get_by_role("button", name="Restore and keep editing").click()
     expect(page.get_by_label("Content")).to_have_value("The user parks on level 3.")  # the typed change kept
@@ -100,9 +100,9 @@ def test_a_change_made_meanwhile_is_merged_field_by_field_and_tag_by_tag(scene: 
     page.get_by_role("button", name="Save").click()
 
     agent_id = scene.api.get("/key").json()["key_id"]
-    expect(page.get_by_role("heading", name=f"What key {agent_id} changed")).to_be_visible()
+    expect(page.get_by_role("heading", name=f"What key agent ({agent_id}) changed")).to_be_visible()
     conflict = page.locator('fieldset[data-field="content"]')
-    expect(conflict).to_contain_text(f"Content: you and key {agent_id} both changed it")
+    expect(conflict).to_contain_text(f"Content: you and key agent ({agent_id}) both changed it")
     expect(conflict).to_contain_text("Team sync is on Tuesday.")
     expect(conflict).to_contain_text("Team sync is on Monday at 10.")
     expect(page.locator("main")).to_contain_text("you added weekly; you removed meeting")
@@ -111,7 +111,7 @@ def test_a_change_made_meanwhile_is_merged_field_by_field_and_tag_by_tag(scene: 
     page.get_by_label("Content to save").fill("Team sync is on Tuesday at 10.")
     page.get_by_role("button", name="Save merged changes").click()
 
-    expect(page.locator("#notice")).to_have_text("Your changes are merged into version 2.")
+    expect(page.locator("#notice")).to_have_text("Your changes are merged and saved as version 3.")  # as stored
     stored = scene.api.get(f"/memories/{created['id']}", headers={"Prefer": "no-stamp"}).json()
     assert stored["content"] == "Team sync is on Tuesday at 10."
     assert stored["tags"] == ["work", "calendar", "weekly"]  # the agent's tag kept, the person's change applied
@@ -147,7 +147,7 @@ def test_many_selected_memories_are_changed_at_once_each_with_its_own_if_match(s
         scene.api.post("/memories", json={"content": f"Batch {n}.", "tags": ["batch"]}).json()["id"] for n in range(5)
     ]
     page = scene.page()
-    scene.open_console(page, fragment="#/?tag=batch&limit=2")
+    scene.open_console(page, fragment="#/?tag=batch&limit=2&sort=id")
     page.get_by_label(f"Select memory #{ids[0]}").check()
     expect(page.locator("#selected-count")).to_have_text("1 selected")
     page.get_by_role("button", name="Select all 5 matching this filter").click()
@@ -234,33 +234,6 @@ def test_what_the_list_shows_exports_as_ndjson_that_agent_memory_import_takes_an
         page.get_by_role("button", name="Download").click()
     cells = download.value.path().read_bytes().decode().split("\r\n")[1].split(",")
     assert cells[1] == "'-5 C is too cold."  # a spreadsheet does not take it for a formula
-
-
-def test_ask_ranks_memories_by_recall_shows_the_score_parts_on_hover_and_stamps_nothing(scene: Scene) -> None:
-    before = scene.stamps()
-    page = scene.page(bypass_csp=True)  # only so axe's own script can be injected
-    scene.open_console(page)
-    page.get_by_role("link", name="Ask").click()
-    page.get_by_label("Ask in plain words").fill("What is the user allergic to?")
-    page.get_by_role("button", name="Ask", exact=True).click()
-
-    expect(page.locator("#summary")).to_contain_text("ranked")
-    assert "#/ask?query=What+is+the+user+allergic+to%3F" in page.url
-    first = page.locator("ol.answers > li").first
-    expect(first.locator("a.id")).to_have_text("#4")  # "allergic" and its meaning: the peanuts
-    expect(first.locator("span.parts")).to_be_hidden()
-    first.locator(".score").hover()
-    expect(first.locator("span.parts")).to_be_visible()
-    expect(first.locator("span.parts")).to_contain_text("meaning: ")
-    expect(first.locator("span.parts")).to_contain_text("words: ")
-    screenshot(page, "console-ask")
-    assert axe_violations(page) == []
-    page.set_viewport_size({"width": 375, "height": 800})
-    first.locator(".score").focus()  # the keyboard reaches the parts too
-    expect(first.locator("span.parts")).to_be_visible()
-    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
-    screenshot(page, "console-ask-phone")
-    assert scene.stamps() == before  # asking is looking: Prefer: no-stamp
 
 
 def test_a_view_whose_answer_comes_late_does_not_cover_the_view_the_person_moved_on_to(scene: Scene) -> None:
@@ -388,7 +361,7 @@ def conflict_on(scene: Scene, page: Page, mid: int, mine: str, theirs: str) -> N
     page.get_by_role("button", name="Save").click()
     agent_id = scene.api.get("/key").json()["key_id"]
     expect(page.locator('fieldset[data-field="memory_type"]')).to_contain_text(
-        f"Type: you and key {agent_id} both changed it"
+        f"Type: you and key agent ({agent_id}) both changed it"
     )
 
 
@@ -407,7 +380,7 @@ def test_each_side_of_a_merge_choice_is_what_gets_saved_and_keeping_theirs_sends
     assert sent == [{"content": "Lunch is at 12:30.", "memory_type": "preference"}]  # the save that met the change
     sent.clear()
     content = page.get_by_label("Content to save")
-    expect(content).to_have_value("Lunch is at 13:00.")  # theirs is chosen until the person says otherwise
+    expect(content).to_have_value("")  # no side is chosen for the person
     choose(page, "content", "Use mine")
     expect(content).to_have_value("Lunch is at 12:30.")
     choose(page, "memory_type", "Keep theirs")
@@ -415,7 +388,7 @@ def test_each_side_of_a_merge_choice_is_what_gets_saved_and_keeping_theirs_sends
     screenshot(page, "console-merge-choices-phone")
     page.set_viewport_size({"width": 1280, "height": 720})
     page.get_by_role("button", name="Save merged changes").click()
-    expect(page.locator("#notice")).to_have_text("Your changes are merged into version 2.")
+    expect(page.locator("#notice")).to_have_text("Your changes are merged and saved as version 3.")
     assert sent == [{"content": "Lunch is at 12:30."}]  # theirs kept for the type: the type is not sent
     record = stored(scene, first)
     assert (record["content"], record["memory_type"], record["version"]) == ("Lunch is at 12:30.", "identity", 3)
@@ -428,7 +401,7 @@ def test_each_side_of_a_merge_choice_is_what_gets_saved_and_keeping_theirs_sends
     expect(page.get_by_label("Content to save")).to_have_value("Gym on Saturdays.")
     choose(page, "memory_type", "Use mine")
     page.get_by_role("button", name="Save merged changes").click()
-    expect(page.locator("#notice")).to_have_text("Your changes are merged into version 2.")
+    expect(page.locator("#notice")).to_have_text("Your changes are merged and saved as version 3.")
     assert sent == [{"memory_type": "preference"}]
     record = stored(scene, second)
     assert (record["content"], record["memory_type"]) == ("Gym on Saturdays.", "preference")
@@ -436,7 +409,13 @@ def test_each_side_of_a_merge_choice_is_what_gets_saved_and_keeping_theirs_sends
     third = scene.api.post("/memories", json={"content": "Dentist in May.", "memory_type": "event"}).json()["id"]
     conflict_on(scene, page, third, "Dentist in June.", "Dentist in July.")
     sent.clear()
-    page.get_by_role("button", name="Save merged changes").click()  # theirs for both, as offered
+    page.get_by_role("button", name="Save merged changes").click()  # nothing chosen: nothing saved, each field asks
+    expect(page.locator("#choice-memory_type-error")).to_have_text("Choose theirs or yours.")
+    expect(page.locator("#merged-content-error")).to_contain_text("Choose theirs or yours")
+    assert sent == []
+    choose(page, "content", "Keep theirs")
+    choose(page, "memory_type", "Keep theirs")
+    page.get_by_role("button", name="Save merged changes").click()  # theirs for both
     expect(page.locator("#notice")).to_have_text("Nothing of yours differs from the current version.")
     assert sent == []  # nothing to send: their version stands as it is
     record = stored(scene, third)
@@ -482,7 +461,9 @@ def test_an_export_of_more_than_a_page_reads_every_page_of_100_and_holds_every_m
         (["100"], ["0"], ["wide"]),
         (["100"], ["100"], ["wide"]),
     ]
-    assert download.value.suggested_filename == f"agent-memory-{namespace}.json"
+    # Named by its filter and time: two exports of different filters never share a name.
+    named = download.value.suggested_filename
+    assert re.fullmatch(rf"agent-memory-{namespace}-tag-wide-\d{{4}}-\d\d-\d\d-\d{{4}}\.json", named), named
 
     reads.clear()
     page.get_by_label("Format").select_option("ndjson")

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.chromium import PATIENCE_MS, screenshot
-from tests.browser.console_scene import Scene, axe_violations
+from tests.browser.console_scene import Scene, axe_violations, created
 
 pytestmark = pytest.mark.browser
 
@@ -28,13 +28,6 @@ INVALID_MEANS_MANY = (
     "status filter (search_memories, GET /memories) still lists them, and each stays readable by its id."
 )
 NO_STAMP = {"Prefer": "no-stamp"}
-
-
-def created(scene: Scene, content: str, **fields: Any) -> int:
-    answer = scene.api.post("/memories", json={"content": content, **fields})
-    assert answer.status_code == 201, answer.text
-    mid: int = answer.json()["id"]
-    return mid
 
 
 def related(scene: Scene, mid: int) -> list[int]:

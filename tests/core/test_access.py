@@ -50,6 +50,9 @@ class CountingRepository:
     def revoke(self, key_id: str) -> ApiKey | None:
         return self.inner.revoke(key_id)
 
+    def note_use(self, key_id: str, at: str, stale_before: str) -> None:
+        self.inner.note_use(key_id, at, stale_before)
+
 
 @pytest.fixture
 def store(api_keys: InMemoryKeyRepository) -> CountingRepository:

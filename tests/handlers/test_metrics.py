@@ -210,6 +210,8 @@ def test_a_tally_adds_the_capacity_of_every_response_shape() -> None:
         ("GET", "/memories?q=x&purge=true", "search"),
         ("GET", "/key", "key"),
         ("DELETE", "/key", "other"),
+        ("GET", "/changes?since=2026-12-01T00:00:00Z", "changes"),
+        ("POST", "/changes", "other"),
         ("GET", "/console", "console"),
         ("GET", "/console/", "console"),
         ("HEAD", "/console/console.css", "console"),
@@ -298,6 +300,7 @@ def deleted_memory(lambda_functions: LambdaFunctions) -> int:
         ("GET", "/console/", "", "console", 200),
         ("GET", "/console/console.js", "", "console", 200),
         ("GET", "/key", "", "key", 200),
+        ("GET", "/changes", "", "changes", 200),
         ("GET", "/openapi.json", "", "openapi", 200),
     ],
 )

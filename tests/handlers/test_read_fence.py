@@ -46,6 +46,7 @@ HTTP_READS: list[tuple[str, str, dict[str, str], dict[str, Any] | None]] = [
     ("GET", "/memories?sort=last_accessed_at", NO_STAMP, None),
     ("GET", "/memories?q=keeps", {}, None),
     ("GET", "/memories/1/history", {}, None),
+    ("GET", "/changes", {}, None),
     ("GET", "/recall?query=what+does+the+user+keep", {}, None),
     ("GET", "/recall?query=what+does+the+user+keep", NO_STAMP, None),
     ("GET", "/memories/1/related", {}, None),

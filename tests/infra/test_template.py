@@ -153,11 +153,12 @@ _PARTIQL_STATEMENT = re.compile(r'^(SELECT|INSERT|UPDATE|DELETE) .*"\{table\}"')
 
 def _shipped_adapter_modules() -> list[str]:
     """The adapter's modules some function's artifact carries (its entrypoint's import closure): the command
-    line's own (export, import, erase: namespaces and erasure) ship in none, so no function is granted their
-    calls."""
+    line's own (export, import, erase: namespaces and erasure; the vector index's backfill: indexed) ship in none, so
+    no function is granted their calls."""
     shipped = set().union(*(closure(entry, ROOT / "src") for entry in LAMBDA_ENTRIES))
     modules = [module.name for module in pkgutil.iter_modules(dynamodb.__path__, f"{dynamodb.__name__}.")]
-    assert set(modules) - shipped == {f"{dynamodb.__name__}.namespaces", f"{dynamodb.__name__}.erasure"}
+    own = {"namespaces", "erasure", "indexed"}
+    assert set(modules) - shipped == {f"{dynamodb.__name__}.{name}" for name in own}
     return [module for module in modules if module in shipped]
 
 

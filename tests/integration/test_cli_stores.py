@@ -172,7 +172,7 @@ def test_serve_creates_and_prints_a_first_key_once_and_every_door_requires_a_key
     assert first.results == [[401, 401, 201, 200, 200]]
     keys = KeyService(DynamoDBKeyRepository(ddb_local_engine.client, table))
     (stored,) = keys.list()
-    assert (stored.namespace, stored.scopes) == ("default", ("read", "write"))
+    assert (stored.namespace, stored.scopes) == ("default", ("read", "write", "keys"))  # the person's own key
     assert keys.authenticate(printed[0]).key_id == stored.key_id
 
     code, again = serve(monkeypatch, dynamodb_local_endpoint, table, lambda client: capsys.readouterr().out)

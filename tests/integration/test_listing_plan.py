@@ -230,18 +230,13 @@ def test_a_filtered_listing_sizes_its_queries_from_the_stored_totals(
 @pytest.mark.parametrize("sort", INDEXED_SORTS)
 @pytest.mark.parametrize("sigmas", [3.0, -5.0], ids=["counts-short", "counts-past"])
 def test_a_deep_offset_counts_then_skips_rows_by_their_keys_only(
-    twins: tuple[MemoryService, MemoryService],
-    ddb_local_engine: Engine,
-    monkeypatch: pytest.MonkeyPatch,
-    sort: str,
-    sigmas: float,
+    stocked: Stocked, stocked_queries: Queries, monkeypatch: pytest.MonkeyPatch, sort: str, sigmas: float
 ) -> None:
     monkeypatch.setattr(listing, "SKIP_KEYS_FROM", 10)
     monkeypatch.setattr(listing, "COUNT_SHORT_OF_ROWS", 5)
     # -5: each count aims past the offset, so the rows it counted are read again with their keys.
     monkeypatch.setattr(listing, "COUNT_SIGMAS", sigmas)
-    stock(twins, 80)
-    queries = Queries(ddb_local_engine)
+    twins, queries = stocked.twins, stocked_queries
     for fields, offset in itertools.product([{}, {"status": "invalid"}, {"memory_type": "fact"}], [10, 23, 60, 500]):
         queries.sent.clear()
         query = RetrievalQuery.parse({**fields, "sort": sort, "offset": offset, "limit": 7})

@@ -252,7 +252,7 @@ def test_with_several_serves_running_a_command_without_options_names_them_and_do
             ["--endpoint-url", "http://127.0.0.1:9101", "--table", "mine"],
             "--endpoint-url http://127.0.0.1:9101 --table mine",
         ),
-        (["--table", bootstrap.DEFAULT_TABLE], "--ddb-port 8788"),
+        (["--ddb-port", "8788", "--table", bootstrap.DEFAULT_TABLE], "--ddb-port 8788"),
     ],
 )
 def test_serves_key_hint_names_its_store_however_it_was_started(options: list[str], hint: str, state_dir: Path) -> None:

@@ -28,6 +28,7 @@ And the modules over them:
 - `rawitems`: recall's digest reads take their items from the answer's JSON
 - `namespaces`: export and import of whole namespaces, for the command line
 - `erasure`: erasing a namespace so that it stays erased
+- `indexed`: the namespaces recall's vector index holds whole (a mark on the id counter), and the backfill's reads
 - `usage`: consumed capacity, summed per request for the metrics
 Only the composition root (handlers.bootstrap) and local tooling import it; the core never does.
 """

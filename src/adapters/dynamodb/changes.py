@@ -80,18 +80,33 @@ class Mark:
     seen: frozenset[str]
 
 
+def counter(items: Items, namespace: str) -> Item | None:
+    """The namespace's id counter (eventually consistent, as a recall's reads; None: no counter): its epoch, and the
+    highest id drawn, which a whole read needs as well, so a request reads it once and hands it to `mark`."""
+    found: Item | None = items.get_many([{"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}])[0]
+    return found
+
+
+def highest_id(counter: Mapping[str, Any] | None) -> int:
+    """The highest id a counter has drawn (0: none)."""
+    return int((counter or {}).get("next_id", {}).get("N", "0"))
+
+
 def epoch(items: Items, namespace: str) -> str | None:
-    """The namespace's epoch, from its id counter (eventually consistent, as a recall's reads)."""
-    counter = items.get_many([{"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}])[0]
+    """The namespace's epoch, from its id counter."""
+    return _epoch_of(counter(items, namespace))
+
+
+def _epoch_of(counter: Mapping[str, Any] | None) -> str | None:
     return str(counter["born"]["S"]) if counter and "born" in counter else None
 
 
-def mark(items: Items, namespace: str, clock: Clock = utc_now) -> Mark:
-    """The mark of a snapshot about to be read: its epoch, and the changes already in the index within the window,
-    which the snapshot read after them holds."""
+def mark(items: Items, namespace: str, counter: Mapping[str, Any] | None, clock: Clock = utc_now) -> Mark:
+    """The mark of a snapshot about to be read: its epoch (from `counter`, the namespace's id counter as just read),
+    and the changes already in the index within the window, which the snapshot read after them holds."""
     now = clock()
     found = _logged_after(items, namespace, now - timedelta(seconds=WINDOW_SECONDS))
-    return Mark(epoch(items, namespace), now, frozenset(found))
+    return Mark(_epoch_of(counter), now, frozenset(found))
 
 
 def since(items: Items, namespace: str, previous: object, clock: Clock = utc_now) -> DigestChanges | None:

@@ -73,6 +73,9 @@ SEARCH_PREFIX: Final = "Q#"
 ACCESS_PREFIX: Final = "A#"
 CHANGE_PREFIX: Final = "CHG#"
 COUNTER_SK: Final = "COUNTER"
+# The id counter's attribute naming the vector index that holds the namespace whole (adapters/vectorfill.py sets it
+# once the namespace's every digest is in the index; recall asks the index only for a namespace it names).
+INDEXED_IN: Final = "indexed_in"
 STATS_SK: Final = "STATS"
 DELETED: Final = {"S": "deleted"}
 # A put's condition that nothing is stored under its key yet.

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Final, get_args
 
 from adapters.dynamodb import changes
 from adapters.dynamodb.client import ConditionFailedError, TransactionCancelledError, call, storage_refused
-from adapters.dynamodb.codec import ABSENT, COUNTER_SK, STATS_SK, memory_partition, tag_partition
+from adapters.dynamodb.codec import ABSENT, COUNTER_SK, INDEXED_IN, STATS_SK, memory_partition, tag_partition
 from adapters.dynamodb.fence import transact_fenced
 from adapters.dynamodb.table import TRANSACTION_ATTEMPTS, Items
 from core.errors import WriteConflictError
@@ -121,14 +121,19 @@ def next_id(items: Items, client: DynamoDBClient, table: str, namespace: str, li
     raise WriteConflictError(f"the id counter of namespace {namespace} kept changing; retry the create")
 
 
-def namespace_sizes(client: DynamoDBClient, table: str) -> Callable[[str], int]:
-    """How many memories a namespace holds, as recall's choice of path needs it (core.repository.vectors.VectorSearch
-    .holds): its id counter, one eventually consistent GetItem (half a read unit). An upper bound: every id ever
-    drawn counts, purged memories' too, which is all a threshold needs."""
+def namespace_sizes(client: DynamoDBClient, table: str, index: str) -> Callable[[str], int]:
+    """How many memories the vector index labelled `index` holds of a namespace, as recall's choice of path needs it
+    (core.repository.vectors.VectorSearch.holds): its id counter, one eventually consistent GetItem (half a read
+    unit). An upper bound: every id ever drawn counts, purged memories' too, which is all a threshold needs. 0 until
+    the backfill has put the namespace's every digest in that index and said so on the counter (codec.INDEXED_IN,
+    indexed.py): before, the index may lack memories written before it was on, and recall reads the namespace."""
 
     def size(namespace: str) -> int:
         key = {"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}
-        found = call(client.get_item, TableName=table, Key=key, ProjectionExpression="next_id")
-        return int(found.get("Item", {}).get("next_id", {}).get("N", "0"))
+        projection = {"ProjectionExpression": "next_id, #indexed", "ExpressionAttributeNames": {"#indexed": INDEXED_IN}}
+        found = call(client.get_item, TableName=table, Key=key, **projection).get("Item", {})
+        if found.get(INDEXED_IN, {}).get("S") != index:
+            return 0
+        return int(found.get("next_id", {}).get("N", "0"))
 
     return size

@@ -16,7 +16,6 @@ from adapters.dynamodb import changes
 from adapters.dynamodb.accessitems import stamped
 from adapters.dynamodb.client import READERS, ConditionFailedError, call
 from adapters.dynamodb.codec import (
-    COUNTER_SK,
     DIGEST_PREFIX,
     NAMESPACE_PREFIX,
     PURGE_SHARDS,
@@ -143,18 +142,20 @@ class Digests:
         watch(client)
 
     def candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
-        return [to_candidate(item) for item in self._read(namespace, self._filtered(namespace, filters))]
+        counter = changes.counter(self._items, namespace)
+        return [to_candidate(item) for item in self._read(self._filtered(namespace, filters), counter)]
 
     def snapshot(self, namespace: str) -> DigestSnapshot:
         """Every digest of the namespace, after the mark of the changes it holds (changes.py)."""
-        mark = changes.mark(self._items, namespace)
+        counter = changes.counter(self._items, namespace)
+        mark = changes.mark(self._items, namespace, counter)
         request = {
             "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
             "ProjectionExpression": _ROW_ATTRIBUTES,
             "ExpressionAttributeNames": {"#status": "status"},
             "ExpressionAttributeValues": {":pk": memory_partition(namespace)},
         }
-        return DigestSnapshot([to_row(item) for item in self._read(namespace, request)], mark)
+        return DigestSnapshot([to_row(item) for item in self._read(request, counter)], mark)
 
     def changes(self, namespace: str, mark: object) -> DigestChanges | None:
         return changes.since(self._items, namespace, mark)
@@ -164,11 +165,11 @@ class Digests:
         keys = [digest_key(namespace, memory_id) for memory_id in dict.fromkeys(memory_ids)]
         return [to_row(item) for item in self._items.get_many(keys, consistent=True) if item] if keys else []
 
-    def _read(self, namespace: str, request: Item) -> list[Item]:
-        """The digests `request` (a Query of the namespace's digest range) reads, its segments read at once."""
-        counter = self._items.get_many([{"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}])[0]
+    def _read(self, request: Item, counter: Mapping[str, Any] | None) -> list[Item]:
+        """The digests `request` (a Query of the namespace's digest range) reads, its segments read at once, up to
+        the highest id of `counter` (the namespace's id counter, as the caller read it)."""
         # Eventually consistent: the last segment is open-ended, so a stale counter misses no memory.
-        bounds = segments(int((counter or {}).get("next_id", {}).get("N", "0")), self._segment_ids)
+        bounds = segments(changes.highest_id(counter), self._segment_ids)
         found = READERS.map(carried(lambda bound: self._segment(request, *bound)), bounds)
         return [item for part in found for item in part]
 

@@ -37,11 +37,13 @@ def _to_key_item(key: ApiKey) -> dict[str, Any]:
         item["expires_at"] = {"S": key.expires_at}
     if key.name is not None:
         item["name"] = {"S": key.name}
+    if key.last_used_at is not None:
+        item["last_used_at"] = {"S": key.last_used_at}
     return item
 
 
 def _from_key_item(item: Mapping[str, Any]) -> ApiKey:
-    expires, name = item.get("expires_at"), item.get("name")
+    expires, name, used = item.get("expires_at"), item.get("name"), item.get("last_used_at")
     scopes: tuple[Scope, ...] = tuple(scope["S"] for scope in item["scopes"]["L"])
     return ApiKey(
         key_id=item["key_id"]["S"],
@@ -52,6 +54,7 @@ def _from_key_item(item: Mapping[str, Any]) -> ApiKey:
         revoked=item["revoked"]["BOOL"],
         secret_hash=item["secret_hash"]["S"],
         name=name["S"] if name else None,
+        last_used_at=used["S"] if used else None,
     )
 
 
@@ -87,6 +90,22 @@ class DynamoDBKeyRepository:
             if "LastEvaluatedKey" not in response:
                 return
             query["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def note_use(self, key_id: str, at: str, stale_before: str) -> None:
+        # The condition makes it one write an hour however many processes see the key stale at once, and keeps an
+        # unknown (or erased) key from coming back as a phantom item.
+        try:
+            call(
+                self._client.update_item,
+                TableName=self._table,
+                Key=api_key_key(key_id),
+                UpdateExpression="SET last_used_at = :at",
+                ConditionExpression="attribute_exists(pk) AND "
+                "(attribute_not_exists(last_used_at) OR last_used_at < :stale_before)",
+                ExpressionAttributeValues={":at": {"S": at}, ":stale_before": {"S": stale_before}},
+            )
+        except ConditionFailedError:
+            return
 
     def revoke(self, key_id: str) -> ApiKey | None:
         try:

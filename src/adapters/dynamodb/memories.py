@@ -110,6 +110,9 @@ class DynamoDBMemoryRepository:
             raise MemoryNotFoundError(memory_id)
         return revisions.page(self._items, namespace, memory_id, loaded.revisions, limit, offset)
 
+    def changes(self, namespace: str, since: str, limit: int, offset: int) -> Revisions:
+        return revisions.logged_since(self._items, namespace, since, limit, offset)
+
     def find(self, namespace: str, query: RetrievalQuery) -> Matches:
         return self._listing.find(namespace, query)
 

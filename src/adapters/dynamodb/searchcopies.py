@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from adapters.dynamodb import changes
 from adapters.dynamodb.client import READERS
-from adapters.dynamodb.codec import COUNTER_SK, SEARCH_PREFIX, deflated, inflated, memory_partition, tags_value
+from adapters.dynamodb.codec import SEARCH_PREFIX, deflated, inflated, memory_partition, tags_value
 from adapters.dynamodb.queries import kind_conditions, segments
 from adapters.dynamodb.rawitems import raw_items, watch
 from adapters.dynamodb.table import Items
@@ -118,9 +118,10 @@ class SearchCopies:
             else None
         )
 
-    def find(self, namespace: str, query: RetrievalQuery, highest_id: int) -> Matches:
-        """The page of `query` (searchable) and the number of matches, from the copies of ids up to `highest_id`
-        (an eventually consistent counter: the last segment is open-ended, so no later memory is missed)."""
+    def find(self, namespace: str, query: RetrievalQuery, highest_id: Callable[[], int]) -> Matches:
+        """The page of `query` (searchable) and the number of matches, from the copies of ids up to `highest_id()`
+        (an eventually consistent counter: the last segment is open-ended, so no later memory is missed), which only
+        a read of the table asks: a warm copy reads the counter with its changes."""
         if self._warm is not None:
             found = [memory for memory in self._warm.rows(namespace) if _matches(query, memory)]
             wanted = query.offset + query.limit
@@ -136,7 +137,7 @@ class SearchCopies:
         parts = list(
             READERS.map(
                 carried(lambda bound: self._segment(request, query, wanted, *bound)),
-                segments(highest_id, SEARCH_SEGMENT_IDS),
+                segments(highest_id(), SEARCH_SEGMENT_IDS),
             )
         )
         page = _leading(query, wanted, [memory for _, found in parts for memory in found])[query.offset :]
@@ -144,13 +145,13 @@ class SearchCopies:
 
     def _whole(self, namespace: str) -> tuple[list[Memory], object]:
         """Every copy of the namespace, after the mark of the changes they hold."""
-        mark = changes.mark(self._items, namespace)
-        counter = self._items.get_many([{"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}])[0]
+        counter = changes.counter(self._items, namespace)
+        mark = changes.mark(self._items, namespace, counter)
         request = {
             "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
             "ExpressionAttributeValues": {":pk": memory_partition(namespace)},
         }
-        bounds = segments(int((counter or {}).get("next_id", {}).get("N", "0")), SEARCH_SEGMENT_IDS)
+        bounds = segments(changes.highest_id(counter), SEARCH_SEGMENT_IDS)
         parts = READERS.map(carried(lambda bound: self._read(request, *bound)), bounds)
         return [memory for part in parts for memory in part], mark
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from adapters.dynamodb import changes
 from adapters.dynamodb.accessitems import AccessItems, joined_all
 from adapters.dynamodb.client import READERS, call
-from adapters.dynamodb.codec import COUNTER_SK, memory_partition
+from adapters.dynamodb.codec import memory_partition
 from adapters.dynamodb.queries import leading_rows, query_request, segments
 from adapters.dynamodb.records import from_item, memory_sort_key
 from adapters.dynamodb.searchcopies import SearchCopies, searchable
@@ -48,10 +49,12 @@ class Searches:
         or a tag's."""
         home = partition == memory_partition(namespace)
         by_use = query.sort == "last_accessed_at"
-        counter = {"pk": memory_partition(namespace), "sk": {"S": COUNTER_SK}}
-        highest_id = int((self._items.get_many([counter])[0] or {}).get("next_id", {}).get("N", "0"))
         if home and searchable(query):
-            return self._copies.find(namespace, query, highest_id)
+            # A warm copy reads the counter with its changes: read here, it would be read twice.
+            return self._copies.find(
+                namespace, query, lambda: changes.highest_id(changes.counter(self._items, namespace))
+            )
+        highest_id = changes.highest_id(changes.counter(self._items, namespace))
         if home and by_use and query.q is None and query.tag is None:
             return self._accesses.find(namespace, query, highest_id)
         # Eventually consistent: the last segment is open-ended, so a stale counter misses no memory.

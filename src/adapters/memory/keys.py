@@ -46,6 +46,12 @@ class InMemoryKeyRepository:
         with self._lock:
             self._keys = {key_id: key for key_id, key in self._keys.items() if key.namespace != namespace}
 
+    def note_use(self, key_id: str, at: str, stale_before: str) -> None:
+        with self._lock:
+            key = self._keys.get(key_id)
+            if key is not None and (key.last_used_at is None or key.last_used_at < stale_before):
+                self._keys[key_id] = dataclasses.replace(key, last_used_at=at)
+
     def revoke(self, key_id: str) -> ApiKey | None:
         with self._lock:
             key = self._keys.get(key_id)

@@ -210,6 +210,13 @@ class InMemoryMemoryRepository:
             newest_first = self._revisions.get((namespace, memory_id), [])[::-1]
             return Revisions(items=newest_first[offset : offset + limit], total=len(newest_first))
 
+    def changes(self, namespace: str, since: str, limit: int, offset: int) -> Revisions:
+        with self._lock:
+            logged = [rev for (ns, _), revs in self._revisions.items() if ns == namespace for rev in revs]
+        logged = [rev for rev in logged if rev.changed_at >= since]
+        logged.sort(key=lambda rev: (rev.changed_at, rev.id, rev.revision), reverse=True)
+        return Revisions(items=logged[offset : offset + limit], total=len(logged))
+
     def remove(self, namespace: str, loaded: Loaded) -> bool:
         with self._lock:
             if not self._as_loaded(namespace, loaded):

@@ -12,16 +12,19 @@ the namespace this path avoids.
 
 from __future__ import annotations
 
+import logging
 from typing import Final
 
 from core.digest import Vector
 from core.recall.warm import WARM_INDEX_BYTES, shown
 from core.repository.digests import Candidate, CandidateFilter, DigestReads
-from core.repository.vectors import NEAREST_MOST, VectorSearch
+from core.repository.vectors import NEAREST_MOST, VectorSearch, VectorSearchUnavailableError
 
 # A kept digest of the offline model (384 dimensions) is about 2.2 KB in a warm index (core.recall.warm): past this
 # many memories a namespace no longer fits the default budget, and every recall would read it whole.
 LARGE_NAMESPACE: Final = WARM_INDEX_BYTES // 2_200
+
+logger = logging.getLogger(__name__)
 
 
 class NearestCandidates:
@@ -36,8 +39,13 @@ class NearestCandidates:
         """Whether the namespace holds more memories than the threshold."""
         return self._vectors.holds(namespace) > self._threshold
 
-    def candidates(self, namespace: str, filters: CandidateFilter, question: Vector) -> list[Candidate]:
-        """The filters' matches among the memories whose vectors are nearest `question`, as the store holds them."""
-        ids = self._vectors.nearest(namespace, question, filters, NEAREST_MOST)
+    def candidates(self, namespace: str, filters: CandidateFilter, question: Vector) -> list[Candidate] | None:
+        """The filters' matches among the memories whose vectors are nearest `question`, as the store holds them;
+        None when the engine cannot answer (the namespace is then read whole: slower and dearer, never wrong)."""
+        try:
+            ids = self._vectors.nearest(namespace, question, filters, NEAREST_MOST)
+        except VectorSearchUnavailableError as exc:
+            logger.warning("vector index unavailable, namespace read whole: %s", exc)
+            return None
         rows = self._store.digest_rows(namespace, ids)
         return [row.candidate for row in rows if shown(row, filters)]

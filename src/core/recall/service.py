@@ -170,10 +170,12 @@ class RecallService:
         )
 
     def _large(self, namespace: str, query: RecallQuery, question: Vector | None) -> list[Candidate]:
-        """A large namespace's candidates: the nearest the engine names, or (no vector for the question) every match."""
-        if question is None or self._nearest is None:
-            return self._candidates(namespace, query)
-        return self._nearest.candidates(namespace, query, question)
+        """A large namespace's candidates: the nearest the engine names, or (no vector for the question, or no answer
+        from the engine) every match."""
+        nearest = (
+            None if question is None or self._nearest is None else self._nearest.candidates(namespace, query, question)
+        )
+        return self._candidates(namespace, query) if nearest is None else nearest
 
     def _question(self, text: str) -> Vector | None:
         try:

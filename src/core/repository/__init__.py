@@ -117,6 +117,12 @@ class MemoryRepository(DigestReads, Protocol):
         deleted memories too. MemoryNotFoundError when it never existed or is purged (or being purged)."""
         ...
 
+    def changes(self, namespace: str, since: str, limit: int, offset: int) -> Revisions:
+        """The revisions of the namespace's memories logged at or after `since` (a change's own time, as the store
+        logged it), newest first, `limit` of them after skipping `offset`, and how many there are; a purged memory's
+        are gone with it. Eventually consistent: a change of the last moments may be missing."""
+        ...
+
     def remove(self, namespace: str, loaded: Loaded) -> bool:
         """Remove a loaded memory for good: the record, its revisions, its digest, its idempotency record and every
         copy, with the totals moved (a tag left with no memory keeps no totals). False, removing nothing, when it is no
@@ -159,6 +165,11 @@ class KeyRepository(Protocol):
 
     def revoke(self, key_id: str) -> ApiKey | None:
         """Mark the key revoked (again, harmlessly, if it already is) and return it; None when unknown."""
+        ...
+
+    def note_use(self, key_id: str, at: str, stale_before: str) -> None:
+        """Set the key's `last_used_at` to `at` if it is unset or older than `stale_before`; otherwise, or when the key
+        is unknown, change nothing (one conditional write, never a new item)."""
         ...
 
 

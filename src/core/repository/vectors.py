@@ -13,6 +13,11 @@ from core.repository.digests import CandidateFilter
 NEAREST_MOST: Final = 100
 
 
+class VectorSearchUnavailableError(Exception):
+    """The engine could not answer (throttled, failing, refusing): recall reads the namespace instead, as without it.
+    Never leaves recall, so no door maps it."""
+
+
 class VectorSearch(Protocol):
     def holds(self, namespace: str) -> int:
         """How many memories the namespace holds (an upper bound, from one small read): whether a recall asks
@@ -21,5 +26,6 @@ class VectorSearch(Protocol):
 
     def nearest(self, namespace: str, vector: Vector, filters: CandidateFilter, k: int) -> list[int]:
         """The ids of at most `k` (at most NEAREST_MOST) memories of the namespace the filters match whose vectors
-        are nearest `vector`, nearest first; approximate, and eventually consistent with the table."""
+        are nearest `vector`, nearest first; approximate, and eventually consistent with the table.
+        VectorSearchUnavailableError when the engine cannot answer."""
         ...

@@ -23,6 +23,7 @@ def http_app(
         retention_days=settings.deleted_retention_days,
         recall=services.recall,
         health=services.health,
+        keys=services.keys,
     )
 
 

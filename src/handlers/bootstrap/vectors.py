@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from adapters.dynamodb.counters import namespace_sizes
-from adapters.s3vectors import S3VectorIndex, S3VectorsClient, make_s3vectors_client
+from adapters.s3vectors import S3VectorIndex, S3VectorsClient, index_label, make_s3vectors_client
 from adapters.vectorsync import sync
 from handlers.bootstrap.settings import Settings, SettingsError
 
@@ -50,9 +50,11 @@ def stream_sync_on_first_use(env: Mapping[str, str] = os.environ) -> StreamSync:
 def recall_vectors(env: Mapping[str, str], table_client: DynamoDBClient, settings: Settings) -> VectorSearch | None:
     """The vector index recall asks for the candidates of a large namespace (core.recall.large), when the environment
     names one (`VECTOR_BUCKET` and `VECTOR_INDEX`: the template's `RecallVectorIndex`); None: every recall reads its
-    namespace."""
+    namespace. It holds only the namespaces a backfill has marked for it (adapters/vectorfill.py): the others are
+    read whole."""
     bucket, index = env.get("VECTOR_BUCKET", ""), env.get("VECTOR_INDEX", "")
     if not bucket or not index:
         return None
-    sizes = namespace_sizes(table_client, settings.table_name)
+    label = index_label(bucket, index, settings.embedding_model, settings.embedding_dimensions)
+    sizes = namespace_sizes(table_client, settings.table_name, label)
     return S3VectorIndex(make_s3vectors_client(settings.region), bucket, index, settings.embedding_model, sizes)

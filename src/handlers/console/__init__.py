@@ -3,11 +3,14 @@ names the same types, statuses, sorts and tags the API checks, and the routes th
 
 No build step and nothing from elsewhere: the page loads only its own files and talks only to the JSON API. Every
 answer carries a strict Content-Security-Policy (no inline script or style, no framing) and is revalidated on each
-use (`no-cache` with an ETag), so a deploy is seen at once and an unchanged file costs a 304.
+use (`no-cache` with an ETag), so a deploy is seen at once and an unchanged file costs a 304. A browser that accepts
+gzip (every one does) is sent each file compressed once at start-up: API Gateway's HTTP APIs do not compress, and a
+first visit then downloads about a third of the files' bytes.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 from dataclasses import dataclass
@@ -21,6 +24,7 @@ from starlette.responses import RedirectResponse, Response
 from core.contract import SortKey
 from core.limits import CONTENT_MAX_CHARS, DEFAULT_LIMIT, MAX_LIMIT
 from core.model import MEMORY_TYPES, STANDARD_TAGS, Status, WritableStatus
+from core.recall.lexical import STOP_WORDS
 from handlers.problem import http_problem
 
 CONSOLE_PATH: Final = "/console"
@@ -46,14 +50,46 @@ HEADERS: Final = {
 
 
 @dataclass(frozen=True)
-class _File:
-    body: bytes
-    content_type: str
+class _Body:
+    """One representation of a file: its bytes and their ETag (each encoding has its own, as RFC 9110 asks)."""
+
+    data: bytes
     etag: str
 
 
-def _file(body: bytes, suffix: str) -> _File:
-    return _File(body, CONTENT_TYPES[suffix], f'"{hashlib.sha256(body).hexdigest()[:32]}"')
+def _body(data: bytes) -> _Body:
+    return _Body(data, f'"{hashlib.sha256(data).hexdigest()[:32]}"')
+
+
+@dataclass(frozen=True)
+class _File:
+    plain: _Body
+    gzipped: _Body
+    content_type: str
+
+    def body(self, accept_encoding: str) -> tuple[_Body, dict[str, str]]:
+        """The representation a request's Accept-Encoding asks for, and the headers that say which it is."""
+        if _accepts_gzip(accept_encoding):
+            return self.gzipped, {"Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+        return self.plain, {"Vary": "Accept-Encoding"}
+
+
+def _file(data: bytes, suffix: str) -> _File:
+    # mtime=0: the same bytes give the same compressed bytes, so the ETag stays the same across start-ups.
+    return _File(_body(data), _body(gzip.compress(data, compresslevel=9, mtime=0)), CONTENT_TYPES[suffix])
+
+
+def _accepts_gzip(accept_encoding: str) -> bool:
+    """Whether `gzip` (or `*`) is listed without `q=0` (RFC 9110, 12.5.3)."""
+    for entry in accept_encoding.lower().split(","):
+        coding, *parameters = (part.strip() for part in entry.split(";"))
+        if coding in ("gzip", "*"):
+            quality = next((parameter[2:] for parameter in parameters if parameter.startswith("q=")), "1")
+            try:
+                return float(quality) > 0
+            except ValueError:
+                return False
+    return False
 
 
 class Console:
@@ -72,13 +108,20 @@ class Console:
             "max_limit": MAX_LIMIT,
             "content_max_chars": CONTENT_MAX_CHARS,
             "retention_days": retention_days,
+            # So Ask can say which of a question's words a memory matched: those recall's lexical part looks for.
+            "recall_stop_words": sorted(STOP_WORDS),
         }
         self._files["config.json"] = _file(json.dumps(config, separators=(",", ":")).encode(), ".json")
 
     @property
     def weight(self) -> int:
-        """Bytes a first visit downloads: every file of the page."""
-        return sum(len(file.body) for file in self._files.values())
+        """Bytes a first visit of a browser downloads: every file of the page, gzipped."""
+        return sum(len(file.gzipped.data) for file in self._files.values())
+
+    @property
+    def plain_weight(self) -> int:
+        """The same files' bytes before compression."""
+        return sum(len(file.plain.data) for file in self._files.values())
 
     async def redirect(self, request: Request) -> Response:
         return RedirectResponse(f"{CONSOLE_PATH}/", status_code=308, headers=HEADERS)
@@ -88,11 +131,14 @@ class Console:
         file = self._files.get(name)
         if file is None:
             return http_problem(404, f"no console file {name[:100]!r}", headers=HEADERS)
-        headers = {**HEADERS, "ETag": file.etag}
-        if file.etag in request.headers.get("if-none-match", ""):
+        chosen, encoding = file.body(request.headers.get("accept-encoding", ""))
+        headers = {**HEADERS, **encoding, "ETag": chosen.etag}
+        if chosen.etag in request.headers.get("if-none-match", ""):
             return Response(status_code=304, headers=headers)
-        body = b"" if request.method == "HEAD" else file.body
-        return Response(body, media_type=file.content_type, headers={**headers, "Content-Length": str(len(file.body))})
+        body = b"" if request.method == "HEAD" else chosen.data
+        return Response(
+            body, media_type=file.content_type, headers={**headers, "Content-Length": str(len(chosen.data))}
+        )
 
 
 def console_router(retention_days: int) -> APIRouter:

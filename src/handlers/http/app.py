@@ -21,12 +21,14 @@ from handlers.http.dependencies import install
 from handlers.http.errors import EXCEPTION_HANDLERS
 from handlers.http.errors import logger as logger  # the door's logger: the Lambda entrypoint injects its context
 from handlers.http.key import router as key_routes
+from handlers.http.keys import router as keys_routes
 from handlers.http.lifecycle import router as lifecycle_routes
 from handlers.http.memories import router as memory_routes
 from handlers.http.openapi import COMMON_RESPONSES, document_schemas
 from handlers.http.recall import router as recall_routes
 
 if TYPE_CHECKING:
+    from core.keys import KeyService
     from core.recall.service import RecallService
 
 
@@ -54,6 +56,7 @@ def create_app(
     retention_days: int = DEFAULT_RETENTION_DAYS,
     recall: RecallService | None = None,
     health: StorageHealth | None = None,
+    keys: KeyService | None = None,
 ) -> FastAPI:
     """The HTTP API over `memories` and `recall`, authenticating each request with `authenticate`; the composition
     root (handlers.bootstrap) assembles them, tests pass their own (without `recall`, GET /recall is a 500: a door
@@ -61,7 +64,8 @@ def create_app(
 
     Every blocking service and key call goes through `run_blocking`, the entrypoint's concurrency policy
     (handlers.concurrency). Deleted memories stay restorable for `retention_days` (the console says so). /healthz
-    reports `health`, how the services' storage calls have been ending (without it: always ok).
+    reports `health`, how the services' storage calls have been ending (without it: always ok). GET /keys lists
+    and DELETE /keys/{key_id} revokes through `keys` (without it: no keys to list, as on an open server).
     """
     app = FastAPI(
         title="agent-memory",
@@ -79,13 +83,14 @@ def create_app(
         redirect_slashes=False,
     )
     app.add_middleware(WithinRequestBudget)
-    install(app, Door(memories, authenticate, run_blocking, recall))
+    install(app, Door(memories, authenticate, run_blocking, recall, keys))
     app.state.storage_health = health or StorageHealth()
     app.add_api_route("/healthz", healthz, include_in_schema=False)
     app.include_router(console_router(retention_days))
     app.include_router(memory_routes)
     app.include_router(lifecycle_routes)
     app.include_router(key_routes)
+    app.include_router(keys_routes)
     app.include_router(recall_routes)
     document_schemas(app)
     return app

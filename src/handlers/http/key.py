@@ -7,7 +7,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.access import SCOPES, Scope
+from core.access import ALL_SCOPES, Scope
 from handlers.http.dependencies import Anyone
 
 router = APIRouter()
@@ -21,7 +21,9 @@ class KeyDescription(BaseModel):
     key_id: str | None = Field(description="The public key id (the 12 characters after `am_`); null on an open server.")
     name: str | None = Field(description="What a person called the key (`keys create --name`); null when unnamed.")
     namespace: str = Field(description="The only namespace the key reaches.")
-    scopes: list[Scope] = Field(description="What the key may do: `read` (GET routes), `write` (the others).")
+    scopes: list[Scope] = Field(
+        description="What the key may do: `read` (GET routes), `write` (the others), `keys` (revoke other keys)."
+    )
 
 
 @router.get(
@@ -33,5 +35,5 @@ class KeyDescription(BaseModel):
 )
 async def describe_key(caller: Anyone, response: Response) -> KeyDescription:
     response.headers["Cache-Control"] = "no-store"
-    scopes = [scope for scope in SCOPES if scope in caller.scopes]
+    scopes = [scope for scope in ALL_SCOPES if scope in caller.scopes]
     return KeyDescription(key_id=caller.key_id, name=caller.key_name, namespace=caller.namespace, scopes=scopes)

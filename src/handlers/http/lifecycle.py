@@ -1,13 +1,13 @@
-"""A memory's life at the HTTP door after its writes: its history of revisions, restoring it once deleted, and
-superseding others by it (a purge is `DELETE /memories/{id}?purge=true`, among the memory routes of
-handlers.http.memories)."""
+"""A memory's life at the HTTP door after its writes: its history of revisions (and the namespace's, every memory's
+changes since a moment), restoring it once deleted, and superseding others by it (a purge is
+`DELETE /memories/{id}?purge=true`, among the memory routes of handlers.http.memories)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
 from core.access import sees_records
-from core.history import HistoryPage, HistoryQuery
+from core.history import DEFAULT_CHANGES_DAYS, ChangesPage, ChangesQuery, HistoryPage, HistoryQuery
 from core.memories import Superseded, SupersedeRequest
 from core.model import Memory, parse_memory_id
 from handlers.http.dependencies import Reader, ThisDoor, Writer
@@ -91,4 +91,23 @@ async def memory_history(memory_id: str, request: Request, door: ThisDoor, calle
         caller.key_id,
     )
     rows_served(len(page.items), stamped=False)  # a history page stamps nothing
+    return page
+
+
+@router.get(
+    "/changes",
+    response_model=ChangesPage,
+    responses=INVALID_INPUT_RESPONSES,
+    openapi_extra={"parameters": retrieval_parameters(ChangesQuery)},
+    summary="The namespace's changes, newest first",
+    description="Every change of the namespace's memories made at or after `since` (default: "
+    f"{DEFAULT_CHANGES_DAYS} days before the request), as a history gives them: the change (created, updated, "
+    "deleted, restored, superseded with `superseded_by`), when, the id of the API key that made it, and the "
+    "record as it was right after it. A purged memory's changes are gone with it. Does not stamp "
+    "`last_accessed_at`.",
+)
+async def namespace_changes(request: Request, door: ThisDoor, caller: Reader) -> ChangesPage:
+    query = query_string(ChangesQuery, query_parameters(request))
+    page = await door.run_blocking(door.memories.changes, caller.namespace, query, caller.key_id)
+    rows_served(len(page.items), stamped=False)  # the changes stamp nothing
     return page

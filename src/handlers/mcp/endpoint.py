@@ -174,7 +174,7 @@ class MCPEndpoint:
             return
         missing = await self._missing_scope(principal, message) if step_up else None
         if missing is not None:
-            await domain_problem(PermissionDeniedError(missing))(scope, receive, send)
+            await domain_problem(PermissionDeniedError(missing, by_token=principal.by_token))(scope, receive, send)
             return
         await self._app(
             {**scope, "headers": as_json(scope), PRINCIPAL_SCOPE_KEY: principal}, body, errors_as_problems(send)

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Literal, ParamSpec, Required, TypedDict, TypeVar
 
 import pydantic_core
+from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
@@ -27,7 +28,9 @@ from core.errors import (
     WriteConflictError,
     WriteOutcomeUnknownError,
 )
+from core.grant_terms import SIGN_IN_AGAIN
 from core.model import Memory
+from handlers.mcp.principal import verified_principal
 from handlers.problem import log_operator_error
 
 # The one table from domain errors to tool errors: what to add to the core's own words, if anything.
@@ -46,15 +49,23 @@ TOOL_ERROR_HINTS: Final[dict[type[DomainError], str | None]] = {
     NamespaceFullError: "do not retry; tell the user",
     VersionExhaustedError: "store the change with create_memory instead",
 }
+# What a caller holding an OAuth access token is told instead: it has no key to send, its person signs in again (a
+# token's PermissionDeniedError says so itself, as the 403 at /mcp does).
+TOKEN_HINTS: Final[dict[type[DomainError], str | None]] = {
+    AuthenticationError: SIGN_IN_AGAIN,
+    PermissionDeniedError: None,
+}
 
 
-def tool_error(exc: DomainError) -> CallToolResult:
-    """The tool error a model reads for a domain error: exactly the core's words (and a hint), as the HTTP detail.
+def tool_error(exc: DomainError, *, by_token: bool = False) -> CallToolResult:
+    """The tool error a model reads for a domain error: exactly the core's words (and a hint), as the HTTP detail;
+    `by_token` when the caller holds an OAuth access token rather than an API key.
 
     Returned rather than raised: the SDK would put "Error executing tool <name>: " before a raised ToolError's text.
     """
     log_operator_error(exc)
-    hint = TOOL_ERROR_HINTS[type(exc)]
+    by_token = by_token or getattr(exc, "by_token", False)
+    hint = TOKEN_HINTS[type(exc)] if by_token and type(exc) in TOKEN_HINTS else TOOL_ERROR_HINTS[type(exc)]
     text = str(exc) if hint is None else f"{exc}; {hint.format_map(vars(exc))}"
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
@@ -71,7 +82,8 @@ def domain_errors_as_tool_errors(tool: Callable[P, Awaitable[R]]) -> Callable[P,
         try:
             return await tool(*args, **kwargs)
         except DomainError as exc:
-            return tool_error(exc)
+            principal = verified_principal(ctx if isinstance(ctx := kwargs.get("ctx"), Context) else None)
+            return tool_error(exc, by_token=principal is not None and principal.by_token)
 
     # The SDK publishes __doc__ as the tool's description; Python before 3.13 keeps the source indentation in it.
     call.__doc__ = inspect.cleandoc(tool.__doc__ or "")

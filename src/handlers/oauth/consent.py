@@ -128,6 +128,7 @@ class ConsentPage:
         if params.get("decision") != "approve":
             return _redirect(wanted, error="access_denied", error_description="the person denied access")
         granted = [scope for scope in SCOPES if scope in wanted.scopes and params.get(f"scope_{scope}") == "on"]
+        typed = params.get("namespace", "")
         try:
             code = await self._run(
                 self._grants.approve,
@@ -136,15 +137,15 @@ class ConsentPage:
                 code_challenge=wanted.code_challenge,
                 resource=self._resource,
                 scopes=granted,
-                namespace=params.get("namespace", ""),
+                namespace=typed,
                 api_key=params.get("api_key", ""),
             )
-        except ConsentRefusedError as exc:
-            return self._form(wanted, request, secret, error=str(exc), namespace=params.get("namespace", ""))
+        except ConsentRefusedError as exc:  # a valid key's own namespace offered
+            return self._form(wanted, request, secret, error=str(exc), namespace=exc.namespace or typed)
         except RETRYABLE as exc:
             # The form again (its namespace kept), as a 503: nothing was granted, and the same answer may work soon.
             error = "Storage is briefly unavailable: try again shortly."
-            page = self._form(wanted, request, secret, error=error, namespace=params.get("namespace", ""), status=503)
+            page = self._form(wanted, request, secret, error=error, namespace=typed, status=503)
             page.headers["Retry-After"] = str(exc.retry_after_seconds)
             return page
         return _redirect(wanted, code=code)
@@ -210,8 +211,9 @@ agent-memory server (<code>{html.escape(self._resource)}</code>). After you answ
 <form method="post" action="{CONSENT}">{hidden}
 <fieldset><legend>It may</legend>{scope_rows}</fieldset>
 <label for="namespace">Namespace</label>
-<input type="text" id="namespace" name="namespace" value="{html.escape(namespace)}" required
- autocomplete="off" spellcheck="false" pattern="[a-z0-9][a-z0-9._\\-]{{0,63}}">
+<input type="text" id="namespace" name="namespace" value="{html.escape(namespace)}" aria-describedby="namespace_hint"
+ autocomplete="off" spellcheck="false" pattern="[a-z0-9][a-z0-9._\\-]{{0,63}}"><p class="note" id="namespace_hint">
+Leave it empty for the key's own namespace (a new <code>serve</code>'s first key's is <code>default</code>).</p>
 <label for="api_key">An API key of that namespace</label>
 <input type="password" id="api_key" name="api_key" required autocomplete="off" spellcheck="false">
 <p class="note">The key proves you may grant this; the application never sees it. It gets its own token for this

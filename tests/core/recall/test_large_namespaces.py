@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import boto3
+from botocore.stub import Stubber
+
 from adapters.memory import InMemoryMemoryRepository
 from adapters.memory.s3vectors import FakeS3Vectors
 from adapters.s3vectors import IndexedVector, S3VectorIndex
@@ -116,3 +119,16 @@ def test_a_large_namespace_is_read_whole_when_the_question_has_no_vector() -> No
     page = service.recall(NS, RecallQuery(query="fish"), stamp=False)
     assert page.total == len(CONTENTS)
     assert not page.ranking.semantic
+
+
+def test_a_large_namespace_is_read_whole_when_the_index_cannot_answer() -> None:
+    repository, _, clock = _store()
+    client = boto3.client("s3vectors", region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t")
+    index = S3VectorIndex(client, "memories", "digests", STAND_IN.model, sizes=lambda _: len(CONTENTS))
+    service = RecallService(repository, STAND_IN, clock=clock, vectors=index, large_namespace=5)
+    with Stubber(client) as stubber:
+        stubber.add_client_error("query_vectors", "ServiceUnavailableException", http_status_code=503)
+        page = service.recall(NS, RecallQuery(query="fish"), stamp=False)
+        stubber.assert_no_pending_responses()
+    assert page.total == len(CONTENTS)
+    assert page.ranking.semantic

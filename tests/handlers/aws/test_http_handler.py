@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import gzip
 import importlib.metadata
 import json
 import sys
@@ -139,6 +140,15 @@ def test_each_event_file_gets_its_expected_status_from_the_handler(
     event = json.loads(path.read_text(encoding="utf-8"))
     response = invoke(handler, event)
     assert response["statusCode"] == EXPECTED_STATUS[path.stem], response
+
+
+def test_the_console_reaches_a_browser_through_api_gateway_gzipped_in_base64(handler: Handler) -> None:
+    response = invoke(handler, load_event("http_console"))
+
+    assert response["headers"]["content-encoding"] == "gzip"
+    assert response["isBase64Encoded"] is True  # API Gateway decodes it and sends the browser the gzip bytes
+    page = gzip.decompress(base64.b64decode(response["body"]))
+    assert page == (SERVE_ROOT / "src" / "handlers" / "console" / "static" / "index.html").read_bytes()
 
 
 def test_warm_invocations_reuse_one_service_across_five_rounds_of_the_whole_lifecycle(deployed_env: None) -> None:

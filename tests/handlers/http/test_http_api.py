@@ -753,8 +753,8 @@ def test_an_unknown_route_is_a_404_problem_naming_the_routes_that_exist(http: Te
     response = http.request(method, "/foo/bar")
     assert_problem(response, 404)
     assert response.json()["detail"] == (
-        f"no route {method} /foo/bar; the routes are /console, /console/{{name}}, /healthz, /key, /memories, "
-        "/memories/{memory_id}, "
+        f"no route {method} /foo/bar; the routes are /changes, /console, /console/{{name}}, /healthz, /key, "
+        "/keys, /keys/{key_id}, /memories, /memories/{memory_id}, "
         "/memories/{memory_id}/history, /memories/{memory_id}/related, /memories/{memory_id}/restore, "
         "/memories/{memory_id}/supersede, /openapi.json, /recall"
     )

@@ -37,15 +37,18 @@ ROUTES: list[tuple[str, str, dict[str, Any] | None]] = [
     ("GET", "/memories", None),
     ("POST", "/memories/1/restore", None),
     ("GET", "/memories/1/history", None),
+    ("GET", "/changes", None),
     ("GET", "/recall?query=bees", None),
     ("GET", "/memories/1/related", None),
     ("POST", "/memories/1/supersede", {"ids": [2]}),
+    ("GET", "/keys", None),
 ]
 READS = [route for route in ROUTES if route[0] == "GET"]
 WRITES = [route for route in ROUTES if route[0] != "GET"]
 ROUTE_IDS = [f"{method} {path}" for method, path, _ in ROUTES]
 # Any valid key may call these, whatever its scopes (tests/handlers/http/test_key_route.py).
-ANY_SCOPE = [("GET", "/key", None)]
+# Revoking a key too: a key may always revoke itself, another key only with `keys` (test_keys_route.py).
+ANY_SCOPE = [("GET", "/key", None), ("DELETE", "/keys/{key_id}", None)]
 
 
 @pytest.fixture

@@ -196,8 +196,8 @@ def test_beside_mcp_an_unknown_routes_404_names_mcp_too(memory_service: MemorySe
 
     assert (response.status_code, response.headers["content-type"]) == (404, "application/problem+json")
     assert response.json()["detail"] == (
-        "no route GET /nowhere; the routes are /console, /console/{name}, /healthz, /key, /mcp, /memories, "
-        "/memories/{memory_id}, "
+        "no route GET /nowhere; the routes are /changes, /console, /console/{name}, /healthz, /key, /keys, "
+        "/keys/{key_id}, /mcp, /memories, /memories/{memory_id}, "
         "/memories/{memory_id}/history, /memories/{memory_id}/related, /memories/{memory_id}/restore, "
         "/memories/{memory_id}/supersede, /openapi.json, /recall"
     )

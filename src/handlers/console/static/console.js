@@ -1,5 +1,6 @@
 // The agent-memory console: a person's view of one namespace, through the service's own JSON API and nothing else.
-// This module routes the address (#/?query, #/memory/<id>, #/memory/<id>/json, #/new, #/ask?query=...), says in
+// This module routes the address (#/ the overview, #/memories and #/?query the list, #/memory/<id>,
+// #/memory/<id>/json, #/new, #/ask?query=...), says in
 // the header whose memories these are and what the key may do, keeps typed input from being lost, and answers
 // keyboard shortcuts.
 
@@ -12,6 +13,9 @@ import { shortcuts, showShortcuts } from "./keys.js";
 import { bulkHooks } from "./bulk.js";
 import { exportPanel } from "./export.js";
 import { askView } from "./ask.js";
+import { overviewView } from "./overview.js";
+import { keysView } from "./keysview.js";
+import { loadKeyNames } from "./names.js";
 
 function parseHash() {
   const [path, query = ""] = location.hash.replace(/^#/, "").split("?");
@@ -53,11 +57,12 @@ function header() {
   document.getElementById("nav").hidden = false;
   document.getElementById("new-link").hidden = !can("write");
   document.getElementById("ask-link").hidden = !can("read");
+  document.getElementById("keys-link").hidden = !can("read");
   const name = me.key_id ? (me.name ? `${me.name} (${me.key_id})` : me.key_id) : "open server";
   document.getElementById("who").replaceChildren(
     h("span", {}, "Namespace ", h("strong", {}, me.namespace)),
     h("span", {}, " · key ", h("strong", {}, name)),
-    h("span", {}, " · may ", h("strong", {}, me.scopes.join(" and ") || "nothing")));
+    h("span", {}, " · may ", h("strong", {}, me.scopes.join(", ").replace(/, ([^,]*)$/, " and $1") || "nothing")));
 }
 
 export async function route() {
@@ -70,12 +75,16 @@ export async function route() {
     return undefined;
   }
   header();
+  await loadKeyNames(); // once per key: every view names the keys in its histories
   const { path, params } = parseHash();
   const memory = /^\/memory\/([0-9]+)(\/json)?$/.exec(path);
   if (memory) return memory[2] ? jsonView(memory[1]) : memoryView(memory[1]);
   if (path === "/new" && can("write")) return newView();
   if (!can("read")) return show("Memories", h("p", {}, "This key may only write: it cannot list or read memories."));
   if (path === "/ask") return askView(params);
+  if (path === "/keys") return keysView();
+  // A bare #/ is the overview; the list is #/memories, and a filtered list keeps its old address (#/?status=invalid).
+  if (path === "/" && !params.toString()) return overviewView();
   return listView(params, { ...bulkHooks(), tools: exportPanel });
 }
 

@@ -8,6 +8,7 @@ export const app = {
   guard: null, // a view with typed input sets it: () => true while something would be lost
   focusSearch: false, // the `/` shortcut from another view: the list focuses its search field once shown
   ticket: 0, // counts the router's views: a view whose data arrives after the next view began is not shown
+  keyNames: null, // { of: the signed-in key's id, names: Map of key id -> name } (names.js), read once per key
 };
 
 // For a view that awaits its data: a check that it is still the view to show (the person did not move on meanwhile).
@@ -118,17 +119,20 @@ export function activeMeans(many = false) {
   return `Recall (and an agent's session primer) returns ${many ? "them" : "it"} again.`;
 }
 
-// "key ops-console (0123456789ab)" for the console's own key, "key 0123456789ab" for any other.
+// "key assistant agent (0123456789ab)" for a key whose name is known (the console's own, or any the namespace's
+// list names: names.js), "key 0123456789ab" for any other.
 export function keyName(keyId) {
   if (!keyId) return "an open server";
-  if (app.me && keyId === app.me.key_id && app.me.name) return `key ${app.me.name} (${keyId})`;
-  return `key ${keyId}`;
+  const own = app.me && keyId === app.me.key_id ? app.me.name : null;
+  const name = own || (app.keyNames?.of === app.me?.key_id ? app.keyNames?.names.get(keyId) : null);
+  return name ? `key ${name} (${keyId})` : `key ${keyId}`;
 }
 
+// `text`: a sentence, or the elements to show (a bulk action lists the memories it touches).
 export function confirmDialog(title, text, confirmLabel, cancelLabel = "Cancel") {
   return new Promise((resolve) => {
     const dialog = h("dialog", { "aria-labelledby": "dialog-title" },
-      h("h2", { id: "dialog-title" }, title), h("p", {}, text),
+      h("h2", { id: "dialog-title" }, title), Array.isArray(text) ? text : h("p", {}, text),
       h("form", { method: "dialog", class: "actions" },
         h("button", { value: "cancel", type: "submit" }, cancelLabel),
         h("button", { value: "confirm", type: "submit", class: "danger" }, confirmLabel)));

@@ -1,14 +1,14 @@
-// Editing and creating, always with If-Match: typed input is never lost without asking, a change made meanwhile is
-// merged field by field (never overwritten), and a memory deleted meanwhile can be restored and edited on.
+// Editing and creating, always with If-Match: typed input is never lost without asking (nor when the key stops working
+// meanwhile: drafts.js keeps it for after the next sign-in), a change made meanwhile is merged field by field (never
+// overwritten), and a memory deleted meanwhile can be restored and edited on.
 
 import { api, failed } from "./api.js";
-import { app, flash, h, keyName, mayLeave, notify, show } from "./dom.js";
+import { app, flash, h, mayLeave, notify, show } from "./dom.js";
+import { discarded, draftOffer, dropDrafts, keptOn, namespace } from "./drafts.js";
 import { showFieldErrors } from "./errors.js";
-import { changes } from "./history.js";
+import { saveButton, saveHint, savesOnCtrlEnter } from "./keys.js";
+import { conflictView, FIELDS, sameTags } from "./merge.js";
 import { deletedPanel, load } from "./record.js";
-
-const FIELDS = ["content", "memory_type", "status"];
-const LABELS = { content: "Content", memory_type: "Type", status: "Status", tags: "Tags" };
 
 function select(id, label, options, value) {
   return [h("label", { for: id }, label),
@@ -32,9 +32,10 @@ function memoryForm(memory, submitLabel, onsubmit, oncancel) {
       h("p", { class: "hint", id: "tags-hint" }, "Separate with commas, e.g. project:apollo, family")),
     h("div", {}, ...select("memory_type", "Type", config.memory_types, memory.memory_type)),
     h("div", {}, ...select("status", "Status", config.writable_statuses, memory.status)),
-    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, submitLabel),
-      h("button", { type: "button", onclick: async () => { if (await mayLeave()) oncancel(); } }, "Cancel")));
-  return form;
+    h("div", { class: "actions" }, saveButton(submitLabel),
+      h("button", { type: "button", onclick: async () => { if (await mayLeave()) oncancel(); } }, "Cancel"),
+      saveHint()));
+  return savesOnCtrlEnter(form);
 }
 
 function readForm(form) {
@@ -47,8 +48,6 @@ function readForm(form) {
     status: String(data.get("status")),
   };
 }
-
-const sameTags = (a, b) => JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
 
 function changedFields(base, edited) {
   const changed = {};
@@ -77,143 +76,44 @@ export function editView(memory, draft = null) {
   guarded(form, memory);
 }
 
+// A memory changed meanwhile: merged (merge.js), or said to be deleted meanwhile (below).
+const conflict = (base, edited) => conflictView(base, edited, goneView);
+
+// A memory's draft kept across a sign-in: into the form when the memory is still the version it started from, else
+// through the merge, never over a newer version.
+export function memoryDraft(memory) {
+  return draftOffer(namespace(), memory.id, (draft) => (memory.status !== "deleted" && memory.version === draft.version
+    ? editView(memory, draft.edited) : conflict(draft.base, draft.edited)));
+}
+
 async function save(base, edited, form) {
+  const ns = namespace();
   const changed = changedFields(base, edited);
   if (!Object.keys(changed).length) return app.route();
   try {
     await api("PATCH", `/memories/${base.id}`, { body: changed, ifMatch: base.version });
     app.guard = null;
+    dropDrafts(ns, base.id);
     notify(`Memory #${base.id} is saved.`, "ok");
     app.route();
   } catch (error) {
-    if (error.status === 412) return conflictView(base, edited);
+    if (keptOn(error, ns, base, edited)) return undefined;
+    if (error.status === 412) return conflict(base, edited);
     if (error.status === 404) return goneView(base, edited);
     if (error.status === 422) return showFieldErrors(form, withCount(error.problem, edited.tags), { tags: changed.tags });
     failed(error);
   }
 }
 
-// ---- a change made meanwhile: merged field by field and tag by tag ----
-
-// What to send on top of `current` for the person's edit of `base`: only the fields they changed; tags they added or
-// removed applied to the current tags; a field both sides changed (differently) is a conflict for them to decide.
-export function merge(base, edited, current) {
-  const body = {};
-  const conflicts = [];
-  for (const name of FIELDS) {
-    if (edited[name] === base[name] || edited[name] === current[name]) continue;
-    if (current[name] === base[name]) body[name] = edited[name];
-    else conflicts.push({ name, theirs: current[name], mine: edited[name] });
-  }
-  const added = edited.tags.filter((tag) => !base.tags.includes(tag));
-  const removed = base.tags.filter((tag) => !edited.tags.includes(tag));
-  const merged = [...current.tags.filter((tag) => !removed.includes(tag)), ...added.filter((tag) => !current.tags.includes(tag))];
-  if (!sameTags(merged, current.tags)) body.tags = merged;
-  return { body, conflicts, added, removed };
-}
-
-async function changedBy(id, sinceVersion) {
-  try {
-    const history = (await api("GET", `/memories/${id}/history?limit=100`)).json.items;
-    const keys = [...new Set(history.filter((r) => r.version > sinceVersion).map((r) => r.key_id))];
-    return keys.map(keyName).join(" and ") || "another key";
-  } catch {
-    return "another key";
-  }
-}
-
-function conflictChoice({ name, theirs, mine }, who) {
-  const id = `choice-${name}`;
-  const radios = [["theirs", `Keep theirs (${who})`, theirs], ["mine", "Use mine", mine]].map(([value, label, text]) =>
-    h("label", { class: "choice" }, h("input", { type: "radio", name: id, value, checked: value === "theirs" }), label,
-      h("span", { class: "side" }, String(text))));
-  const box = h("fieldset", { class: "panel conflict", "data-field": name },
-    h("legend", {}, `${LABELS[name]}: you and ${who} both changed it`), h("div", { class: "sides" }, radios));
-  if (name === "content") {
-    const area = h("textarea", { id: "merged-content", name: "merged-content" }, theirs);
-    for (const radio of box.querySelectorAll("input[type=radio]")) {
-      radio.addEventListener("change", () => { area.value = radio.value === "mine" ? mine : theirs; });
-    }
-    box.append(h("label", { for: "merged-content" }, "Content to save (edit it as you like)"), area);
-  }
-  return box;
-}
-
-function chosen(form, conflicts, current) {
-  const body = {};
-  for (const { name, mine } of conflicts) {
-    const value = name === "content" ? form.querySelector("#merged-content").value
-      : (form.querySelector(`input[name="choice-${name}"]:checked`)?.value === "mine" ? mine : current[name]);
-    if (value !== current[name]) body[name] = value;
-  }
-  return body;
-}
-
-function mergedList(plan, current) {
-  const items = [];
-  for (const [name, value] of Object.entries(plan.body)) {
-    if (name !== "tags") items.push(h("li", {}, `${LABELS[name]}: yours is applied (they did not change it).`));
-  }
-  if (plan.added.length || plan.removed.length) {
-    const kept = current.tags.filter((tag) => !plan.removed.includes(tag));
-    items.push(h("li", {}, `Tags: ${[plan.added.length ? `you added ${plan.added.join(", ")}` : "",
-      plan.removed.length ? `you removed ${plan.removed.join(", ")}` : ""].filter(Boolean).join("; ")}; ` +
-      `their tags are kept: ${kept.join(", ") || "none"}.`));
-  }
-  return items.length ? h("ul", {}, items) : h("p", {}, "Nothing else of yours to apply.");
-}
-
-async function conflictView(base, edited) {
-  notify("");
-  let current;
-  try {
-    current = (await api("GET", `/memories/${base.id}`)).json;
-  } catch (error) {
-    if (error.status === 404) return goneView(base, edited);
-    return failed(error);
-  }
-  const who = await changedBy(base.id, base.version);
-  const plan = merge(base, edited, current);
-  const form = h("form", { onsubmit: async (event) => {
-    event.preventDefault();
-    const body = { ...plan.body, ...chosen(form, plan.conflicts, current) };
-    if (!Object.keys(body).length) { app.guard = null; notify("Nothing of yours differs from the current version.", "ok"); return app.route(); }
-    try {
-      await api("PATCH", `/memories/${base.id}`, { body, ifMatch: current.version });
-      app.guard = null;
-      notify(`Your changes are merged into version ${current.version}.`, "ok");
-      app.route();
-    } catch (error) {
-      if (error.status === 412) return conflictView(current, { ...current, ...body });
-      if (error.status === 404) return goneView(current, { ...current, ...body });
-      failed(error);
-    }
-  } },
-  plan.conflicts.map((conflict) => conflictChoice(conflict, who)),
-  h("div", { class: "actions" },
-    h("button", { type: "submit", class: "primary" }, "Save merged changes"),
-    h("button", { type: "button", onclick: () => { app.guard = null; notify("Your changes are discarded.", "ok"); app.route(); } },
-      "Discard my changes")));
-  const theirs = changes(base, current);
-  show(`Memory #${base.id} changed while you edited it`,
-    h("p", {}, `You edited version ${base.version}; ${who} changed it since: it is now at version ${current.version}. `,
-      "Nothing was overwritten."),
-    h("h2", {}, `What ${who} changed`),
-    h("div", { class: "panel" }, theirs.length ? theirs : h("p", {}, "Nothing visible.")),
-    h("h2", {}, "Your changes, merged"), mergedList(plan, current),
-    plan.conflicts.length ? h("h2", {}, "Choose where you both changed the same field") : null,
-    form);
-  app.guard = () => true;
-}
-
 // ---- a memory deleted (or purged) while the person edited it ----
 
 async function goneView(base, edited) {
+  const ns = namespace();
   let found = null;
   try {
     found = await load(base.id);
   } catch (error) {
-    return failed(error);
+    return keptOn(error, ns, base, edited) ? undefined : failed(error);
   }
   if (!found) {
     show(`Memory #${base.id} was purged while you edited it`,
@@ -226,32 +126,34 @@ async function goneView(base, edited) {
       notify(`Memory #${base.id} is restored: your changes are still in the form; save them when ready.`, "ok");
       editView(restored, edited);
     } catch (error) {
-      failed(error);
+      if (!keptOn(error, ns, base, edited)) failed(error);
     }
   };
   show(`Memory #${base.id} was deleted while you edited it`, deletedPanel(found.history.items[0]),
     h("p", {}, "Your changes are not saved. Restore it to keep editing (your changes stay in the form), or discard them."),
     h("div", { class: "actions" },
       h("button", { type: "button", class: "primary", onclick: again }, "Restore and keep editing"),
-      h("button", { type: "button", onclick: () => { app.guard = null; notify("Your changes are discarded.", "ok"); app.route(); } },
-        "Discard my changes")));
+      h("button", { type: "button", onclick: () => discarded(ns, base.id) }, "Discard my changes")));
   app.guard = () => true;
 }
 
-export function newView() {
+export function newView(draft = null) {
+  const ns = namespace();
   const blank = { content: "", tags: [], memory_type: "fact", status: "active" };
-  const form = memoryForm(blank, "Create", async (submitted) => {
+  const form = memoryForm(draft || blank, "Create", async (submitted) => {
     const body = readForm(submitted);
     try {
       const created = (await api("POST", "/memories", { body })).json;
       app.guard = null;
+      dropDrafts(ns, "new");
       flash(`Memory #${created.id} is created.`);
       location.hash = `#/memory/${created.id}`;
     } catch (error) {
+      if (keptOn(error, ns, null, body)) return undefined;
       if (error.status === 422) return showFieldErrors(submitted, withCount(error.problem, body.tags), { tags: body.tags });
       failed(error);
     }
-  }, () => { location.hash = "#/"; });
-  show("New memory", form);
+  }, () => { location.hash = "#/memories"; });
+  show("New memory", draft ? null : draftOffer(ns, "new", (kept) => newView(kept.edited)), form);
   guarded(form, blank);
 }

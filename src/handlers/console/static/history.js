@@ -31,14 +31,15 @@ function wordRuns(a, b) {
   return runs;
 }
 
-export function wordDiff(before, after) {
+// `titles`: what a removed and an added run are called on hover (a conflict says whose side each is on).
+export function wordDiff(before, after, titles = { del: "removed", ins: "added" }) {
   const out = [];
   for (const run of wordRuns(words(before), words(after))) {
     if (run.kind === "same") { out.push(run.text); continue; }
     const text = run.text.trim();
     if (!text) { out.push(run.text); continue; }
     if (out.length && !/\s$/.test(out[out.length - 1].textContent ?? out[out.length - 1])) out.push(" ");
-    out.push(h(run.kind, { title: run.kind === "del" ? "removed" : "added" }, text));
+    out.push(h(run.kind, { title: titles[run.kind] }, text));
     if (/\s$/.test(run.text)) out.push(" ");
   }
   return h("p", { class: "diff" }, out);

@@ -6,6 +6,10 @@ import { showFieldErrors } from "./errors.js";
 
 export const FILTERS = ["status", "memory_type", "tag", "q", "sort", "limit", "offset"];
 const PREVIEW_CHARS = 140;
+// The console's own defaults, not the API's (id order, 10 rows): the newest first, a desktop screen's worth at once.
+export const DEFAULT_SORT = "created_at";
+const PAGE_SIZE = 25;
+const pageSize = () => String(Math.min(PAGE_SIZE, app.config.max_limit));
 
 export const SORT_NAMES = {
   id: "id (oldest first)",
@@ -25,7 +29,7 @@ export function listHash(params) {
   }
   if (kept.get("offset") === "0") kept.delete("offset");
   const query = kept.toString();
-  return `#/${query ? `?${query}` : ""}`;
+  return query ? `#/?${query}` : "#/memories"; // a bare #/ is the overview
 }
 
 // The first line, cut at a word near PREVIEW_CHARS; when the searched text is further on, the words around it.
@@ -57,7 +61,7 @@ function options(values, names, value) {
 
 // The usual page sizes, and the address's own when it is another (any whole number from 1 is served).
 function perPage(value) {
-  const sizes = [10, 20, 50, 100].filter((n) => n <= app.config.max_limit).map(String);
+  const sizes = [10, 25, 50, 100].filter((n) => n <= app.config.max_limit).map(String);
   if (!value || sizes.includes(value)) return sizes.map((n) => [n, n]);
   return [...sizes.map((n) => [n, n]), [value, /^[1-9][0-9]*$/.test(value) ? value : `${value} (not valid)`]];
 }
@@ -80,10 +84,10 @@ function filterForm(params) {
   h("div", {}, h("label", { for: "q" }, "Text contains"),
     h("input", { type: "search", id: "q", name: "q", value: params.get("q") || "" })),
   h("div", {}, ...select("sort", "Sort by", options(config.sorts, SORT_NAMES, params.get("sort")),
-    params.get("sort") || "id")),
-  h("div", {}, ...select("limit", "Per page", perPage(params.get("limit")), params.get("limit") || String(config.default_limit))),
+    params.get("sort") || DEFAULT_SORT)),
+  h("div", {}, ...select("limit", "Per page", perPage(params.get("limit")), params.get("limit") || pageSize())),
   h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Search"),
-    h("button", { type: "button", onclick: () => { location.hash = "#/"; } }, "Clear")),
+    h("button", { type: "button", onclick: () => { location.hash = "#/memories"; } }, "Clear")),
   h("datalist", { id: "standard-tags" }, config.standard_tags.map((tag) => h("option", { value: tag }))));
   const set = FILTERS.filter((name) => !["sort", "limit", "offset"].includes(name) && params.get(name)).length;
   // On a phone the filters fold away (their summary says how many are set), so the list is on the first screen.
@@ -114,8 +118,29 @@ function deletedNote(revision) {
   return h("p", { class: "meta deleted-at" }, "on ", when(revision.changed_at), ` · ${purgeCountdown(revision.changed_at)}`);
 }
 
+// A click anywhere on a row opens its memory, but not one on what does its own (a link, a button, the checkbox's
+// cell, which ticks the checkbox), with a modifier key, or that ends selecting text to copy.
+function openRow(event) {
+  if (event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) return;
+  const cell = event.target.closest("td.select");
+  if (cell) {
+    if (event.target === cell) cell.querySelector("input")?.click();
+    return;
+  }
+  if (event.target.closest("a, button, input, label") || String(window.getSelection())) return;
+  const row = event.target.closest("tr[data-id]");
+  if (row) location.hash = `#/memory/${row.dataset.id}`;
+}
+
+// A tag never breaks inside (`needs-review` on one line); one too long for its cell still may.
+function rowTags(list, q) {
+  const shown = tags(list, q);
+  if (Array.isArray(shown)) for (const tag of shown) if (tag.textContent.length > 24) tag.classList.add("long");
+  return shown;
+}
+
 export function rowsTable(page, params, deletions, extra = {}) {
-  const sort = params.get("sort") || "id";
+  const sort = params.get("sort") || DEFAULT_SORT;
   const [field, label] = TIME_COLUMNS[sort] || TIME_COLUMNS.id;
   const q = params.get("q") || "";
   const rows = page.items.map((memory) => h("tr", { "data-id": memory.id },
@@ -124,7 +149,7 @@ export function rowsTable(page, params, deletions, extra = {}) {
     h("td", { class: "content", "data-label": "Content" }, preview(memory.content, q)),
     h("td", { "data-label": "Type" }, memory.memory_type),
     h("td", { "data-label": "Status" }, statusText(memory.status), deletedNote(deletions.get(memory.id))),
-    h("td", { class: "tags", "data-label": "Tags" }, tags(memory.tags, q)),
+    h("td", { class: "tags", "data-label": "Tags" }, rowTags(memory.tags, q)),
     h("td", { "data-label": label }, when(memory[field]))));
   const others = Object.keys(SORT_NAMES).filter((s) => s !== sort).map((s) => {
     const next = new URLSearchParams(params);
@@ -136,7 +161,7 @@ export function rowsTable(page, params, deletions, extra = {}) {
     h("thead", {}, h("tr", {}, extra.heading || null, sortHeading("id", params, "Id", sort),
       h("th", { scope: "col" }, "Content"), h("th", { scope: "col" }, "Type"), h("th", { scope: "col" }, "Status"),
       h("th", { scope: "col" }, "Tags"), sortHeading(sort === "id" ? "updated_at" : sort, params, label, sort))),
-    h("tbody", {}, rows));
+    h("tbody", { onclick: openRow }, rows));
 }
 
 function pager(page, params) {
@@ -161,8 +186,38 @@ function pager(page, params) {
   };
 }
 
+// A text search that finds nothing: recall may still find memories by meaning ("job" for "works at Acme").
+function askInstead(params) {
+  const q = (params.get("q") || "").trim();
+  return q ? [" ", h("a", { href: `#/ask?${new URLSearchParams({ query: q })}` }, "Ask by meaning instead")] : null;
+}
+
+const FILTER_WORDS = { status: (v) => `status ${v}`, memory_type: (v) => `type ${v}`, tag: (v) => `tag "${v}"`,
+  q: (v) => `text contains "${v}"` };
+
+// The list without `names` (and from its first page): the sort and the page size stay.
+function without(params, names) {
+  const next = new URLSearchParams(params);
+  for (const name of [...names, "offset"]) next.delete(name);
+  return listHash(next);
+}
+
+// Nothing matches: which filters are in force (a leftover tag filter is no longer silent), each removable, and all
+// cleared in one click; and Ask's hint for a text search.
+function emptyState(params) {
+  const set = Object.keys(FILTER_WORDS).filter((name) => params.get(name));
+  if (!set.length) return h("div", { id: "empty" }, h("p", {}, "No memory matches."));
+  const go = (names) => () => { location.hash = without(params, names); };
+  return h("div", { id: "empty" },
+    h("p", {}, `No memory matches ${set.length === 1 ? "this filter" : "these filters"}:`),
+    h("ul", { class: "in-force" }, set.map((name) => h("li", {}, FILTER_WORDS[name](params.get(name)), " ",
+      h("button", { type: "button", class: "link", "aria-label": `Remove the filter ${FILTER_WORDS[name](params.get(name))}`,
+        onclick: go([name]) }, "remove")))),
+    h("p", {}, h("button", { type: "button", class: "primary", onclick: go(set) }, "Clear filters"), askInstead(params)));
+}
+
 export async function listView(params, hooks = {}) {
-  const query = new URLSearchParams();
+  const query = new URLSearchParams({ sort: DEFAULT_SORT, limit: pageSize() });
   for (const name of FILTERS) if (params.get(name)) query.set(name, params.get(name));
   const [form, panel] = filterForm(params);
   const results = h("div", { id: "results" }, h("p", { class: "meta" }, "Loading…"));
@@ -191,9 +246,10 @@ export async function listView(params, hooks = {}) {
   const paging = pager(page, params);
   results.replaceChildren(...[
     h("p", { class: "summary", id: "summary" }, paging.summary),
-    hooks.bar ? hooks.bar(page, params) : null,
     page.items.length ? rowsTable(page, params, deletions, hooks.table ? hooks.table(page) : {})
-      : paging.past || h("p", {}, "No memory matches."),
+      : paging.past || emptyState(params),
+    // After the rows it acts on: sticky at the bottom of the screen while rows further down are ticked.
+    hooks.bar ? hooks.bar(page, params) : null,
     paging.nav].filter(Boolean));
   if (hooks.done) hooks.done(page);
 }

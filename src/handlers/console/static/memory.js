@@ -2,10 +2,10 @@
 
 import { api, can, failed } from "./api.js";
 import { activeMeans, app, confirmDialog, flash, h, invalidMeans, notify, show, statusText, stillShown, tags, when } from "./dom.js";
-import { editView } from "./edit.js";
+import { editView, memoryDraft } from "./edit.js";
 import { timeline } from "./history.js";
 import { deletedPanel, load } from "./record.js";
-import { mayReplace, supersededPanel } from "./supersede.js";
+import { mayReplace, searchModel, supersededPanel } from "./supersede.js";
 
 const EDITABLE = ["content", "tags", "memory_type", "status"];
 
@@ -23,7 +23,8 @@ export async function memoryView(id) {
   renderMemory(found.memory, found.history);
 }
 
-function fields(memory) {
+// `meaning`: where the memory view says whether the memory is searchable by meaning (supersede.js fills it).
+function fields(memory, meaning) {
   const rows = [
     ["Content", memory.content],
     ["Tags", tags(memory.tags)],
@@ -34,6 +35,7 @@ function fields(memory) {
     ["Updated", when(memory.updated_at)],
   ];
   if (memory.last_accessed_at !== undefined) rows.push(["Last used by an agent", when(memory.last_accessed_at)]);
+  if (meaning) rows.push(["Search by meaning", meaning]);
   return h("dl", { class: "fields" }, rows.map(([name, value]) => [h("dt", {}, name), h("dd", {}, value)]));
 }
 
@@ -77,10 +79,11 @@ function statusHint(memory) {
 
 function renderMemory(memory, history) {
   const readOnly = can("write") ? null : h("p", { class: "hint" }, "This key may only read: it cannot change memories.");
-  show(`Memory #${memory.id}`, deletedPanel(history.items[0]), supersededPanel(memory, history.items), fields(memory),
-    actions(memory), statusHint(memory), readOnly, mayReplace(memory, stillShown(), act),
+  const meaning = memory.status === "deleted" ? null : h("span", { id: "meaning" }, "being checked…");
+  show(`Memory #${memory.id}`, memoryDraft(memory), deletedPanel(history.items[0]), supersededPanel(memory, history.items),
+    fields(memory, meaning), actions(memory), statusHint(memory), readOnly, mayReplace(memory, stillShown(), act, meaning),
     h("h2", { id: "history" }, "History"), timeline(history.items, (revision, index) => rollback(memory, revision, index)),
-    h("p", {}, h("a", { href: "#/" }, "Back to the list")));
+    h("p", {}, h("a", { href: "#/memories" }, "Back to the list")));
 }
 
 // "Restore this version": a new revision with that version's content, tags, type and status, through PATCH with
@@ -112,6 +115,7 @@ export function jsonView(id) {
     show(`Memory #${id} as JSON`,
       h("p", { class: "hint" }, "The record exactly as an agent gets it (read without stamping it as used)."),
       h("pre", { class: "json", tabindex: "0", "aria-label": "The record as JSON" }, JSON.stringify(found.memory, null, 2)),
+      found.memory.status === "deleted" ? null : searchModel(found.memory, shown),
       h("p", {}, h("a", { href: `#/memory/${id}` }, `Back to memory #${id}`)));
   }, failed);
 }

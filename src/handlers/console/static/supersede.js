@@ -1,7 +1,7 @@
 // What replaced a memory, and what may replace one (CONTRACT.md, Keeping memories true). An invalid memory names the
 // memory that superseded it, read from the history its view already loaded; an active one is flagged when a newer
 // memory close in meaning (GET /memories/{id}/related) may replace it, with one action to supersede it. Only the
-// memory view asks related, once: a list never asks it row by row.
+// memory view asks related, once (and the JSON view, for the model's id): a list never asks it row by row.
 
 import { api, can } from "./api.js";
 import { confirmDialog, h, invalidMeans, keyName, when } from "./dom.js";
@@ -54,22 +54,38 @@ function flag(memory, { memory: newer, similarity }, act) {
       h("button", { type: "button", onclick: supersede }, `Supersede by #${newer.id}`)) : null);
 }
 
+// A person reads whether a memory is searchable by meaning (it has its vector), never a model's id.
+const searchable = (waiting) => (waiting ? "waiting to be made searchable by meaning" : "searchable by meaning");
+
 // The place of the flag in the memory view, filled when related answers: nothing when the memory is not active, waits
 // for its vector or has no newer related memory. `data-related` says what the answer was (none, newer, waiting).
-export function mayReplace(memory, shown, act) {
+// `meaning` (not for a deleted memory) is told whether the memory is searchable by meaning, from the same answer.
+export function mayReplace(memory, shown, act, meaning = null) {
   const slot = h("div", { id: "may-replace", role: "status" });
-  if (memory.status !== "active") {
+  if (memory.status === "deleted") {
     slot.dataset.related = "none";
     return slot;
   }
   api("GET", `/memories/${memory.id}/related?limit=${RELATED_LIMIT}`, { quiet: true }).then(({ json }) => {
     if (!shown()) return;
-    const newer = json.items.find(newerThan(memory));
+    if (meaning) meaning.textContent = searchable(json.waiting);
+    const newer = memory.status === "active" ? json.items.find(newerThan(memory)) : undefined;
     if (newer) slot.replaceChildren(flag(memory, newer, act));
     slot.dataset.related = json.waiting ? "waiting" : (newer ? "newer" : "none");
   }, () => {
     // The flag is a hint: when related cannot answer, the memory is shown as it is, without one.
-    if (shown()) slot.dataset.related = "failed";
+    if (!shown()) return;
+    slot.dataset.related = "failed";
+    if (meaning) meaning.textContent = "not known just now";
   });
   return slot;
+}
+
+// The JSON view's note of the embedding model: its id, for whoever reads the record as an agent gets it.
+export function searchModel(memory, shown) {
+  const note = h("p", { class: "hint", id: "search-model" });
+  api("GET", `/memories/${memory.id}/related?limit=1`, { quiet: true }).then(({ json }) => {
+    if (shown()) note.textContent = `Search by meaning: ${searchable(json.waiting)} (embedding model ${json.model}).`;
+  }, () => {}); // a note: without an answer, the record is shown as it is
+  return note;
 }
