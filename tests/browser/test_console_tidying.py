@@ -85,6 +85,16 @@ def test_the_action_bar_is_in_view_after_ticking_the_last_row(scene: Scene, name
             row_box = row.bounding_box()
             assert row_box is not None
             assert row_box["height"] < height / 4, row_box
+        # The box that selects the whole page stays on a phone, though the other headings fold away.
+        whole_page = page.get_by_role("checkbox", name="Select every memory on this page")
+        whole_page.scroll_into_view_if_needed()
+        expect(whole_page).to_be_in_viewport()
+        box = whole_page.bounding_box()
+        assert box is not None
+        assert box["x"] >= 0
+        assert min(box["width"], box["height"]) >= 24
+        whole_page.check()
+        expect(page.locator("input.select-row:not(:checked)")).to_have_count(0)
 
 
 def test_a_row_click_opens_the_memory_but_its_checkbox_and_tags_do_their_own(scene: Scene) -> None:

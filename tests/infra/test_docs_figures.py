@@ -51,7 +51,10 @@ ALLOWED: list[tuple[str, str]] = [
         "the README's first `make serve`: dated measurements of fresh clones, each with its conditions (caches, the "
         "machine's load) beside it, and what they download and install",
     ),
-    (r"302 s of pytest from a fresh clone on 6 December 2026", "`make test` on a clean clone: one dated measurement"),
+    (
+        r"313 s of pytest from a fresh clone on 6 December 2026 at 16:49 UTC, uv and npm caches warm, and 356 s",
+        "`make test` on a clean clone: one dated measurement",
+    ),
     (r"5 s or more on two cores", "the rule for marking a test slow, not a measurement"),
     (
         r"one 1 MB page|under 1 KB, 2 write units|API Gateway's 30 s",
