@@ -380,6 +380,12 @@ def _serve(served: dict[str, Any]) -> str:
             f"then {recalled['recalls'] + 1} recalls one by one: the first (every digest read) "
             f"{recalled['cold_ms']:.0f} ms, the rest (warm copy) p50 {recalled['warm_p50_ms']:.1f} ms, "
             f"p99 {recalled['warm_p99_ms']:.1f} ms"
+            + (
+                f"; {recalled['settled_after_s']:g} s after the last write (the change window passed) p50 "
+                f"{recalled['settled_p50_ms']:.1f} ms, p99 {recalled['settled_p99_ms']:.1f} ms"
+                if "settled_p50_ms" in recalled
+                else ""
+            )
         )
     return "\n".join(out)
 

@@ -221,6 +221,18 @@ def test_warm_recall_on_serve_is_judged_when_serve_measured_it_and_reported_in_p
     assert verdicts(result)["warm recall p50 on serve"] == "PASS"
     result["serve"]["recall"]["warm_p50_ms"] = 100.5
     assert verdicts(result)["warm recall p50 on serve"] == "MISS"
+    assert "warm recall p50 on serve, settled" not in verdicts(result)  # a run from before settled recalls
+
+
+def test_warm_recall_on_serve_once_the_change_window_passed_is_judged_on_its_own() -> None:
+    result = run({1000: (70.0, 100.0), 10000: (700.0, 500.0)})
+    recalled = {"memories": 10000, "cold_ms": 900.0, "warm_p50_ms": 340.0, "warm_p99_ms": 450.0, "recalls": 30}
+    result["serve"] = {"recall": {**recalled, "settled_p50_ms": 60.0, "settled_p99_ms": 90.0, "settled_after_s": 155}}
+
+    assert verdicts(result)["warm recall p50 on serve"] == "MISS"  # right after the writes
+    assert verdicts(result)["warm recall p50 on serve, settled"] == "PASS"
+    result["serve"]["recall"]["settled_p50_ms"] = 100.5
+    assert verdicts(result)["warm recall p50 on serve, settled"] == "MISS"
 
 
 @pytest.mark.parametrize(("rcu", "verdict"), [(2100.0, "PASS"), (2400.0, "MISS")])
