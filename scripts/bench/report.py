@@ -40,6 +40,17 @@ OPS_HEADERS = [
 ]
 
 
+def _calls(m: dict[str, Any]) -> str:
+    """An operation's calls: reads + writes (read round trips in sequence)."""
+    return f"{m['read_calls']:g}+{m['write_calls']:g} ({m['read_rounds']:g})"
+
+
+def _dollars(cost: dict[str, Any], size: str, op: str) -> str:
+    """USD per 1M of `op` at `size` through the HTTP door / the MCP door, as Cost priced it; empty when it did not."""
+    priced = cost.get(size, {}).get(op, {})
+    return f"{priced['http']['total']:.2f} / {priced['mcp']['total']:.2f}" if priced else ""
+
+
 def table(headers: list[str], rows: list[list[str]], left: int = 1) -> str:
     """Columns before `left` are left-aligned, the rest right-aligned."""
     widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
@@ -263,12 +274,12 @@ def _recall(result: dict[str, Any]) -> str:
         if not m:
             continue
         priced = cost.get(size, {}).get("recall", {})
-        total = f"{priced['http']['total']:.2f} / {priced['mcp']['total']:.2f}" if priced else ""
+        total = _dollars(cost, size, "recall")
         dollars = [f"{priced['mcp']['dynamodb']:.2f}", f"{priced['mcp']['bedrock']:.2f}", total] if priced else [""] * 3
         rows.append(
             [
                 f"{int(size):,}",
-                f"{m['read_calls']:g}+{m['write_calls']:g} ({m['read_rounds']:g})",
+                _calls(m),
                 f"{m['items_read']:g}",
                 f"{m['rcu']:g}",
                 f"{m['wcu']:g}",
@@ -308,18 +319,17 @@ def _cold_and_warm(result: dict[str, Any]) -> str:
             m = entry["ops"].get(op)
             if not m:
                 continue
-            priced = cost.get(size, {}).get(op, {})
             rows.append(
                 [
                     f"{int(size):,}",
                     what,
                     state,
-                    f"{m['read_calls']:g}+{m['write_calls']:g} ({m['read_rounds']:g})",
+                    _calls(m),
                     f"{m['rcu']:g}",
                     read_parts(m),
                     f"{m['p50_ms']:.1f}",
                     f"{m['p99_ms']:.1f}",
-                    f"{priced['http']['total']:.2f} / {priced['mcp']['total']:.2f}" if priced else "",
+                    _dollars(cost, size, op),
                 ]
             )
     headers = ["N", "op", "read", "calls r+w (seq)", "RCU", "RCU made of", "p50 ms", "p99 ms", "$ total"]
@@ -342,18 +352,17 @@ def _related(result: dict[str, Any]) -> str:
             m = entry["ops"].get(op)
             if not m:
                 continue
-            priced = cost.get(size, {}).get(op, {})
             rows.append(
                 [
                     f"{int(size):,}",
                     op,
-                    f"{m['read_calls']:g}+{m['write_calls']:g} ({m['read_rounds']:g})",
+                    _calls(m),
                     f"{m['rcu']:g}",
                     f"{m['wcu']:g}",
                     f"{m.get('embed_calls', 0):g}",
                     f"{m['p50_ms']:.1f}",
                     f"{m['p99_ms']:.1f}",
-                    f"{priced['http']['total']:.2f} / {priced['mcp']['total']:.2f}" if priced else "",
+                    _dollars(cost, size, op),
                 ]
             )
     headers = ["N", "op", "calls r+w (seq)", "RCU", "WCU", "Bedrock", "p50 ms", "p99 ms", "$ total"]

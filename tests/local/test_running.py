@@ -22,27 +22,15 @@ from handlers import bootstrap
 from handlers.bootstrap.runtime import STATE_DIR_VARIABLE, process_id
 from local import cli
 from local.running import RunningServe, announced, running_serves, state_file
-from tests.conftest import REGION, Engine
+from tests.conftest import Engine
 from tests.exports import header, lines, text
+from tests.local.conftest import a_serve
 
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def a_serve(endpoint_url: str | None, table: str, port: int = 8787) -> RunningServe:
-    return RunningServe(f"http://127.0.0.1:{port}", endpoint_url, table, REGION, process_id())
-
-
-@pytest.fixture
-def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Where the commands this test runs look for running serves."""
-    monkeypatch.setenv(STATE_DIR_VARIABLE, str(tmp_path / "state"))
-    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
-    monkeypatch.delenv("TABLE_NAME", raising=False)
-    return tmp_path / "state"
 
 
 @pytest.fixture

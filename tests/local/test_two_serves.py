@@ -22,10 +22,11 @@ import pytest
 
 from adapters.dynamodb import DynamoDBKeyRepository
 from core.keys import KeyService
-from handlers.bootstrap.runtime import STATE_DIR_VARIABLE, process_id
+from handlers.bootstrap.runtime import process_id
 from local import cli, engines
-from local.running import RunningServe, announced, running_serves
-from tests.conftest import REGION, SERVE_ROOT, Engine, serve_env, serving
+from local.running import announced, running_serves
+from tests.conftest import SERVE_ROOT, Engine, serve_env, serving
+from tests.local.conftest import a_serve
 
 
 def free_port() -> int:
@@ -49,19 +50,6 @@ def free_pair() -> int:
         port = free_port()
         if port < 65535 and is_free(port + 1):
             return port
-
-
-def a_serve(endpoint_url: str, table: str, port: int) -> RunningServe:
-    return RunningServe(f"http://127.0.0.1:{port}", endpoint_url, table, REGION, process_id())
-
-
-@pytest.fixture
-def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Where the commands this test runs look for running serves."""
-    monkeypatch.setenv(STATE_DIR_VARIABLE, str(tmp_path / "state"))
-    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
-    monkeypatch.delenv("TABLE_NAME", raising=False)
-    return tmp_path / "state"
 
 
 # --- serve picks its engine's port ---

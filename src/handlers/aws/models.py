@@ -53,8 +53,9 @@ def _adapter_defers(original: property) -> property:
 def _install() -> None:
     original = TypeAdapter.__dict__.get("_defer_build")
     if isinstance(original, property) and original.fget is not None and _SETTING in _defaults:
-        # A private reach, pinned: core.reaches names the pydantic it was checked against, and
-        # tests/infra/test_private_reaches.py fails on any other (pydantic has no public default for adapters).
+        # A private reach, pinned (pyproject.toml: pydantic==2.14.4): core.reaches names the pydantic it was checked
+        # against, and tests/infra/test_private_reaches.py fails on any other (pydantic has no public default for
+        # adapters, and FastAPI makes its own).
         TypeAdapter._defer_build = _adapter_defers(original)  # type: ignore[method-assign,assignment]  # a property over pydantic's, on purpose
 
 
