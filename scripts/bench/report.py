@@ -231,7 +231,11 @@ def _vector_cost(vector: dict[str, Any]) -> str:
         f"S3 Vectors ${prices['query_per_m']:.2f}/1M queries, storage ${prices['storage_per_gb_month']:.2f}/GB-month, "
         f"puts ${prices['put_per_gb']:.2f}/GB ({vector['source']}, read {vector['read']})"
     )
-    reads = f"DynamoDB: the id counter and the nearest digests by key ({vector['digest_rru']:g} RRU)"
+    reads = (
+        f"{vector.get('queries_per_recall', 1):g} queries a recall (the nearest, and the nearest holding each of the "
+        f"question's words); DynamoDB: the id counter and the digests named, by key (at most {vector['digest_rru']:g} "
+        "RRU)"
+    )
     title = (
         "\n== Recall with the vector index on (RecallVectorIndex), USD per 1M recalls over a namespace alone in its "
         f"index: computed from AWS's published prices, not measured\n   {index}; {reads}; "

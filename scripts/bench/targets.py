@@ -341,7 +341,11 @@ def read_parts(m: dict[str, Any]) -> str:
 def _warm_copies(ops: dict[str, Any], cost: dict[str, Any], served: dict[str, Any], add: Add) -> None:
     """Recall from a process's warm copy (core.recall.warm) against its budget, and cold recall's price per memory."""
     at = ops["sizes"].get(WARM_RECALL_AT, {}).get("ops", {})
-    for op, since in (("recall_warm", "no change since its last read"), ("recall_warm_changed", "10 changes since")):
+    for op, since in (
+        ("recall_warm", "no change since its last read"),
+        ("recall_warm_unseen", "no change since, a page not seen before"),
+        ("recall_warm_changed", "10 changes since"),
+    ):
         m = at.get(op)
         if m is None:
             continue

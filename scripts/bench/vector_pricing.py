@@ -20,6 +20,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 from bench.pricing import RRU_PER_M
+from bench.recall import QUESTIONS
+from core.recall.lexical import question_terms
+from core.repository.vectors import HOLDING_MOST
 
 PRICES_SOURCE: Final = "https://aws.amazon.com/s3/pricing/ (S3 Vectors)"
 PRICES_READ: Final = "2026-12-06"
@@ -35,16 +38,22 @@ DATA_PROCESSED_BASIS: Final = "the index's vectors x their average size (vector,
 DIMENSIONS: Final = 256
 VECTOR_BYTES: Final = DIMENSIONS * 4 + 24 + 100
 # What recall reads of DynamoDB on this path beyond today's page reads: the namespace's id counter (half a unit,
-# eventually consistent) and the nearest digests by key, strongly consistent, a unit each (under 4 KB).
+# eventually consistent) and the digests the index names by key, strongly consistent, a unit each (under 4 KB): the
+# nearest 100, and the nearest holding each of the question's words (100 more between them), at most (the two sets
+# overlap).
 NEAREST: Final = 100
-DIGEST_RRU: Final = NEAREST + 0.5
+DIGEST_RRU: Final = 2 * NEAREST + 0.5
+# A recall's queries: the nearest, and one for each of its question's words (the bench's questions, on average).
+QUERIES_PER_RECALL: Final = 1 + sum(
+    min(len(set(question_terms(question))), HOLDING_MOST) for question in QUESTIONS
+) / len(QUESTIONS)
 SIZES: Final = (10_000, 100_000, 1_000_000)
 
 
 def per_million_recalls() -> dict[str, float]:
     """USD per 1M recalls taking the index's path, whatever the namespace's size: S3 Vectors' query requests and
-    DynamoDB's reads of the id counter and the nearest digests; their total (without the data processed)."""
-    parts = {"queries": QUERY_PER_M, "digests": round(DIGEST_RRU * RRU_PER_M, 3)}
+    DynamoDB's reads of the id counter and the digests named; their total (without the data processed)."""
+    parts = {"queries": round(QUERIES_PER_RECALL * QUERY_PER_M, 3), "digests": round(DIGEST_RRU * RRU_PER_M, 3)}
     return {**parts, "total": round(sum(parts.values()), 2)}
 
 
@@ -67,6 +76,7 @@ def vector_costs() -> dict[str, Any]:
         "prices": {"query_per_m": QUERY_PER_M, "storage_per_gb_month": STORAGE_PER_GB_MONTH, "put_per_gb": PUT_PER_GB},
         "dimensions": DIMENSIONS,
         "digest_rru": DIGEST_RRU,
+        "queries_per_recall": QUERIES_PER_RECALL,
         "sizes": {str(size): {**COST[str(size)]} for size in SIZES},
     }
 

@@ -1,8 +1,8 @@
 """Amazon S3 Vectors as recall's vector search engine (core.repository.vectors.VectorSearch), and the writes that keep
 its copy of the digests' vectors in step (adapters/vectorsync.py reads them off the table's stream).
 
-One vector index holds every namespace, `namespace` a filterable metadata key beside `status`, `memory_type` and
-`tags` (a list: `$eq` matches a vector whose list holds the value); a vector's key is `<namespace>#<memory id>` (no
+One vector index holds every namespace, `namespace` a filterable metadata key beside `status`, `memory_type`, `tags`
+and `terms` (lists: `$eq` matches a vector whose list holds the value); a vector's key is `<namespace>#<memory id>` (no
 namespace holds `#`). One index rather than one a namespace: a vector bucket holds at most 10,000 indexes and
 namespaces are not bounded; the template creates the one index, so the functions' IAM names that index alone and none
 of them may create one; and an ENHANCED index (the default of a vector bucket created since 30 September 2026) applies
@@ -16,6 +16,7 @@ change of model) have other dimensions, and wait for the backfill to embed them 
 
 from __future__ import annotations
 
+import json
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,10 +29,12 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from core.digest import Vector
 from core.repository.digests import CandidateFilter, DigestRow
-from core.repository.vectors import NEAREST_MOST, VectorSearchUnavailableError
+from core.repository.vectors import HOLDING_MOST, NEAREST_MOST, VectorSearchUnavailableError
 
 # PutVectors and DeleteVectors take at most 500 vectors a call.
 BATCH: Final = 500
+# A vector's filterable metadata is at most 2 KB (S3 Vectors' limits); this leaves a margin for how it is counted.
+FILTERABLE_BYTES: Final = 1900
 KEY_SEPARATOR: Final = "#"
 
 
@@ -83,23 +86,36 @@ def floats(vector: Vector) -> list[float]:
     return [code * vector.scale for code in array("b", vector.codes)]
 
 
-def query_filter(namespace: str, filters: CandidateFilter) -> dict[str, Any]:
+def query_filter(namespace: str, filters: CandidateFilter, holding: Sequence[str] = ()) -> dict[str, Any]:
     """The metadata filter of a recall's filters, as the store's own read filters: a status (None: every status but
-    deleted), a type, a whole tag."""
+    deleted), a type, a whole tag; and with `holding`, a vector whose `terms` hold one of them (`$eq` on a list)."""
     status = {"$eq": filters.status} if filters.status is not None else {"$ne": "deleted"}
     conditions: list[dict[str, Any]] = [{"namespace": {"$eq": namespace}}, {"status": status}]
     if filters.memory_type is not None:
         conditions.append({"memory_type": {"$eq": filters.memory_type}})
     if filters.tag is not None:
         conditions.append({"tags": {"$eq": filters.tag}})
+    if holding:
+        conditions.append({"$or": [{"terms": {"$eq": term}} for term in holding[:HOLDING_MOST]]})
     return {"$and": conditions}
 
 
 def metadata(namespace: str, row: DigestRow) -> dict[str, Any]:
-    """A vector's filterable metadata (2 KB at most a vector: a memory's tags are bounded well below)."""
+    """A vector's filterable metadata: its namespace, status, type and tags, and its distinct terms in order of first
+    use (`terms`, what recall's lexical candidates are found by) as many as keep the whole within FILTERABLE_BYTES as
+    JSON (a memory of a few hundred words keeps its first ones)."""
     found: dict[str, Any] = {"namespace": namespace, "status": row.status, "memory_type": row.candidate.memory_type}
     if row.tags:
         found["tags"] = list(row.tags)
+    room = FILTERABLE_BYTES - len(json.dumps(found).encode()) - len(', "terms": []')
+    terms: list[str] = []
+    for term in dict.fromkeys(row.candidate.terms):
+        room -= len(json.dumps(term).encode()) + (2 if terms else 0)
+        if room < 0:
+            break
+        terms.append(term)
+    if terms:
+        found["terms"] = terms
     return found
 
 
@@ -119,13 +135,15 @@ class S3VectorIndex:
     def holds(self, namespace: str) -> int:
         return self._sizes(namespace)
 
-    def nearest(self, namespace: str, vector: Vector, filters: CandidateFilter, k: int) -> list[int]:
+    def nearest(
+        self, namespace: str, vector: Vector, filters: CandidateFilter, k: int, holding: Sequence[str] = ()
+    ) -> list[int]:
         try:
             answer = self._client.query_vectors(
                 **self._target,
                 topK=min(k, NEAREST_MOST),
                 queryVector={"float32": floats(vector)},
-                filter=query_filter(namespace, filters),
+                filter=query_filter(namespace, filters, holding),
             )
         except (ClientError, BotoCoreError) as exc:
             raise VectorSearchUnavailableError(_why(exc, "the query")) from exc

@@ -4,7 +4,9 @@ service model's shapes and answers with the documented response shape, and again
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import boto3
@@ -12,7 +14,15 @@ import pytest
 from botocore.stub import Stubber
 
 from adapters.memory.s3vectors import FakeS3Vectors, FakeS3VectorsError, matches
-from adapters.s3vectors import IndexedVector, S3VectorIndex, VectorIndexError, floats, query_filter
+from adapters.s3vectors import (
+    FILTERABLE_BYTES,
+    IndexedVector,
+    S3VectorIndex,
+    VectorIndexError,
+    floats,
+    metadata,
+    query_filter,
+)
 from core.contract import RetrievalQuery
 from core.digest import Vector
 from core.model import Status
@@ -26,7 +36,7 @@ MODEL = "amazon.titan-embed-text-v2:0"
 
 
 def _row(memory_id: int, codes: bytes, *, status: Status = "active", tags: tuple[str, ...] = ()) -> DigestRow:
-    candidate = Candidate(memory_id, ("fish",), Vector(codes, 0.5), MODEL, "2026-12-06T10:00:00.000000Z", "fact")
+    candidate = Candidate(memory_id, ("fish",), Vector(codes, 0.5), MODEL, "2026-12-06T10:00:00.000000Z", "fact", 1)
     return DigestRow(candidate, status, tags)
 
 
@@ -56,7 +66,13 @@ def test_a_digest_is_put_as_float32_values_keyed_by_namespace_and_id_with_its_fi
             {
                 "key": "team#7",
                 "data": {"float32": [1.0, -0.5, 63.5]},
-                "metadata": {"namespace": "team", "status": "active", "memory_type": "fact", "tags": ["food"]},
+                "metadata": {
+                    "namespace": "team",
+                    "status": "active",
+                    "memory_type": "fact",
+                    "tags": ["food"],
+                    "terms": ["fish"],
+                },
             }
         ],
     }
@@ -158,3 +174,41 @@ def test_a_query_or_a_write_the_index_refuses_is_told_in_the_ports_terms_with_it
         index.nearest("team", Vector(bytes([2, 0, 254]), 0.5), RecallQuery(query="fish"), 10)
     with pytest.raises(VectorIndexError, match=r"refused the write \(AccessDeniedException\)"):
         index.put([IndexedVector("team", _row(7, bytes([2, 255, 127])))])
+
+
+def test_nearest_holding_words_asks_for_vectors_whose_terms_hold_one_of_them(
+    stubbed: tuple[S3VectorIndex, Stubber],
+) -> None:
+    index, stubber = stubbed
+    expected = {
+        "vectorBucketName": BUCKET,
+        "indexName": INDEX,
+        "topK": 33,
+        "queryVector": {"float32": [1.0, 0.0, -1.0]},
+        "filter": {
+            "$and": [
+                {"namespace": {"$eq": "team"}},
+                {"status": {"$eq": "active"}},
+                {"$or": [{"terms": {"$eq": "lyon"}}, {"terms": {"$eq": "fish"}}]},
+            ]
+        },
+    }
+    stubber.add_response("query_vectors", {"vectors": [{"key": "team#4"}], "distanceMetric": "cosine"}, expected)
+    query = RecallQuery(query="fish in Lyon")
+    assert index.nearest("team", Vector(bytes([2, 0, 254]), 0.5), query, 33, ["lyon", "fish"]) == [4]
+
+
+def test_a_vector_keeps_its_distinct_terms_in_order_as_far_as_its_filterable_metadata_holds_them(
+    fake: tuple[S3VectorIndex, FakeS3Vectors],
+) -> None:
+    index, _ = fake
+    words = tuple(f"word{n:03d}" for n in range(400))
+    row = DigestRow(replace(_row(1, bytes([1, 0, 0])).candidate, terms=("fish", *words, "fish")), "active", ("food",))
+    kept = metadata("team", row)
+    assert kept["terms"][:3] == ["fish", "word000", "word001"]
+    assert len(kept["terms"]) == len(set(kept["terms"])) < 401
+    assert len(json.dumps(kept).encode()) <= FILTERABLE_BYTES < 2048
+    index.put([IndexedVector("team", row)])
+    question = Vector(bytes([1, 0, 0]), 1.0)
+    assert index.nearest("team", question, RecallQuery(query="x"), 10, ["word001"]) == [1]
+    assert index.nearest("team", question, RecallQuery(query="x"), 10, ["word399"]) == []  # past what it keeps

@@ -226,7 +226,13 @@ def test_a_page_is_one_put_of_the_documented_shape_and_a_digest_without_a_vector
     put = {
         "key": f"{NS}#1",
         "data": {"float32": floats(embedded.candidate.vector)},
-        "metadata": {"namespace": NS, "status": "active", "memory_type": "preference", "tags": ["food"]},
+        "metadata": {
+            "namespace": NS,
+            "status": "active",
+            "memory_type": "preference",
+            "tags": ["food"],
+            "terms": ["fish", "on", "friday", "food"],
+        },
     }
     with Stubber(client) as stubber:
         stubber.add_response("put_vectors", {}, {**target, "vectors": [put]})

@@ -12,16 +12,18 @@ from bench.report import render
 from bench.vector_pricing import COST, SIZES, put_once, storage_per_month, vector_costs
 
 
-def test_a_million_recalls_cost_a_million_queries_and_the_counter_and_nearest_digests_reads() -> None:
-    # 1M queries at $2.50; 1M x (0.5 RRU counter + 100 RRU digests) at $0.125 per 1M RRU = $12.5625.
-    assert COST["10000"]["queries"] == 2.50
-    assert COST["10000"]["digests"] == pytest.approx(100.5 * RRU_PER_M, abs=0.001)
-    assert COST["10000"]["total"] == 15.06
+def test_a_million_recalls_cost_their_queries_and_the_counter_and_named_digests_reads() -> None:
+    # The bench's 8 questions hold 23 words but stop words: 1 + 23 / 8 = 3.875 queries a recall, at $2.50 per 1M;
+    # 1M x (0.5 RRU counter + at most 200 RRU digests) at $0.125 per 1M RRU = $25.0625.
+    assert vector_pricing.QUERIES_PER_RECALL == 3.875
+    assert COST["10000"]["queries"] == pytest.approx(3.875 * 2.50, abs=0.001)
+    assert COST["10000"]["digests"] == pytest.approx(200.5 * RRU_PER_M, abs=0.001)
+    assert COST["10000"]["total"] == 34.75
 
 
 def test_without_a_data_processed_price_the_price_of_a_recall_is_a_lower_bound_the_same_at_every_size() -> None:
     assert vector_pricing.DATA_PROCESSED_PER_TB is None
-    assert {COST[str(size)]["total"] for size in SIZES} == {15.06}
+    assert {COST[str(size)]["total"] for size in SIZES} == {34.75}
     assert "processed" not in COST["1000000"]
 
 
@@ -39,7 +41,7 @@ def test_the_report_shows_a_row_per_size_with_the_prices_source_and_what_is_left
     assert "left out: the query's data processed (no AWS price found)" in shown
     rows = [line.split() for line in shown.splitlines() if line.startswith(("10,000 ", "100,000 ", "1,000,000 "))]
     assert rows == [
-        ["10,000", "2.50", "12.56", "15.06", "0.0007", "0.0023"],
-        ["100,000", "2.50", "12.56", "15.06", "0.0069", "0.0230"],
-        ["1,000,000", "2.50", "12.56", "15.06", "0.0689", "0.2296"],
+        ["10,000", "9.69", "25.06", "34.75", "0.0007", "0.0023"],
+        ["100,000", "9.69", "25.06", "34.75", "0.0069", "0.0230"],
+        ["1,000,000", "9.69", "25.06", "34.75", "0.0689", "0.2296"],
     ]

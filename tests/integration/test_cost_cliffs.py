@@ -1,10 +1,12 @@
 """Reads that cost what their answer needs, on Amazon DynamoDB Local, counted as DynamoDB counts them (the units each
 call reports consuming) and by the calls sent: a recall ranked without meaning (the stored vectors are another
-model's, during a model change) reads only its page's records, and a listing that stamps nothing reads each record
-once."""
+model's, during a model change) reads only its page's records, a listing that stamps nothing reads each record
+once, and a warm recall asked again reads the id counter and the changes alone (its page's records kept, their stamps
+learnt from stamping them)."""
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -140,3 +142,32 @@ def test_a_list_that_stamps_nothing_reads_each_record_once(
     # Beside what the stamped read reads: the page's stamps, about 100 bytes each, in one Query (half a unit), where
     # the stamped read writes them (10 write units, which DynamoDB Local does not report for PartiQL).
     assert unstamped.read_units <= stamped.read_units + 0.5, (unstamped.read_units, stamped.read_units)
+
+
+def test_a_warm_recall_reads_the_changes_alone_for_a_page_it_saw_and_only_the_unseen_records_of_another(
+    repository: StoredMemories, meter: Meter, clock: FakeClock
+) -> None:
+    rng = random.Random(5)
+    memories = MemoryService(repository, clock, indexer=RecallIndexer(STAND_IN))
+    for n in range(200):
+        words = " ".join(rng.choice(WORDS) for _ in range(5))
+        memories.create(NS, NewMemory.parse({"content": f"The user mentioned {words} in note {n}"}))
+    recall = RecallService(repository, STAND_IN, clock=clock)
+    question = RecallQuery.parse({"query": "espresso in Lisbon"})
+    recall.recall(NS, question)  # this process's first: the namespace's digests, the page's records
+
+    with meter.measuring() as again:
+        page = recall.recall(NS, question)
+    with meter.measuring() as other:
+        other_page = recall.recall(NS, RecallQuery.parse({"query": "chess with my sister"}))
+
+    sent = [name for name, _ in again.calls]
+    # The id counter and the change index; the stamps learnt from stamping the page (one UpdateItem a memory).
+    assert again.records_read() == 0
+    assert sorted(set(sent)) == ["GetItem", "Query", "UpdateItem"], sent
+    assert sent.count("UpdateItem") == len(page.items) == question.limit
+    # The id counter (half a unit) and the change index's last WINDOW_SECONDS, which holds every create of this test
+    # (about 150 bytes an entry); once the window has passed, the counter and an empty Query (make bench: settled).
+    assert again.read_units <= 0.5 + 0.5 * math.ceil(200 * 150 / 4096), again.read_units
+    new = {item.memory.id for item in other_page.items} - {item.memory.id for item in page.items}
+    assert other.records_read() == len(new)  # the records of the memories it had not seen, alone

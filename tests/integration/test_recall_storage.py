@@ -87,6 +87,7 @@ def expected(memory: Memory, vector: Vector | None) -> Candidate:
         STAND_IN.model if vector is not None else None,
         memory.updated_at,
         memory.memory_type,
+        memory.version,
     )
 
 
@@ -370,5 +371,5 @@ def test_digests_are_written_as_given(repository: StoredMemories) -> None:
     writes.add(repository, NS, memory, digest=Digest(("a", "b"), Vector(b"\x01\xff", 0.5), "m"))
 
     assert candidates(repository) == {
-        3: Candidate(3, ("a", "b"), Vector(b"\x01\xff", 0.5), "m", memory.updated_at, "fact")
+        3: Candidate(3, ("a", "b"), Vector(b"\x01\xff", 0.5), "m", memory.updated_at, "fact", 1)
     }

@@ -96,7 +96,7 @@ def stored_stamps(items: Items, namespace: str, memory_ids: Iterable[int]) -> di
     ]
     found = [item for part in READERS.map(carried(lambda read: read()), reads) for item in part if item]
     keep = set(wanted)
-    return {item_id(item): _stored_stamp(item) for item in found if item_id(item) in keep}
+    return {item_id(item): stamp_of(item) for item in found if item_id(item) in keep}
 
 
 def _range(items: Items, namespace: str, first: int, last: int) -> list[Item]:
@@ -106,7 +106,8 @@ def _range(items: Items, namespace: str, first: int, last: int) -> list[Item]:
         return [item for page in items.pages(request) for item in page]
 
 
-def _stored_stamp(access: Mapping[str, Any]) -> StoredStamp:
+def stamp_of(access: Mapping[str, Any]) -> StoredStamp:
+    """The status and stamp an access item holds."""
     accessed = access.get(ACCESSED_KEY, {}).get("S", NEVER_ACCESSED)
     return StoredStamp(access["status"]["S"], None if accessed.startswith(NEVER_ACCESSED) else timestamp_of(accessed))
 

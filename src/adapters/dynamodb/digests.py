@@ -28,7 +28,7 @@ from adapters.dynamodb.codec import (
 )
 from adapters.dynamodb.queries import LARGEST_DIMENSIONS, digest_segment_ids, kind_conditions, segments
 from adapters.dynamodb.rawitems import raw_items, watch
-from adapters.dynamodb.records import from_item
+from adapters.dynamodb.records import from_item, memory_key
 from adapters.dynamodb.table import Items
 from core.budget import carried
 from core.digest import Digest, Vector
@@ -51,7 +51,7 @@ Item = dict[str, Any]
 
 # What recall reads of a digest (filters are evaluated by DynamoDB on the rest), and what a warm index keeps (the
 # filters' too). The read units are the whole item's either way.
-_CANDIDATE_ATTRIBUTES: Final = "sk, terms, vec, vec_scale, vec_model, updated_at, memory_type"
+_CANDIDATE_ATTRIBUTES: Final = "sk, terms, vec, vec_scale, vec_model, updated_at, memory_type, version"
 _ROW_ATTRIBUTES: Final = f"{_CANDIDATE_ATTRIBUTES}, #status, tags"
 
 
@@ -88,6 +88,7 @@ def to_candidate(item: Mapping[str, Any]) -> Candidate:
         model=item["vec_model"]["S"] if vector is not None else None,
         updated_at=item["updated_at"]["S"],
         memory_type=item["memory_type"]["S"],
+        version=int(item["version"]["N"]),
     )
 
 
@@ -207,6 +208,11 @@ class Digests:
         """The records (with their stamps) of those of `memory_ids` still stored, eventually consistent."""
         ids = list(dict.fromkeys(memory_ids))
         return [from_item(item) for item in stamped(self._items, namespace, ids) if item] if ids else []
+
+    def records_without_stamps(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
+        """The records of those of `memory_ids` still stored, eventually consistent, their access items not read."""
+        keys = [memory_key(namespace, memory_id) for memory_id in dict.fromkeys(memory_ids)]
+        return [from_item(item) for item in self._items.get_many(keys) if item] if keys else []
 
     def unembedded(self, limit: int) -> list[Unembedded]:
         found: list[Unembedded] = []

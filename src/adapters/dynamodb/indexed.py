@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 # What a backfill reads of a digest: what the index keeps of it (adapters/s3vectors.py).
-_ROW_ATTRIBUTES: Final = "sk, terms, vec, vec_scale, vec_model, updated_at, memory_type, #status, tags"
+_ROW_ATTRIBUTES: Final = "sk, terms, vec, vec_scale, vec_model, updated_at, memory_type, version, #status, tags"
 _LAST_ID: Final = 10**ID_DIGITS - 1
 
 

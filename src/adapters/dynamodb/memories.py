@@ -119,6 +119,9 @@ class DynamoDBMemoryRepository:
     def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
         self._stamps.stamp(namespace, memory_ids, accessed_at)
 
+    def stamp_with_prior(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> dict[int, StoredStamp]:
+        return self._stamps.stamp_with_prior(namespace, memory_ids, accessed_at)
+
     def recall_candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
         return self._digests.candidates(namespace, filters)
 
@@ -136,6 +139,9 @@ class DynamoDBMemoryRepository:
 
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
         return self._digests.records(namespace, memory_ids)
+
+    def records_without_stamps(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
+        return self._digests.records_without_stamps(namespace, memory_ids)
 
     def stored_stamps(self, namespace: str, memory_ids: Sequence[int]) -> dict[int, StoredStamp]:
         return stored_stamps(self._items, namespace, memory_ids)

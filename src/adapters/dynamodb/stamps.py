@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import wait
 from typing import TYPE_CHECKING, Any, Final
 
-from adapters.dynamodb.accessitems import access_key, joined
+from adapters.dynamodb.accessitems import access_key, joined, stamp_of
 from adapters.dynamodb.client import READERS, STAMPERS, ConditionFailedError, call, incidental
 from adapters.dynamodb.codec import ACCESSED_KEY, DELETED, sort_value
 from adapters.dynamodb.records import from_item, memory_key
@@ -18,6 +18,7 @@ from adapters.dynamodb.table import Items
 from core.budget import carried
 from core.errors import MemoryNotFoundError, StorageUnavailableError, TableMissingError
 from core.model import Memory
+from core.repository.digests import StoredStamp
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -100,6 +101,31 @@ class Stamps:
             return dict(old)
         attributes: dict[str, Any] = response["Attributes"]
         return attributes
+
+    def stamp_with_prior(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> dict[int, StoredStamp]:
+        """Stamp each memory not deleted by a conditional UpdateItem of its access item, all at once, each answering
+        with the item as it was (`ReturnValues` costs no read): 1 WCU a memory, as a batch's stamp."""
+        priors = STAMPERS.map(carried(lambda memory_id: self._prior(namespace, memory_id, accessed_at)), memory_ids)
+        return {memory_id: prior for memory_id, prior in zip(memory_ids, priors, strict=True) if prior is not None}
+
+    def _prior(self, namespace: str, memory_id: int, accessed_at: str) -> StoredStamp | None:
+        try:
+            with incidental():
+                response = call(
+                    self._client.update_item,
+                    TableName=self._table,
+                    Key=access_key(namespace, memory_id),
+                    UpdateExpression=f"SET {ACCESSED_KEY} = :stamp",
+                    ConditionExpression=f"attribute_exists(pk) AND {ACCESSED_KEY} < :stamp AND #status <> :deleted",
+                    ExpressionAttributeNames={"#status": "status"},
+                    ExpressionAttributeValues={":stamp": sort_value(accessed_at, memory_id), ":deleted": DELETED},
+                    ReturnValues="ALL_OLD",
+                    ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                )
+            old = response.get("Attributes")
+        except ConditionFailedError as failed:
+            old = failed.old_item  # none stored, deleted, or stamped later by another reader: as it is
+        return stamp_of(old) if old else None
 
     def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
         keys = [(access_key(namespace, memory_id), memory_id) for memory_id in memory_ids]

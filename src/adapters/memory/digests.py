@@ -4,6 +4,7 @@ that has one, following every change of its memory, waiting for the backfill whi
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -125,5 +126,43 @@ class InMemoryDigests:
 
 def _row(memory_id: int, stored: _Stored) -> DigestRow:
     memory, digest = stored.memory, stored.digest
-    candidate = Candidate(memory_id, digest.terms, digest.vector, digest.model, memory.updated_at, memory.memory_type)
+    candidate = Candidate(
+        memory_id, digest.terms, digest.vector, digest.model, memory.updated_at, memory.memory_type, memory.version
+    )
     return DigestRow(candidate, memory.status, tuple(memory.tags))
+
+
+class DigestReadsInMemory:
+    """The digest reads and writes of DigestReads a repository holding `_digests` under `_lock` answers with them
+    (adapters.memory.memories.InMemoryMemoryRepository)."""
+
+    _lock: threading.Lock
+    _digests: InMemoryDigests
+
+    def recall_candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
+        with self._lock:
+            return self._digests.candidates(namespace, filters)
+
+    def digest_snapshot(self, namespace: str) -> DigestSnapshot:
+        with self._lock:
+            return self._digests.snapshot(namespace)
+
+    def digest_changes(self, namespace: str, mark: object) -> DigestChanges | None:
+        with self._lock:
+            return self._digests.changes(namespace, mark)
+
+    def digest_rows(self, namespace: str, memory_ids: Sequence[int]) -> list[DigestRow]:
+        with self._lock:
+            return self._digests.rows(namespace, memory_ids)
+
+    def digest_of(self, namespace: str, memory_id: int) -> OwnDigest | None:
+        with self._lock:
+            return self._digests.digest_of(namespace, memory_id)
+
+    def unembedded(self, limit: int) -> list[Unembedded]:
+        with self._lock:
+            return self._digests.unembedded(limit)
+
+    def embed(self, namespace: str, memory_id: int, version: int, vector: Vector, model: str) -> bool:
+        with self._lock:
+            return self._digests.embed(namespace, memory_id, version, vector, model)

@@ -6,11 +6,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 
-from adapters.memory.digests import InMemoryDigests
+from adapters.memory.digests import DigestReadsInMemory, InMemoryDigests
 from adapters.memory.keys import InMemoryKeyRepository
 from core.clock import parse_timestamp
 from core.contract import RetrievalQuery
-from core.digest import Vector
 from core.errors import AuthenticationError, MemoryNotFoundError, WriteConflictError
 from core.history import Revision
 from core.limits import IDEMPOTENCY_WINDOW_SECONDS
@@ -26,16 +25,7 @@ from core.repository import (
     Revisions,
 )
 from core.repository.commit import Change, Deletion, Loaded, StaleLoadError
-from core.repository.digests import (
-    Candidate,
-    CandidateFilter,
-    DigestChanges,
-    DigestRow,
-    DigestSnapshot,
-    OwnDigest,
-    StoredStamp,
-    Unembedded,
-)
+from core.repository.digests import StoredStamp
 
 
 def _seconds(timestamp: str) -> float:
@@ -59,7 +49,7 @@ def _order(memories: list[Memory], sort: str) -> list[Memory]:
     return sorted(memories, key=key, reverse=True)
 
 
-class InMemoryMemoryRepository:
+class InMemoryMemoryRepository(DigestReadsInMemory):
     """MemoryRepository in a dict, thread-safe; `get` (not part of the port) reads a stored memory unstamped. It decides
     nothing: a commit lands whole or not at all, on the conditions DynamoDB's transaction holds (a loaded memory
     unchanged, a created id and a live idempotency key free, the key live); a load's token is its revision count.
@@ -256,45 +246,34 @@ class InMemoryMemoryRepository:
             return Matches(items=unstamped, total=len(matches))
 
     def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
+        self._stamp_all(namespace, memory_ids, accessed_at, deleted_too=True)
+
+    def stamp_with_prior(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> dict[int, StoredStamp]:
+        return self._stamp_all(namespace, memory_ids, accessed_at, deleted_too=False)
+
+    def _stamp_all(
+        self, namespace: str, memory_ids: Sequence[int], accessed_at: str, *, deleted_too: bool
+    ) -> dict[int, StoredStamp]:
+        """Stamp each stored memory (a deleted one when `deleted_too`); what each held before."""
         with self._lock:
-            for memory_id in memory_ids:
+            priors = {}
+            for memory_id in dict.fromkeys(memory_ids):
                 stored = self._rows.get((namespace, memory_id))
                 if stored is not None:
-                    self._stamp_one(namespace, stored, accessed_at)
-
-    def recall_candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
-        with self._lock:
-            return self._digests.candidates(namespace, filters)
-
-    def digest_snapshot(self, namespace: str) -> DigestSnapshot:
-        with self._lock:
-            return self._digests.snapshot(namespace)
-
-    def digest_changes(self, namespace: str, mark: object) -> DigestChanges | None:
-        with self._lock:
-            return self._digests.changes(namespace, mark)
-
-    def digest_rows(self, namespace: str, memory_ids: Sequence[int]) -> list[DigestRow]:
-        with self._lock:
-            return self._digests.rows(namespace, memory_ids)
-
-    def digest_of(self, namespace: str, memory_id: int) -> OwnDigest | None:
-        with self._lock:
-            return self._digests.digest_of(namespace, memory_id)
+                    priors[memory_id] = StoredStamp(stored.status, stored.last_accessed_at)
+                    if deleted_too or stored.status != "deleted":
+                        self._stamp_one(namespace, stored, accessed_at)
+            return priors
 
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
         with self._lock:
             return [_copy(self._rows[namespace, i]) for i in dict.fromkeys(memory_ids) if (namespace, i) in self._rows]
 
+    def records_without_stamps(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
+        # As DynamoDB's: the record as stored, not its stamp (which the caller joins).
+        return [memory.model_copy(update={"last_accessed_at": None}) for memory in self.records(namespace, memory_ids)]
+
     def stored_stamps(self, namespace: str, memory_ids: Sequence[int]) -> dict[int, StoredStamp]:
         with self._lock:
             found = [self._rows[namespace, i] for i in memory_ids if (namespace, i) in self._rows]
             return {memory.id: StoredStamp(memory.status, memory.last_accessed_at) for memory in found}
-
-    def unembedded(self, limit: int) -> list[Unembedded]:
-        with self._lock:
-            return self._digests.unembedded(limit)
-
-    def embed(self, namespace: str, memory_id: int, version: int, vector: Vector, model: str) -> bool:
-        with self._lock:
-            return self._digests.embed(namespace, memory_id, version, vector, model)

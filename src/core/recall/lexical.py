@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Final
 
@@ -82,18 +82,33 @@ def scores(query: Sequence[str], documents: Sequence[Sequence[str]]) -> list[flo
     holding each query term once (the sum of their IDFs), at most 1: 0 when it holds none of the query's terms, about 1
     when it holds them all. (The semantic part's best match per question lands near 0.5, and so does this one's: the
     score no document can reach, every term infinitely often, would put it near 0.2.)"""
-    wanted = set(query)
-    if not wanted or not documents:
-        return [0.0] * len(documents)
-    counts = [Counter(term for term in document if term in wanted) for document in documents]
-    total = len(documents)
-    mean_length = sum(len(document) for document in documents) / total or 1.0
-    held = Counter(term for count in counts for term in count)
+    return counted_scores(query, [Counter(document) for document in documents], [len(d) for d in documents])
+
+
+def counted_scores(query: Sequence[str], counts: Sequence[Mapping[str, int]], lengths: Sequence[int]) -> list[float]:
+    """`scores` of documents given as each one's count of every term it holds and its length (a warm index keeps the
+    counts of its memories, core.repository.digests.Candidate.term_counts, so a recall looks up its few terms in each
+    instead of counting every term again). A document's score sums its terms in the question's order."""
+    wanted = list(dict.fromkeys(query))
+    total = len(counts)
+    if not wanted or not total:
+        return [0.0] * total
+    held = dict.fromkeys(wanted, 0)
+    hits: list[list[tuple[str, int]]] = []
+    for count in counts:
+        found = [(term, count[term]) for term in wanted if term in count]
+        for term, _ in found:
+            held[term] += 1
+        hits.append(found)
+    mean_length = sum(lengths) / total or 1.0
     idf = {term: math.log(1 + (total - held[term] + 0.5) / (held[term] + 0.5)) for term in wanted}
     once = sum(idf.values())
     result = []
-    for document, count in zip(documents, counts, strict=True):
-        norm = K1 * (1 - B + B * len(document) / mean_length)
-        score = sum(idf[term] * tf * (K1 + 1) / (tf + norm) for term, tf in count.items())
+    for found, length in zip(hits, lengths, strict=True):
+        if not found:
+            result.append(0.0)
+            continue
+        norm = K1 * (1 - B + B * length / mean_length)
+        score = sum(idf[term] * tf * (K1 + 1) / (tf + norm) for term, tf in found)
         result.append(min(1.0, score / once))
     return result

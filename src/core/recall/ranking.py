@@ -14,8 +14,10 @@ anyone can recompute a score from the parts and the weights an answer shows.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -100,8 +102,13 @@ class Signals:
     newer: float = 0.0  # the `newer` part: how much of its weight lifts it above an older match it restates
 
 
+@lru_cache(maxsize=65536)
+def _moment(timestamp: str) -> datetime:
+    return datetime.fromisoformat(timestamp)
+
+
 def _days_between(earlier: str, later: datetime) -> float:
-    return (later - datetime.fromisoformat(earlier)).total_seconds() / 86400
+    return (later - _moment(earlier)).total_seconds() / 86400
 
 
 def decay(timestamp: str | None, as_of: datetime, half_life_days: float) -> float:
@@ -133,3 +140,34 @@ def parts(signals: Signals, as_of: datetime, floor: float, settings: RankingSett
 
 def score(values: dict[Part, float], settings: RankingSettings) -> float:
     return round(sum(settings.weights[part] * values[part] for part in PARTS), DIGITS)
+
+
+def floors(
+    lexicals: Sequence[float],
+    similarities: Sequence[float | None],
+    updated: Sequence[str],
+    memory_types: Sequence[MemoryType],
+    as_of: datetime,
+    floor: float,
+    settings: RankingSettings,
+) -> list[float]:
+    """Each match's score before its use is known and with no `newer` lift: to the bit what `score(parts(...))` gives
+    its signals with no `last_accessed_at`, computed for every match of a recall at once. The sum adds the same rounded
+    parts in the same order; a part weighing 0 adds exactly 0.0 to it (every part is finite and not negative), so it is
+    not computed (by default recency, use, type and newer)."""
+    weights = settings.weights
+    lexical_weight, semantic_weight = weights["lexical"], weights["semantic"]
+    recency_weight, type_weight = weights["recency"], weights["type"]
+    half_life = settings.recency_half_life_days
+    priors = {kind: round(prior, DIGITS) for kind, prior in settings.type_priors.items()}
+    result = []
+    for lexical, similarity, changed, kind in zip(lexicals, similarities, updated, memory_types, strict=True):
+        # semantic(similarity, floor), inline: it runs for every match
+        meaning = 0.0 if similarity is None else min(1.0, max(0.0, (similarity - floor) / (1 - floor)))
+        total = lexical_weight * round(lexical, DIGITS) + semantic_weight * round(meaning, DIGITS)
+        if recency_weight:
+            total += recency_weight * round(decay(changed, as_of, half_life), DIGITS)
+        if type_weight:
+            total += type_weight * priors[kind]
+        result.append(round(total, DIGITS))
+    return result

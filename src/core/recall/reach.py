@@ -4,12 +4,15 @@ A match's score is the sum of its parts, and one part, use, only its stored stam
 not in the digest). Use weighs at most `weights["use"]` and can only raise a score: ranked by its score without use
 (`floor`), a match can at best reach its score with the best use there is (`best`). It cannot rank among the first
 `wanted` when `wanted` matches rank above its best whatever their use (by their floor, ties by id descending, as the
-ranking breaks them), and its record is not read; every other one can, and is. With meaning, that is about the page.
-Without it (a question the model did not embed in time, or a model none of whose vectors is stored yet: a model change
-before `agent-memory embed --all` ends), matches that share none of the question's words tie, and only use sets them
-apart: then the stamps of every match within reach are read first (a store reads a stamp for at most half of what it
-reads a record for, and far less for ids close together), which rank them exactly, and only the page's records after.
-The ranking is exact either way; the backfill re-embeds the digests meanwhile (core.recall.backfill).
+ranking breaks them), and its record is not read; every other one can, and is. With meaning, that is about the page:
+when no more than the page's matches can reach a first page that is stamped, they are the page whatever their use, and
+their stamps are learnt from stamping them (MemoryRepository.stamp_with_prior: no stamp read). Otherwise their stamps
+are read first (a store reads a stamp for at most half of what it reads a record for, and far less for ids close
+together), which rank them exactly, and only the page's records after. Without meaning (a question the model did
+not embed in time, or a model none of whose vectors is stored yet: a model change before `agent-memory embed --all`
+ends), matches that share none of the question's words tie, only use sets them apart, and all of them are within
+reach: their stamps are read first. The ranking is exact either way; the backfill re-embeds the digests meanwhile
+(core.recall.backfill). The records come from `records` (core.recall.kept: those read for earlier pages are kept).
 """
 
 from __future__ import annotations
@@ -26,10 +29,6 @@ from core.repository.digests import DigestReads
 
 # Scores are rounded to 6 decimals: a match's best and its floor differ by its use at most, give or take this.
 _ROUNDING: Final = 2e-6
-# More matches within reach than this many times the page's size are ranked by their stamps first: reading a stamp
-# costs a store at most half of reading a record with its stamp (DigestReads.stored_stamps), so past twice the page the
-# stamps and the page's records cost less than every record within reach.
-STAMPS_FIRST_PAST: Final = 2
 
 
 @dataclass(frozen=True)
@@ -42,16 +41,21 @@ class Ranked:
 
 @dataclass(frozen=True)
 class Reached:
-    """The records read of the matches still shown that can reach the page, `skip` of which (in rank order) come
-    before it; and how many matches were found gone or no longer shown (deleted since their digest was read)."""
+    """The records of the matches still shown that can reach the page, `skip` of which (in rank order) come before it;
+    how many matches were found gone or no longer shown (deleted since their digest was read); and whether their
+    stamps are still to be learnt (`unstamped`: the records are the page, whatever its order, and stamping them says
+    what each held before: core.recall.service), else each record holds its stored stamp."""
 
     records: list[Memory]
     skip: int
     gone: int
+    unstamped: bool = False
 
 
 # The score of a match's signals, its stamp as they say.
 Score = Callable[[Signals], float]
+# The records of some matches (by id) still stored, whatever their status, their stamps not read (core.recall.kept).
+Records = Callable[[Sequence[int]], list[Memory]]
 
 
 def reached(
@@ -62,10 +66,14 @@ def reached(
     score: Score,
     best_use: str,
     use_weight: float,
+    records: Records,
+    *,
+    stamping: bool,
 ) -> Reached:
     """The records of `ranked` that can reach `query`'s page, read as cheaply as exactness allows. `score` scores
     signals; `best_use` is the stamp that gives the best use there is (the moment use is computed at); `use_weight`
-    the weight of use."""
+    the weight of use; `records` reads records; `stamping`: the page will be stamped (then, when no more matches than
+    the page can reach it from its start, their stamps are left to be learnt from stamping them)."""
     if query.offset >= len(ranked):
         # A page past the last match is empty whatever the records say: nothing is read for it.
         return Reached([], 0, 0)
@@ -74,12 +82,23 @@ def reached(
         return score(replace(entry.signals, last_accessed_at=best_use))
 
     reach = within_reach(ranked, query.offset + query.limit, best, use_weight)
-    if len(reach) > STAMPS_FIRST_PAST * query.limit:
-        return _by_stamps(store, namespace, reach, query, score)
-    found = store.records(namespace, [entry.signals.memory_id for entry in reach])
-    # Only what the filters still let through: one deleted (or restored) since its digest was read is left out.
-    records = [memory for memory in found if memory.status == query.status]
-    return Reached(records, query.offset, len(reach) - len(records))
+    if stamping and query.offset == 0 and len(reach) <= query.limit:
+        # Every match within reach is on the page whatever its use: only their order waits for their stamps.
+        found = [
+            memory for memory in records([entry.signals.memory_id for entry in reach]) if memory.status == query.status
+        ]
+        return Reached(found, 0, len(reach) - len(found), unstamped=True)
+    return _by_stamps(store, namespace, reach, query, score, records)
+
+
+def contenders(floors: Sequence[float], memory_ids: Sequence[int], wanted: int, use_weight: float) -> list[int]:
+    """The positions of the matches, by their score without use (`floors`) and their ids, that `within_reach` may keep
+    for the first `wanted`: every one whose best score could reach the `wanted`-th floor. Only these need their signals
+    built: the rest cannot reach the page, and `within_reach` over these alone keeps what it keeps over all."""
+    if len(floors) <= wanted:
+        return list(range(len(floors)))
+    mark = heapq.nlargest(wanted, zip(floors, memory_ids, strict=True))[-1][0]
+    return [position for position, floor in enumerate(floors) if floor + use_weight + _ROUNDING >= mark]
 
 
 def within_reach(
@@ -107,7 +126,7 @@ def _without_use(entry: Ranked) -> tuple[float, int]:
 
 
 def _by_stamps(
-    store: DigestReads, namespace: str, reach: Sequence[Ranked], query: RecallQuery, score: Score
+    store: DigestReads, namespace: str, reach: Sequence[Ranked], query: RecallQuery, score: Score, records: Records
 ) -> Reached:
     """The page's records, the matches within reach ranked exactly by their stored stamps first; one found gone or no
     longer shown when its record is read gives its place to the next."""
@@ -123,10 +142,10 @@ def _by_stamps(
         scored.append((used, entry.signals.memory_id))
     gone = len(reach) - len(scored)
     pending = [memory_id for _, memory_id in sorted(scored, reverse=True)[query.offset :]]
-    records: list[Memory] = []
-    while pending and len(records) < query.limit:
-        batch, pending = pending[: query.limit - len(records)], pending[query.limit - len(records) :]
-        found = [memory for memory in store.records(namespace, batch) if memory.status == query.status]
+    page: list[Memory] = []
+    while pending and len(page) < query.limit:
+        batch, pending = pending[: query.limit - len(page)], pending[query.limit - len(page) :]
+        found = [memory for memory in records(batch) if memory.status == query.status]
         gone += len(batch) - len(found)
-        records += found
-    return Reached(records, 0, gone)
+        page += [memory.model_copy(update={"last_accessed_at": stamps[memory.id].last_accessed_at}) for memory in found]
+    return Reached(page, 0, gone)

@@ -5,8 +5,11 @@ The store hands over what ranking needs of every match from the digests kept bes
 vector, type, `updated_at`; core.repository.digests) but not the access stamps, which live in the access items beside
 the records and are read with them (core.repository.digests.DigestReads.records). Only the `use` part needs them, and
 it weighs at most `weights["use"]`: so the records are read only for the matches whose score could still reach the
-page with their best possible use (the rest cannot), and when those are many (matches that only use tells apart), their
-stamps first and then the page's records alone (core.recall.reach). The ranking is exact either way.
+page with their best possible use (the rest cannot), and their stamps learnt by stamping them when they are the page
+whatever their use, else read first (core.recall.reach). The ranking is exact either way. Every match is scored at once
+(ranking.floors, lexical.counted_scores, vectors.similarities over the warm index's kept counts and norms) and only
+those that can reach the page get their signals; the records read for pages are kept with the warm index's digests
+(core.recall.kept).
 """
 
 from __future__ import annotations
@@ -29,11 +32,12 @@ from core.model import Memory
 from core.recall import lexical
 from core.recall.embedding import Embedder, EmbedderUnavailableError
 from core.recall.guard import EMBEDDING_WAIT_SECONDS, guarded
+from core.recall.kept import KEPT_RECORDS, KeptRecords
 from core.recall.large import LARGE_NAMESPACE, NearestCandidates
 from core.recall.newer import POOL, Scored, newer_parts
 from core.recall.query import RecallQuery
-from core.recall.ranking import PARTS_DESCRIPTION, Part, RankingSettings, Signals, parts, score
-from core.recall.reach import Ranked, reached
+from core.recall.ranking import PARTS_DESCRIPTION, Part, RankingSettings, Signals, floors, parts, score
+from core.recall.reach import Ranked, contenders, reached
 from core.recall.related import RelatedService
 from core.recall.vectors import similarities
 from core.recall.warm import WARM_INDEX_BYTES, WarmIndex
@@ -88,6 +92,7 @@ class RecallService:
         warm_bytes: int = WARM_INDEX_BYTES,
         vectors: VectorSearch | None = None,
         large_namespace: int = LARGE_NAMESPACE,
+        kept_records: int = KEPT_RECORDS,
     ) -> None:
         """`fenced` (what every deployed or served recall is): a recall answers and stamps only while the caller's
         API key is still live in the store (core.repository.LiveKey), as MemoryService's reads. `wait_seconds`: how
@@ -95,9 +100,10 @@ class RecallService:
         The model is called behind the port's guard (core.recall.guard). `warm_bytes`: the budget of this process's warm
         index (core.recall.warm); 0: every recall reads its namespace's digests. `vectors`: a vector search engine,
         asked for the candidates of a namespace of more than `large_namespace` memories (core.recall.large); None: none
-        is."""
+        is. `kept_records`: how many of its pages' records the warm index keeps (core.recall.kept; none without one)."""
         self._store = store
         self._candidates = WarmIndex(store, warm_bytes).candidates if warm_bytes > 0 else store.recall_candidates
+        self._records = KeptRecords(store, kept_records if warm_bytes > 0 else 0)
         self._embedder = guarded(embedder)
         self._nearest = None if vectors is None else NearestCandidates(store, vectors, large_namespace)
         self._wait_seconds = wait_seconds
@@ -130,7 +136,7 @@ class RecallService:
         question = self._answer(asked)
         if large:
             candidates = self._large(namespace, query, question)
-        ranked = self._rank(query.query, question, candidates, as_of)
+        ranked, kept = self._rank(query.query, question, candidates, as_of, query.offset + query.limit)
         read = reached(
             self._store,
             namespace,
@@ -139,13 +145,26 @@ class RecallService:
             lambda signals: self._score(signals, as_of),
             format_timestamp(as_of),
             self._settings.weights["use"],
+            lambda ids: self._records.records(namespace, [kept[memory_id] for memory_id in ids]),
+            stamping=stamp,
         )
         if fence is not None:
             self._store.confirm_live(fence)  # the read fence: after every read, before any stamp or answer
-        items = self._page(read.records, ranked, as_of)[read.skip : read.skip + query.limit]
+        now = format_timestamp(arrived)
+        records, gone = read.records, read.gone
+        if read.unstamped:
+            # The page is these records whatever their use: stamped now, each says the stamp it held before.
+            priors = self._store.stamp_with_prior(namespace, [memory.id for memory in records], now)
+            records = [
+                memory.model_copy(update={"last_accessed_at": priors[memory.id].last_accessed_at})
+                for memory in records
+                if memory.id in priors and priors[memory.id].status == query.status
+            ]
+            gone += len(read.records) - len(records)
+        items = self._page(records, ranked, as_of)[read.skip : read.skip + query.limit]
         if stamp and items:
-            now = format_timestamp(arrived)
-            self._store.stamp(namespace, [item.memory.id for item in items], now)
+            if not read.unstamped:
+                self._store.stamp(namespace, [item.memory.id for item in items], now)
             items = [
                 item.model_copy(update={"memory": item.memory.model_copy(update={"last_accessed_at": now})})
                 for item in items
@@ -154,7 +173,7 @@ class RecallService:
             1 for candidate in candidates if candidate.vector is None or candidate.model != self._embedder.model
         )
         # A match whose record is gone or no longer shown (deleted since its digest was read) is no match any more.
-        total = len(candidates) - read.gone
+        total = len(candidates) - gone
         return RecallPage.of(
             items,
             total,
@@ -173,7 +192,9 @@ class RecallService:
         """A large namespace's candidates: the nearest the engine names, or (no vector for the question, or no answer
         from the engine) every match."""
         nearest = (
-            None if question is None or self._nearest is None else self._nearest.candidates(namespace, query, question)
+            None
+            if question is None or self._nearest is None
+            else self._nearest.candidates(namespace, query, question, lexical.question_terms(query.query))
         )
         return self._candidates(namespace, query) if nearest is None else nearest
 
@@ -198,36 +219,62 @@ class RecallService:
             return None
 
     def _rank(
-        self, text: str, question: Vector | None, candidates: Sequence[Candidate], as_of: datetime
-    ) -> list[Ranked]:
-        lexical_scores = lexical.scores(lexical.question_terms(text), [candidate.terms for candidate in candidates])
+        self, text: str, question: Vector | None, candidates: Sequence[Candidate], as_of: datetime, wanted: int
+    ) -> tuple[list[Ranked], dict[int, Candidate]]:
+        """The matches that can reach the first `wanted` (core.recall.reach.contenders), each with its signals and
+        its score without use, and their candidates by id: every match is scored at once (ranking.floors), and only
+        these get their signals."""
+        lexical_scores = lexical.counted_scores(
+            lexical.question_terms(text),
+            [candidate.term_counts for candidate in candidates],
+            [len(candidate.terms) for candidate in candidates],
+        )
         vectors = [candidate.vector if candidate.model == self._embedder.model else None for candidate in candidates]
         sims = similarities(question, vectors) if question is not None else [None] * len(candidates)
-        weights = self._settings.weights
-        signals = [
-            Signals(candidate.memory_id, lexical_score, similarity, candidate.updated_at, None, candidate.memory_type)
-            for candidate, lexical_score, similarity in zip(candidates, lexical_scores, sims, strict=True)
-        ]
-        scores = [self._score(entry, as_of) for entry in signals]
+        scores = floors(
+            lexical_scores,
+            sims,
+            [candidate.updated_at for candidate in candidates],
+            [candidate.memory_type for candidate in candidates],
+            as_of,
+            self._embedder.floor,
+            self._settings,
+        )
+
+        def signals(index: int) -> Signals:
+            candidate = candidates[index]
+            return Signals(
+                candidate.memory_id,
+                lexical_scores[index],
+                sims[index],
+                candidate.updated_at,
+                None,
+                candidate.memory_type,
+            )
+
         # Only the best-scoring matches with a vector can restate one another (core.recall.newer).
-        pool = heapq.nlargest(
-            POOL,
-            (index for index, vector in enumerate(vectors) if vector is not None),
-            key=lambda index: (scores[index], signals[index].memory_id),
-        )
+        ids = [candidate.memory_id for candidate in candidates]
+        pool = [
+            index
+            for _, _, index in heapq.nlargest(
+                POOL, ((scores[index], ids[index], index) for index, vector in enumerate(vectors) if vector is not None)
+            )
+        ]
         lifted = newer_parts(
-            [_scored(signals[index], scores[index], vectors[index]) for index in pool],
+            [_scored(signals(index), scores[index], vectors[index]) for index in pool],
             self._embedder.related_floor,
-            weights["newer"],
-            weights["use"],
+            self._settings.weights["newer"],
+            self._settings.weights["use"],
         )
-        ranked = []
-        for entry, without_use in zip(signals, scores, strict=True):
-            lift = lifted.get(entry.memory_id)
-            final = entry if lift is None else replace(entry, newer=lift)
-            floor = without_use if lift is None else self._score(final, as_of)
-            ranked.append(Ranked(final, floor))
-        return ranked
+        lifts: dict[int, Signals] = {}
+        for index in pool:
+            lift = lifted.get(candidates[index].memory_id)
+            if lift is not None:
+                lifts[index] = replace(signals(index), newer=lift)
+                scores[index] = self._score(lifts[index], as_of)
+        kept = contenders(scores, ids, wanted, self._settings.weights["use"])
+        ranked = [Ranked(lifts.get(index) or signals(index), scores[index]) for index in kept]
+        return ranked, {candidates[index].memory_id: candidates[index] for index in kept}
 
     def _score(self, signals: Signals, as_of: datetime) -> float:
         """The score of `signals`' parts (its use as they say: none while the records are not read)."""

@@ -16,13 +16,14 @@ from typing import Final
 from core.repository.digests import Candidate, CandidateFilter, DigestReads, DigestRow
 from core.warm import WarmCopies
 
-# 128 MiB of a function's 1,024 MB: about 60,000 digests of the offline model (384 dimensions), 46,000 of Titan's
-# largest (1,024).
+# 128 MiB of a function's 1,024 MB: about 36,000 digests of the bench's memories with the offline model (384
+# dimensions), each with the count of its terms recall keeps (Candidate.term_counts).
 WARM_INDEX_BYTES: Final = 128 * 1024 * 1024
-# What a kept digest costs beyond its terms' and vector's bytes: the Python objects holding them. With it, `row_bytes`
-# was within 3 % of what tracemalloc measured for 5,000 rows of 8 to 40 distinct terms (2.2 KB a row with 384
-# dimensions, 2.9 KB with 1,024).
+# What a kept digest costs beyond its terms' and vector's bytes: the Python objects holding them; and each distinct
+# term's entry in its counts. Measured with tracemalloc over 5,000 of the bench's digests (35 terms, 30 distinct, 384
+# dimensions): 2.35 KB a row and 0.93 KB its counts, which `row_bytes` puts at 3.7 KB (over, never under).
 _ROW_OVERHEAD: Final = 420
+_COUNT_BYTES: Final = 31
 
 
 def shown(row: DigestRow, filters: CandidateFilter) -> bool:
@@ -39,7 +40,8 @@ def row_bytes(row: DigestRow) -> int:
     """A kept digest's estimated size."""
     candidate = row.candidate
     vector = len(candidate.vector.codes) if candidate.vector is not None else 0
-    return _ROW_OVERHEAD + sum(len(term) + 50 for term in candidate.terms) + vector + sum(map(len, row.tags))
+    counts = _COUNT_BYTES * len(candidate.term_counts)
+    return _ROW_OVERHEAD + sum(len(term) + 50 for term in candidate.terms) + counts + vector + sum(map(len, row.tags))
 
 
 class WarmIndex:

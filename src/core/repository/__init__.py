@@ -12,7 +12,7 @@ from core.history import Revision
 from core.model import Memory
 from core.repository.commit import Commit as Commit
 from core.repository.commit import Loaded as Loaded
-from core.repository.digests import DigestReads
+from core.repository.digests import DigestReads, StoredStamp
 from core.repository.fence import KEY_NOT_LIVE as KEY_NOT_LIVE
 from core.repository.fence import READ_KEY_NOT_LIVE as READ_KEY_NOT_LIVE
 from core.repository.fence import LiveKey as LiveKey
@@ -145,6 +145,13 @@ class MemoryRepository(DigestReads, Protocol):
     def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
         """Set `last_accessed_at` on each listed memory concurrently (deleted ones too, when a listing asked for
         them: a stamp never changes `status`); never creates a memory or moves the stamp back."""
+        ...
+
+    def stamp_with_prior(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> dict[int, StoredStamp]:
+        """Stamp each listed memory that is not deleted, as `stamp` does, and say what each held before: its status
+        and stored `last_accessed_at` (a memory another reader stamped later meanwhile keeps that later stamp, and
+        says it; a deleted one is not stamped and says its status). Ids with nothing stored are left out. What recall
+        learns the `use` of its page from, without reading the stamps first: one write a memory, as `stamp`."""
         ...
 
 

@@ -3,8 +3,10 @@ the records (core.digest), and what the backfill reads and writes to embed the o
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Protocol
 
 from core.digest import Vector
@@ -14,7 +16,8 @@ from core.model import Memory, MemoryType, Status
 @dataclass(frozen=True)
 class Candidate:
     """What recall reads of one matched memory to rank it: its digest, and its type and `updated_at` (the other
-    signals but use, whose stamp lives on the record)."""
+    signals but use, whose stamp lives on the record); and the version of the memory the digest follows (a record read
+    of another version is not the one this digest stands for)."""
 
     memory_id: int
     terms: tuple[str, ...]
@@ -22,6 +25,12 @@ class Candidate:
     model: str | None
     updated_at: str
     memory_type: MemoryType
+    version: int
+
+    @cached_property
+    def term_counts(self) -> Counter[str]:
+        """How many times each term occurs: counted once per candidate, which a warm index keeps across recalls."""
+        return Counter(self.terms)
 
 
 class CandidateFilter(Protocol):
@@ -121,6 +130,11 @@ class DigestReads(Protocol):
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
         """The stored records of these ids, with their stored `last_accessed_at`, whatever their status (the caller
         keeps the ones it may show); ids with no record are left out. Stamps nothing."""
+        ...
+
+    def records_without_stamps(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
+        """`records` without reading their stamps: `last_accessed_at` is not the stored stamp (the caller joins one,
+        from `stored_stamps` or a stamp's answer); about half of what `records` reads."""
         ...
 
     def stored_stamps(self, namespace: str, memory_ids: Sequence[int]) -> dict[int, StoredStamp]:

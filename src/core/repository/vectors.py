@@ -4,6 +4,7 @@ step from the table's stream; DynamoDB stays the source of truth, and recall re-
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final, Protocol
 
 from core.digest import Vector
@@ -11,6 +12,9 @@ from core.repository.digests import CandidateFilter
 
 # Amazon S3 Vectors answers at most 100 nearest vectors a query.
 NEAREST_MOST: Final = 100
+# The most words of a question recall asks the engine for the holders of, one query each (a question's words, stop
+# words aside, are rarely more).
+HOLDING_MOST: Final = 8
 
 
 class VectorSearchUnavailableError(Exception):
@@ -24,8 +28,11 @@ class VectorSearch(Protocol):
         `nearest` or reads the namespace's digests."""
         ...
 
-    def nearest(self, namespace: str, vector: Vector, filters: CandidateFilter, k: int) -> list[int]:
+    def nearest(
+        self, namespace: str, vector: Vector, filters: CandidateFilter, k: int, holding: Sequence[str] = ()
+    ) -> list[int]:
         """The ids of at most `k` (at most NEAREST_MOST) memories of the namespace the filters match whose vectors
-        are nearest `vector`, nearest first; approximate, and eventually consistent with the table.
-        VectorSearchUnavailableError when the engine cannot answer."""
+        are nearest `vector`, nearest first; approximate, and eventually consistent with the table. `holding`: only
+        memories holding one of these terms (core.recall.lexical; at most HOLDING_MOST), as far as the engine keeps a
+        memory's terms. VectorSearchUnavailableError when the engine cannot answer."""
         ...

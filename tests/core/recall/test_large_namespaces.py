@@ -62,11 +62,15 @@ class _Named:
 
     def __init__(self, ids: Sequence[int]) -> None:
         self.ids = list(ids)
+        self.asked: list[list[str]] = []
 
     def holds(self, namespace: str) -> int:
         return 1_000_000
 
-    def nearest(self, namespace: str, vector: Vector, filters: CandidateFilter, k: int) -> list[int]:
+    def nearest(
+        self, namespace: str, vector: Vector, filters: CandidateFilter, k: int, holding: Sequence[str] = ()
+    ) -> list[int]:
+        self.asked.append(list(holding))
         return self.ids
 
 
@@ -127,8 +131,40 @@ def test_a_large_namespace_is_read_whole_when_the_index_cannot_answer() -> None:
     index = S3VectorIndex(client, "memories", "digests", STAND_IN.model, sizes=lambda _: len(CONTENTS))
     service = RecallService(repository, STAND_IN, clock=clock, vectors=index, large_namespace=5)
     with Stubber(client) as stubber:
-        stubber.add_client_error("query_vectors", "ServiceUnavailableException", http_status_code=503)
+        for _ in range(2):  # the nearest, and the nearest holding the question's words
+            stubber.add_client_error("query_vectors", "ServiceUnavailableException", http_status_code=503)
         page = service.recall(NS, RecallQuery(query="fish"), stamp=False)
         stubber.assert_no_pending_responses()
     assert page.total == len(CONTENTS)
     assert page.ranking.semantic
+
+
+def test_the_engine_is_asked_for_the_nearest_and_the_nearest_holding_the_question_s_words() -> None:
+    repository, _, clock = _store()
+    engine = _Named([2, 4])
+    RecallService(repository, STAND_IN, clock=clock, vectors=engine).recall(
+        NS, RecallQuery(query="Where does the user buy fish?"), stamp=False
+    )
+    assert sorted(engine.asked) == [[], ["buy"], ["fish"], ["user"]]  # its terms but the stop words, one a query
+
+
+def test_a_memory_far_in_meaning_that_holds_the_question_s_word_is_among_a_large_namespace_s_candidates() -> None:
+    clock = FakeClock()
+    repository = InMemoryMemoryRepository()
+    memories = MemoryService(repository, clock, indexer=RecallIndexer(STAND_IN))
+    for number in range(110):  # nearer the question in meaning than the memory below: more than the engine names
+        memories.create(NS, NewMemory.parse({"content": f"fish stall {number}"}))
+    far = memories.create(NS, NewMemory.parse({"content": "Lyon: zebra yak quokka"})).id
+    engine = FakeS3Vectors()
+    engine.create_index("memories", "digests", STAND_IN_DIMENSIONS)
+    index = S3VectorIndex(engine, "memories", "digests", STAND_IN.model, sizes=lambda _: 111)
+    index.put([IndexedVector(NS, row) for row in repository.digest_snapshot(NS).rows])
+    query = RecallQuery.model_validate({"query": "fish from Lyon", "limit": 2})
+    whole = RecallService(repository, STAND_IN, clock=clock, warm_bytes=0).recall(NS, query, stamp=False)
+    assert far in [item.memory.id for item in whole.items]  # ranked by its rare word
+
+    page = RecallService(repository, STAND_IN, clock=clock, vectors=index, large_namespace=5).recall(
+        NS, query.model_copy(update={"as_of": whole.as_of}), stamp=False
+    )
+    assert far not in index.nearest(NS, STAND_IN.embed(["fish from Lyon"], "query")[0], query, 100)
+    assert [item.memory.id for item in page.items] == [item.memory.id for item in whole.items]

@@ -106,12 +106,13 @@ def test_with_no_weight_on_use_ties_below_the_page_read_neither_record_nor_stamp
 
     assert [item.memory.id for item in page.items] == list(range(40, 30, -1))  # ties: by id, descending
     assert sorted(store.records_read) == list(range(31, 41))
-    assert store.stamps_read == []
+    assert sorted(store.stamps_read) == list(range(31, 41))  # the page's own stamps, to show: none below it
 
 
 def test_a_match_gone_between_its_stamp_and_its_record_gives_its_place_to_the_next(clock: FakeClock) -> None:
     store, memories = stocked(clock)
-    recall = RecallService(store, Renamed(), clock=clock)
+    # No warm index: its kept records would not be read again, and this race is between two reads.
+    recall = RecallService(store, Renamed(), clock=clock, warm_bytes=0)
     question = RecallQuery.parse({"query": "which sports", "limit": 5})
     before = [item.memory.id for item in recall.recall(NS, question, stamp=False).items]
     total = recall.recall(NS, question, stamp=False).total
@@ -163,3 +164,42 @@ def test_every_page_is_its_slice_of_the_ranking_read_whole(
     ranked = [(item.memory.id, item.score, item.parts) for item in whole.items]
     assert [(item.memory.id, item.score, item.parts) for page in pages for item in page.items] == ranked
     assert {page.total for page in pages} == {whole.total}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    contents=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join), max_size=14),
+    reads=st.lists(st.integers(0, 13), max_size=8),
+    weights=WEIGHTS,
+    question=st.sampled_from(("which sports", "what does the user eat", "Lyon")),
+    limit=st.integers(1, 4),
+    model=st.sampled_from((STAND_IN, Renamed(), Unreachable())),
+)
+def test_a_stamped_page_is_the_page_a_recall_stamping_nothing_returns_and_says_the_stamps_held_before(
+    contents: list[str], reads: list[int], weights: dict[Any, float], question: str, limit: int, model: Embedder
+) -> None:
+    clock = FakeClock()
+    store = Counting()
+    memories = MemoryService(store, clock, indexer=RecallIndexer(STAND_IN))
+    for content in contents:
+        memories.create(NS, NewMemory.parse({"content": content}))
+    for index in reads if contents else []:
+        clock.advance(hours=7)
+        memories.get(NS, index % len(contents) + 1)
+    recall = RecallService(store, model, RankingSettings(weights=weights), clock=clock)
+    asked = {"query": question, "as_of": "2026-06-01T00:00:00Z"}
+
+    for offset in [0, 0, *range(limit, len(contents) + 1, limit)]:  # the first page twice: its stamps changed
+        clock.advance(hours=1)
+        query = RecallQuery.parse({**asked, "limit": limit, "offset": offset})
+        unstamped = recall.recall(NS, query, stamp=False)
+        stamped = recall.recall(NS, query)
+
+        def shown(page: Any) -> list[tuple[int, float, Any]]:
+            return [(item.memory.id, item.score, item.parts) for item in page.items]
+
+        assert shown(stamped) == shown(unstamped)
+        assert stamped.total == unstamped.total
+        stamps = [item.memory.last_accessed_at for item in stamped.items]
+        assert len(set(stamps)) <= 1  # the recall's moment
+        assert [memory.last_accessed_at for memory in store.records(NS, [i for i, _, _ in shown(stamped)])] == stamps

@@ -33,7 +33,13 @@ TARGET = {"vectorBucketName": BUCKET, "indexName": INDEX}
 PUT = {
     "key": "team#7",
     "data": {"float32": [1.0, -0.5, 63.5]},
-    "metadata": {"namespace": "team", "status": "invalid", "memory_type": "fact", "tags": ["food"]},
+    "metadata": {
+        "namespace": "team",
+        "status": "invalid",
+        "memory_type": "fact",
+        "tags": ["food"],
+        "terms": ["user", "eat", "fish", "friday"],  # its distinct terms, read off the stream's image
+    },
 }
 
 
