@@ -79,6 +79,17 @@ class Stamps:
     def _stamped(self, namespace: str, memory_id: int, stamp: dict[str, Any]) -> dict[str, Any]:
         """Stamp the memory's access item and return its stamp, or all of it as it was when another reader stamped it
         later first. MemoryNotFoundError when there is no such item or its memory is deleted."""
+        written, item = self._conditional(namespace, memory_id, stamp, "UPDATED_NEW")
+        if not written and (not item or item["status"] == DELETED):
+            raise MemoryNotFoundError(memory_id)
+        return item or {}
+
+    def _conditional(
+        self, namespace: str, memory_id: int, stamp: dict[str, Any], returned: str
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """Stamp the memory's access item where it exists, is not deleted and holds an earlier stamp: whether it was
+        written, and what the write returned (`returned`: ReturnValues) or, when not written, the item as it is
+        (None: no item). ReturnValues cost no read."""
         try:
             # The sort value starts with the timestamp and ends with this memory's id, so it compares as the stamp.
             with incidental():
@@ -90,17 +101,14 @@ class Stamps:
                     ConditionExpression=f"attribute_exists(pk) AND {ACCESSED_KEY} < :stamp AND #status <> :deleted",
                     ExpressionAttributeNames={"#status": "status"},
                     ExpressionAttributeValues={":stamp": stamp, ":deleted": DELETED},
-                    ReturnValues="UPDATED_NEW",
+                    ReturnValues=returned,
                     ReturnValuesOnConditionCheckFailure="ALL_OLD",
                 )
         except ConditionFailedError as failed:
             # Missing, deleted, or already stamped later by a concurrent reader: the old item tells which.
-            old = failed.old_item
-            if not old or old["status"] == DELETED:
-                raise MemoryNotFoundError(memory_id) from None
-            return dict(old)
-        attributes: dict[str, Any] = response["Attributes"]
-        return attributes
+            return False, dict(failed.old_item) if failed.old_item else None
+        attributes: dict[str, Any] = response.get("Attributes", {})
+        return True, attributes
 
     def stamp_with_prior(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> dict[int, StoredStamp]:
         """Stamp each memory not deleted by a conditional UpdateItem of its access item, all at once, each answering
@@ -109,23 +117,8 @@ class Stamps:
         return {memory_id: prior for memory_id, prior in zip(memory_ids, priors, strict=True) if prior is not None}
 
     def _prior(self, namespace: str, memory_id: int, accessed_at: str) -> StoredStamp | None:
-        try:
-            with incidental():
-                response = call(
-                    self._client.update_item,
-                    TableName=self._table,
-                    Key=access_key(namespace, memory_id),
-                    UpdateExpression=f"SET {ACCESSED_KEY} = :stamp",
-                    ConditionExpression=f"attribute_exists(pk) AND {ACCESSED_KEY} < :stamp AND #status <> :deleted",
-                    ExpressionAttributeNames={"#status": "status"},
-                    ExpressionAttributeValues={":stamp": sort_value(accessed_at, memory_id), ":deleted": DELETED},
-                    ReturnValues="ALL_OLD",
-                    ReturnValuesOnConditionCheckFailure="ALL_OLD",
-                )
-            old = response.get("Attributes")
-        except ConditionFailedError as failed:
-            old = failed.old_item  # none stored, deleted, or stamped later by another reader: as it is
-        return stamp_of(old) if old else None
+        _, old = self._conditional(namespace, memory_id, sort_value(accessed_at, memory_id), "ALL_OLD")
+        return stamp_of(old) if old else None  # none stored, deleted, or stamped later by another reader: as it is
 
     def stamp(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> None:
         keys = [(access_key(namespace, memory_id), memory_id) for memory_id in memory_ids]

@@ -18,6 +18,7 @@ reach: their stamps are read first. The ranking is exact either way; the backfil
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
@@ -25,7 +26,7 @@ from typing import Final
 from core.model import Memory
 from core.recall.query import RecallQuery
 from core.recall.ranking import Signals
-from core.repository.digests import DigestReads
+from core.repository.digests import DigestReads, StoredStamp
 
 # Scores are rounded to 6 decimals: a match's best and its floor differ by its use at most, give or take this.
 _ROUNDING: Final = 2e-6
@@ -82,13 +83,66 @@ def reached(
         return score(replace(entry.signals, last_accessed_at=best_use))
 
     reach = within_reach(ranked, query.offset + query.limit, best, use_weight)
-    if stamping and query.offset == 0 and len(reach) <= query.limit:
-        # Every match within reach is on the page whatever its use: only their order waits for their stamps.
+    if stamping and query.offset == 0:
+        # The page's matches, whose order alone waits for their stamps (learnt from stamping them).
+        page, gone = (
+            (list(reach), 0)
+            if len(reach) <= query.limit
+            else _filled(store, namespace, ranked, reach, query, score, use_weight)
+        )
         found = [
-            memory for memory in records([entry.signals.memory_id for entry in reach]) if memory.status == query.status
+            memory for memory in records([entry.signals.memory_id for entry in page]) if memory.status == query.status
         ]
-        return Reached(found, 0, len(reach) - len(found), unstamped=True)
+        return Reached(found, 0, gone + len(page) - len(found), unstamped=True)
     return _by_stamps(store, namespace, reach, query, score, records)
+
+
+def _filled(
+    store: DigestReads,
+    namespace: str,
+    ranked: Sequence[Ranked],
+    reach: Sequence[Ranked],
+    query: RecallQuery,
+    score: Score,
+    use_weight: float,
+) -> tuple[list[Ranked], int]:
+    """A first page's matches when more than its size can reach it: those on it whatever anyone's use (fewer than the
+    page's size of the others could outrank one at its worst: its floor), and the best of the rest by their stored
+    stamps, read for them alone; and how many of those were found gone or no longer shown. Only matches in `ranked`
+    can outrank a match on the page (every other one's best is below the page's floors)."""
+    floors = sorted(entry.floor for entry in ranked)
+
+    def rivals(entry: Ranked) -> int:
+        # The others whose best score (floor and use's weight, give or take the rounding) may reach its floor.
+        return len(floors) - bisect_left(floors, entry.floor - use_weight - _ROUNDING) - 1
+
+    sure = [entry for entry in reach if rivals(entry) < query.limit]
+    unsure = [entry for entry in reach if rivals(entry) >= query.limit]
+    scored = _stamped_scores(store, namespace, unsure, query, score)
+    best = heapq.nlargest(query.limit - len(sure), scored, key=_by_rank)
+    return [*sure, *(entry for _, entry, _ in best)], len(unsure) - len(scored)
+
+
+def _stamped_scores(
+    store: DigestReads, namespace: str, entries: Sequence[Ranked], query: RecallQuery, score: Score
+) -> list[tuple[float, Ranked, StoredStamp]]:
+    """The score of each of `entries` still shown by its stored stamp (read for them alone), with the stamp."""
+    stamps = store.stored_stamps(namespace, [entry.signals.memory_id for entry in entries])
+    scored = []
+    for entry in entries:
+        stamp = stamps.get(entry.signals.memory_id)
+        if stamp is None or stamp.status != query.status:
+            continue
+        used = entry.floor
+        if stamp.last_accessed_at is not None:  # never used: its score is its floor
+            used = score(replace(entry.signals, last_accessed_at=stamp.last_accessed_at))
+        scored.append((used, entry, stamp))
+    return scored
+
+
+def _by_rank(scored: tuple[float, Ranked, StoredStamp]) -> tuple[float, int]:
+    """A scored match's place: by score, then id (both descending, as recall ranks)."""
+    return scored[0], scored[1].signals.memory_id
 
 
 def contenders(floors: Sequence[float], memory_ids: Sequence[int], wanted: int, use_weight: float) -> list[int]:
@@ -130,22 +184,14 @@ def _by_stamps(
 ) -> Reached:
     """The page's records, the matches within reach ranked exactly by their stored stamps first; one found gone or no
     longer shown when its record is read gives its place to the next."""
-    stamps = store.stored_stamps(namespace, [entry.signals.memory_id for entry in reach])
-    scored = []
-    for entry in reach:
-        stamp = stamps.get(entry.signals.memory_id)
-        if stamp is None or stamp.status != query.status:
-            continue
-        used = entry.floor
-        if stamp.last_accessed_at is not None:  # never used: its score is its floor
-            used = score(replace(entry.signals, last_accessed_at=stamp.last_accessed_at))
-        scored.append((used, entry.signals.memory_id))
+    scored = _stamped_scores(store, namespace, reach, query, score)
     gone = len(reach) - len(scored)
-    pending = [memory_id for _, memory_id in sorted(scored, reverse=True)[query.offset :]]
+    stamped_at = {entry.signals.memory_id: stamp.last_accessed_at for _, entry, stamp in scored}
+    pending = [entry.signals.memory_id for _, entry, _ in sorted(scored, key=_by_rank, reverse=True)[query.offset :]]
     page: list[Memory] = []
     while pending and len(page) < query.limit:
         batch, pending = pending[: query.limit - len(page)], pending[query.limit - len(page) :]
         found = [memory for memory in records(batch) if memory.status == query.status]
         gone += len(batch) - len(found)
-        page += [memory.model_copy(update={"last_accessed_at": stamps[memory.id].last_accessed_at}) for memory in found]
+        page += [memory.model_copy(update={"last_accessed_at": stamped_at[memory.id]}) for memory in found]
     return Reached(page, 0, gone)

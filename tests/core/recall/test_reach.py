@@ -2,7 +2,7 @@
 without meaning (the question not embedded, or every stored vector another model's), it reads every match's stamp but
 only its page's records; with no weight on use, ties below the page read nothing; a match gone between its stamp and its
 record gives its place to the next; and whatever the weights and the model, every page is its slice of the ranking read
-whole."""
+whole, and a stamped page (its stamps learnt from stamping it) is the page a recall stamping nothing returns."""
 
 from __future__ import annotations
 
@@ -131,8 +131,8 @@ WORDS = ("user", "eats", "fish", "lives", "Lyon", "tea", "works", "Apollo")
 WEIGHTS = st.fixed_dictionaries({part: st.sampled_from((0.0, 0.001, 0.15, 0.5)) for part in PARTS})
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
+# A namespace of up to 14 short memories, some used, and a question, weights, page size and model to recall with.
+PAGES = given(
     contents=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join), max_size=14),
     reads=st.lists(st.integers(0, 13), max_size=8),
     weights=WEIGHTS,
@@ -140,9 +140,12 @@ WEIGHTS = st.fixed_dictionaries({part: st.sampled_from((0.0, 0.001, 0.15, 0.5)) 
     limit=st.integers(1, 4),
     model=st.sampled_from((STAND_IN, Renamed(), Unreachable())),
 )
-def test_every_page_is_its_slice_of_the_ranking_read_whole(
-    contents: list[str], reads: list[int], weights: dict[Any, float], question: str, limit: int, model: Embedder
-) -> None:
+
+
+def recalling(
+    contents: list[str], reads: list[int], weights: dict[Any, float], model: Embedder
+) -> tuple[Counting, RecallService, FakeClock]:
+    """The memories written and read as `contents` and `reads` say, and a recall of them with `weights` by `model`."""
     clock = FakeClock()
     store = Counting()
     memories = MemoryService(store, clock, indexer=RecallIndexer(STAND_IN))
@@ -151,7 +154,15 @@ def test_every_page_is_its_slice_of_the_ranking_read_whole(
     for index in reads if contents else []:
         clock.advance(hours=7)
         memories.get(NS, index % len(contents) + 1)
-    recall = RecallService(store, model, RankingSettings(weights=weights), clock=clock)
+    return store, RecallService(store, model, RankingSettings(weights=weights), clock=clock), clock
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@PAGES
+def test_every_page_is_its_slice_of_the_ranking_read_whole(
+    contents: list[str], reads: list[int], weights: dict[Any, float], question: str, limit: int, model: Embedder
+) -> None:
+    _, recall, _ = recalling(contents, reads, weights, model)
     asked = {"query": question, "as_of": "2026-06-01T00:00:00Z"}
 
     # At most 14 matches, under the limit of 50: every record is read, and the ranking is the whole one.
@@ -167,32 +178,19 @@ def test_every_page_is_its_slice_of_the_ranking_read_whole(
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    contents=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join), max_size=14),
-    reads=st.lists(st.integers(0, 13), max_size=8),
-    weights=WEIGHTS,
-    question=st.sampled_from(("which sports", "what does the user eat", "Lyon")),
-    limit=st.integers(1, 4),
-    model=st.sampled_from((STAND_IN, Renamed(), Unreachable())),
-)
+@PAGES
 def test_a_stamped_page_is_the_page_a_recall_stamping_nothing_returns_and_says_the_stamps_held_before(
     contents: list[str], reads: list[int], weights: dict[Any, float], question: str, limit: int, model: Embedder
 ) -> None:
-    clock = FakeClock()
-    store = Counting()
-    memories = MemoryService(store, clock, indexer=RecallIndexer(STAND_IN))
-    for content in contents:
-        memories.create(NS, NewMemory.parse({"content": content}))
-    for index in reads if contents else []:
-        clock.advance(hours=7)
-        memories.get(NS, index % len(contents) + 1)
-    recall = RecallService(store, model, RankingSettings(weights=weights), clock=clock)
+    store, recall, clock = recalling(contents, reads, weights, model)
     asked = {"query": question, "as_of": "2026-06-01T00:00:00Z"}
 
     for offset in [0, 0, *range(limit, len(contents) + 1, limit)]:  # the first page twice: its stamps changed
         clock.advance(hours=1)
         query = RecallQuery.parse({**asked, "limit": limit, "offset": offset})
         unstamped = recall.recall(NS, query, stamp=False)
+        every = range(1, len(contents) + 1)
+        before = {memory.id: memory.last_accessed_at for memory in store.records(NS, every)}
         stamped = recall.recall(NS, query)
 
         def shown(page: Any) -> list[tuple[int, float, Any]]:
@@ -203,3 +201,5 @@ def test_a_stamped_page_is_the_page_a_recall_stamping_nothing_returns_and_says_t
         stamps = [item.memory.last_accessed_at for item in stamped.items]
         assert len(set(stamps)) <= 1  # the recall's moment
         assert [memory.last_accessed_at for memory in store.records(NS, [i for i, _, _ in shown(stamped)])] == stamps
+        after = {memory.id: memory.last_accessed_at for memory in store.records(NS, every)}
+        assert {i for i in before if after[i] != before[i]} <= {i for i, _, _ in shown(stamped)}  # the page alone
