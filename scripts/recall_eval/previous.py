@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Final
 from unittest import mock
@@ -19,27 +19,30 @@ SETTINGS: Final = RankingSettings(
 )
 
 
-def scores(query: Sequence[str], documents: Sequence[Sequence[str]]) -> list[float]:
-    """core.recall.lexical.scores as it was: BM25 divided by the sum of the query terms' IDFs times (k1 + 1)."""
+def counted_scores(query: Sequence[str], counts: Sequence[Mapping[str, int]], lengths: Sequence[int]) -> list[float]:
+    """core.recall.lexical.counted_scores as it was: BM25 divided by the sum of the query terms' IDFs times (k1 + 1),
+    a document's terms summed in its own order."""
     wanted = set(query)
-    if not wanted or not documents:
-        return [0.0] * len(documents)
-    counts = [Counter(term for term in document if term in wanted) for document in documents]
-    total = len(documents)
-    mean_length = sum(len(document) for document in documents) / total or 1.0
-    held = Counter(term for count in counts for term in count)
+    if not wanted or not counts:
+        return [0.0] * len(counts)
+    held = Counter(term for count in counts for term in count if term in wanted)
+    total = len(counts)
+    mean_length = sum(lengths) / total or 1.0
     idf = {term: math.log(1 + (total - held[term] + 0.5) / (held[term] + 0.5)) for term in wanted}
     ceiling = sum(idf.values()) * (lexical.K1 + 1)
     result = []
-    for document, count in zip(documents, counts, strict=True):
-        norm = lexical.K1 * (1 - lexical.B + lexical.B * len(document) / mean_length)
-        score = sum(idf[term] * tf * (lexical.K1 + 1) / (tf + norm) for term, tf in count.items())
-        result.append(score / ceiling)
+    for count, length in zip(counts, lengths, strict=True):
+        norm = lexical.K1 * (1 - lexical.B + lexical.B * length / mean_length)
+        found = [(term, tf) for term, tf in count.items() if term in wanted]
+        result.append(sum(idf[term] * tf * (lexical.K1 + 1) / (tf + norm) for term, tf in found) / ceiling)
     return result
 
 
 @contextmanager
 def lexical_part() -> Iterator[None]:
     """The lexical part as it was, while the block runs (the recall service reads it through the module)."""
-    with mock.patch.object(lexical, "question_terms", lexical.terms), mock.patch.object(lexical, "scores", scores):
+    with (
+        mock.patch.object(lexical, "question_terms", lexical.terms),
+        mock.patch.object(lexical, "counted_scores", counted_scores),
+    ):
         yield

@@ -4,10 +4,11 @@ A match's score is the sum of its parts, and one part, use, only its stored stam
 not in the digest). Use weighs at most `weights["use"]` and can only raise a score: ranked by its score without use
 (`floor`), a match can at best reach its score with the best use there is (`best`). It cannot rank among the first
 `wanted` when `wanted` matches rank above its best whatever their use (by their floor, ties by id descending, as the
-ranking breaks them), and its record is not read; every other one can, and is. With meaning, that is about the page:
-when no more than the page's matches can reach a first page that is stamped, they are the page whatever their use, and
-their stamps are learnt from stamping them (MemoryRepository.stamp_with_prior: no stamp read). Otherwise their stamps
-are read first (a store reads a stamp for at most half of what it reads a record for, and far less for ids close
+ranking breaks them), and its record is not read; every other one can, and is. With meaning, that is about the page.
+A first page that is stamped learns its matches' stamps from stamping them (MemoryRepository.stamp_with_prior: no stamp
+read): a match fewer than the page's size of the others could outrank at its worst is on it whatever anyone's use, and
+only the uncertain rest within reach have their stamps read, to fill the places left. Otherwise their stamps are read
+first (a store reads a stamp for at most half of what it reads a record for, and far less for ids close
 together), which rank them exactly, and only the page's records after. Without meaning (a question the model did
 not embed in time, or a model none of whose vectors is stored yet: a model change before `agent-memory embed --all`
 ends), matches that share none of the question's words tie, only use sets them apart, and all of them are within
