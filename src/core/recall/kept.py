@@ -53,6 +53,8 @@ class KeptRecords:
         return list(found.values())
 
     def _keep(self, namespace: str, candidates: Sequence[Candidate], records: Sequence[Memory]) -> None:
+        if not self._size:
+            return  # a cold process's digests are new objects every time: nothing to keep them for
         by_id = {candidate.memory_id: candidate for candidate in candidates}
         with self._lock:
             for memory in records:

@@ -136,7 +136,7 @@ class RecallService:
         question = self._answer(asked)
         if large:
             candidates = self._large(namespace, query, question)
-        ranked, kept = self._rank(query.query, question, candidates, as_of, query.offset + query.limit)
+        ranked, contending = self._rank(query.query, question, candidates, as_of, query.offset + query.limit)
         read = reached(
             self._store,
             namespace,
@@ -145,7 +145,7 @@ class RecallService:
             lambda signals: self._score(signals, as_of),
             format_timestamp(as_of),
             self._settings.weights["use"],
-            lambda ids: self._records.records(namespace, [kept[memory_id] for memory_id in ids]),
+            lambda ids: self._records.records(namespace, [contending[memory_id] for memory_id in ids]),
             stamping=stamp,
         )
         if fence is not None:

@@ -158,6 +158,18 @@ def test_a_stamp_failure_during_a_listing_is_reported_unavailable(
         repository.stamp(NAMESPACE, [1], "2026-04-06T14:13:00.000000Z")
 
 
+def test_a_recall_s_stamps_refused_are_reported_unavailable(
+    moto_engine: Engine, repository: DynamoDBMemoryRepository
+) -> None:
+    for memory_id in (1, 2):
+        writes.add(repository, NAMESPACE, memory(memory_id))
+    faults = Faults(moto_engine.client, "UpdateItem", "ThrottlingException", times=10)
+
+    with pytest.raises(StorageUnavailableError):
+        repository.stamp_with_prior(NAMESPACE, [1, 2], "2026-04-06T14:13:00.000000Z")
+    assert faults.attempts >= 2  # each memory's stamp was tried
+
+
 def test_a_read_whose_stamp_is_refused_is_unavailable_and_leaves_no_call_of_it_running(
     moto_engine: Engine, repository: DynamoDBMemoryRepository
 ) -> None:
