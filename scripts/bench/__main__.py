@@ -105,9 +105,7 @@ def run_ops(
             page_items=PAGE_BYTES // largest,
             recall=(recall, embedder),
             key_ids=key_ids,
-            warm=(services.memories, services.recall, _unseen(client, table, embedder))
-            if services.recall is not None
-            else None,
+            warm=(services.memories, services.recall) if services.recall is not None else None,
         )
         results: dict[str, Any] = {}
         for name, namespace in namespaces.items():
@@ -187,16 +185,6 @@ def _cold(client: Any, table: str, embedder: Any) -> tuple[Any, Any]:
     cold = DynamoDBMemoryRepository(client, table, dimensions=embedder.dimensions, warm_search_bytes=0)
     memories = MemoryService(cold, fenced=True, indexer=RecallIndexer(embedder))
     return memories, RecallService(cold, embedder, fenced=True, warm_bytes=0)
-
-
-def _unseen(client: Any, table: str, embedder: Any) -> Any:
-    """A recall service as built (a warm copy of the digests) that keeps no page's records (core.recall.kept): each
-    page read as one the process has not answered before."""
-    from adapters.dynamodb.memories import DynamoDBMemoryRepository
-    from core.recall.service import RecallService
-
-    store = DynamoDBMemoryRepository(client, table, dimensions=embedder.dimensions)
-    return RecallService(store, embedder, fenced=True, kept_records=0)
 
 
 def _largest_items(client: Any, table: str, shape: Any, namespaces: list[str]) -> tuple[dict[str, int], dict[str, int]]:

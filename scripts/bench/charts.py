@@ -19,7 +19,6 @@ from xml.sax.saxutils import escape, quoteattr
 COLD_AND_WARM: Final = (
     ("recall", "recall", "cold"),
     ("recall_warm", "recall", "warm"),
-    ("recall_warm_unseen", "recall", "warm, page unseen"),
     ("recall_warm_changed", "recall", "warm, 10 changed"),
     ("search_q", "q", "cold"),
     ("search_q_warm", "q", "warm"),
@@ -27,7 +26,7 @@ COLD_AND_WARM: Final = (
 )
 # Each operation its colour, each way of reading its line (colour-blind safe: Okabe and Ito's blue and vermillion).
 _COLOURS: Final = {"recall": "#0072b2", "q": "#d55e00"}
-_DASHES: Final = {"cold": "", "warm": "6 4", "warm, page unseen": "10 3 2 3", "warm, 10 changed": "2 3"}
+_DASHES: Final = {"cold": "", "warm": "6 4", "warm, 10 changed": "2 3"}
 WIDTH, HEIGHT = 720, 420
 LEFT, RIGHT, TOP, BOTTOM = 70, 190, 40, 56
 # The pictures a run gives: file name, the figure of each operation drawn, title, axis label, and guide lines.

@@ -60,9 +60,8 @@ SUPERSEDING = ("supersede", "create_superseding")
 # process's first read, every digest or search copy): `_warm` after one read and no change since (but those the change
 # index lists again at each refresh: every change of the last changes.WINDOW_SECONDS), `_warm_changed` with CHANGES
 # changes written through the service between timed calls (half creates, half content patches). The recalls ask the
-# bench's 8 questions in turn, so a warm one mostly answers a page it has answered before (its records kept:
-# core.recall.kept); `recall_warm_unseen` keeps no record, as if each page were new to the process.
-WARM = ("recall_warm", "recall_warm_unseen", "search_q_warm", "recall_warm_changed", "search_q_warm_changed")
+# bench's 8 questions in turn; a warm one reads no record whatever its page (it answers from the digests).
+WARM = ("recall_warm", "search_q_warm", "recall_warm_changed", "search_q_warm_changed")
 CHANGES = 10
 # What the largest namespaces measure (the other operations cost the same at any size, or grow as these do).
 RECALL_AND_Q = ("search_q", "recall", *WARM)
@@ -108,12 +107,11 @@ class OperationBench:
         page_items: int | None = None,
         recall: tuple[RecallService, CountingEmbedder] | None = None,
         key_ids: Mapping[str, str] | None = None,
-        warm: tuple[MemoryService, RecallService, RecallService] | None = None,
+        warm: tuple[MemoryService, RecallService] | None = None,
     ) -> None:
         """`recall`: the recall service over `service`'s store and the embedder both embed with, counted. `key_ids`:
         the id of an API key of each namespace, which its reads are made for (behind their read fence). `service` and
-        `recall` read cold (no warm copy); `warm`: the same services over a store that keeps warm copies (WARM), and a
-        recall service over such a store that keeps no page's records (`recall_warm_unseen`)."""
+        `recall` read cold (no warm copy); `warm`: the same services over a store that keeps warm copies (WARM)."""
         self._warm = warm
         self._key_ids = key_ids or {}
         self._page_items = page_items
@@ -186,7 +184,7 @@ class OperationBench:
     def _warm_actions(self, name: str, key_id: str | None, reads: list[int]) -> dict[str, Callable[[], object]]:
         """WARM's reads, and (in `_between`) the changes written before each of the `_changed` ones."""
         assert self._warm is not None
-        memories, recall, unseen = self._warm
+        memories, recall = self._warm
         service, rng, searched = self._service, self._rng, RetrievalQuery.parse(LISTINGS["search_q"])
 
         def search() -> object:
@@ -194,9 +192,6 @@ class OperationBench:
 
         def recalled() -> object:
             return recall.recall(name, RecallQuery.parse({"query": question(rng)}), key_id=key_id)
-
-        def recalled_unseen() -> object:
-            return unseen.recall(name, RecallQuery.parse({"query": question(rng)}), key_id=key_id)
 
         def changes() -> None:
             for n in range(CHANGES):
@@ -210,7 +205,6 @@ class OperationBench:
         self._between.update({"recall_warm_changed": changes, "search_q_warm_changed": changes})
         return {
             "recall_warm": recalled,
-            "recall_warm_unseen": recalled_unseen,
             "search_q_warm": search,
             "recall_warm_changed": recalled,
             "search_q_warm_changed": search,

@@ -30,7 +30,6 @@ STAMPING = (
     "list_by_use",
     "recall",
     "recall_warm",
-    "recall_warm_unseen",
     "recall_warm_changed",
     "search_q_warm",
     "search_q_warm_changed",

@@ -343,7 +343,6 @@ def _warm_copies(ops: dict[str, Any], cost: dict[str, Any], served: dict[str, An
     at = ops["sizes"].get(WARM_RECALL_AT, {}).get("ops", {})
     for op, since in (
         ("recall_warm", "no change since its last read"),
-        ("recall_warm_unseen", "no change since, a page not seen before"),
         ("recall_warm_changed", "10 changes since"),
     ):
         m = at.get(op)

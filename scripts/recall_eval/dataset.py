@@ -26,7 +26,6 @@ from core.digest import Digest, Vector
 from core.model import Memory
 from core.recall import service as recall_service
 from core.recall.embedding import Embedder, Kind, passage_text
-from core.recall.lexical import memory_terms
 from core.recall.query import RecallQuery
 from core.recall.ranking import RankingSettings
 from core.recall.service import RecallService
@@ -177,7 +176,7 @@ def load(directory: Path, embedder: Embedder) -> list[Namespace]:
         vectors = remembered.embed([passage_text(m.content, m.tags) for m in memories], "passage")
         store = InMemoryMemoryRepository()
         for memory, vector in zip(memories, vectors, strict=True):
-            digest = Digest(tuple(memory_terms(memory.content, memory.tags)), vector, embedder.model)
+            digest = Digest(vector, embedder.model)
             writes.add(store, data["namespace"], memory, digest=digest)
         questions = [
             Question(q["id"], q["question"], q["kind"], q["relevant"], q.get("current"), tuple(q.get("older", ())))

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Final
 from unittest import mock
 
+from core import words
 from core.recall import lexical
 from core.recall.ranking import RankingSettings
 
@@ -42,7 +43,7 @@ def counted_scores(query: Sequence[str], counts: Sequence[Mapping[str, int]], le
 def lexical_part() -> Iterator[None]:
     """The lexical part as it was, while the block runs (the recall service reads it through the module)."""
     with (
-        mock.patch.object(lexical, "question_terms", lexical.terms),
+        mock.patch.object(lexical, "question_terms", words.terms),
         mock.patch.object(lexical, "counted_scores", counted_scores),
     ):
         yield

@@ -28,7 +28,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from core.digest import Vector
-from core.repository.digests import CandidateFilter, DigestRow
+from core.repository.digests import Candidate, CandidateFilter
 from core.repository.vectors import HOLDING_MOST, NEAREST_MOST, VectorSearchUnavailableError
 
 # PutVectors and DeleteVectors take at most 500 vectors a call.
@@ -57,7 +57,7 @@ class IndexedVector:
     """A memory's vector as the index keeps it."""
 
     namespace: str
-    row: DigestRow
+    candidate: Candidate
 
 
 def make_s3vectors_client(region: str) -> S3VectorsClient:
@@ -100,16 +100,16 @@ def query_filter(namespace: str, filters: CandidateFilter, holding: Sequence[str
     return {"$and": conditions}
 
 
-def metadata(namespace: str, row: DigestRow) -> dict[str, Any]:
+def metadata(namespace: str, candidate: Candidate) -> dict[str, Any]:
     """A vector's filterable metadata: its namespace, status, type and tags, and its distinct terms in order of first
     use (`terms`, what recall's lexical candidates are found by) as many as keep the whole within FILTERABLE_BYTES as
     JSON (a memory of a few hundred words keeps its first ones)."""
-    found: dict[str, Any] = {"namespace": namespace, "status": row.status, "memory_type": row.candidate.memory_type}
-    if row.tags:
-        found["tags"] = list(row.tags)
+    found: dict[str, Any] = {"namespace": namespace, "status": candidate.status, "memory_type": candidate.memory_type}
+    if candidate.tags:
+        found["tags"] = list(candidate.tags)
     room = FILTERABLE_BYTES - len(json.dumps(found).encode()) - len(', "terms": []')
     terms: list[str] = []
-    for term in dict.fromkeys(row.candidate.terms):
+    for term in candidate.term_counts:  # in order of first use
         room -= len(json.dumps(term).encode()) + (2 if terms else 0)
         if room < 0:
             break
@@ -149,9 +149,9 @@ class S3VectorIndex:
             raise VectorSearchUnavailableError(_why(exc, "the query")) from exc
         return [memory_id_of(found["key"]) for found in answer["vectors"]]
 
-    def keeps(self, row: DigestRow) -> bool:
+    def keeps(self, candidate: Candidate) -> bool:
         """Whether the index keeps a vector for this digest: one of the ranking model's."""
-        return row.candidate.vector is not None and row.candidate.model == self._model
+        return candidate.vector is not None and candidate.model == self._model
 
     def put(self, vectors: Sequence[IndexedVector]) -> None:
         """Write these vectors (each replacing what its key held: idempotent), 500 a call. VectorIndexError when a
@@ -167,13 +167,13 @@ class S3VectorIndex:
             _written(partial(self._client.delete_vectors, **self._target, keys=batch))
 
     def _entry(self, vector: IndexedVector) -> dict[str, Any]:
-        candidate = vector.row.candidate
+        candidate = vector.candidate
         if candidate.vector is None:
             raise ValueError("a digest without a vector has no place in the index")
         return {
             "key": vector_key(vector.namespace, candidate.memory_id),
             "data": {"float32": floats(candidate.vector)},
-            "metadata": metadata(vector.namespace, vector.row),
+            "metadata": metadata(vector.namespace, candidate),
         }
 
 

@@ -25,7 +25,7 @@ from typing import Final
 
 from adapters.dynamodb.indexed import IndexedNamespaces
 from adapters.s3vectors import BATCH, IndexedVector, S3VectorIndex, vector_key
-from core.repository.digests import DigestRow
+from core.repository.digests import Candidate
 
 # One PutVectors call's worth of digests a page.
 PAGE: Final = BATCH
@@ -122,7 +122,7 @@ class VectorBackfill:
         cursor = Cursor(namespace, resume.after if resume else 0, mark.epoch, mark.read_at)
         while page := self._table.digest_page(namespace, cursor.after, self._page):
             self._apply(namespace, page, [], filled)
-            cursor = Cursor(namespace, page[-1].candidate.memory_id, cursor.epoch, cursor.started)
+            cursor = Cursor(namespace, page[-1].memory_id, cursor.epoch, cursor.started)
             self._on_page(cursor)
         if self._settle(namespace, mark, filled) and self._table.mark(namespace, mark.epoch, self._label):
             filled.marked += 1
@@ -140,15 +140,15 @@ class VectorBackfill:
                 return True
             ids = sorted(found.memory_ids)
             rows = self._table.digest_rows(namespace, ids)
-            held = {row.candidate.memory_id for row in rows}
+            held = {row.memory_id for row in rows}
             self._apply(namespace, rows, [memory_id for memory_id in ids if memory_id not in held], filled)
             mark = found.mark
         return False
 
-    def _apply(self, namespace: str, rows: Sequence[DigestRow], gone: Sequence[int], filled: Filled) -> None:
+    def _apply(self, namespace: str, rows: Sequence[Candidate], gone: Sequence[int], filled: Filled) -> None:
         """Put the rows the index keeps; delete the keys of the others and of `gone` (purged, erased)."""
         puts = [IndexedVector(namespace, row) for row in rows if self._index.keeps(row)]
-        deletes = [vector_key(namespace, row.candidate.memory_id) for row in rows if not self._index.keeps(row)]
+        deletes = [vector_key(namespace, row.memory_id) for row in rows if not self._index.keeps(row)]
         deletes += [vector_key(namespace, memory_id) for memory_id in gone]
         if puts:
             self._index.put(puts)

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from adapters.dynamodb.codec import DIGEST_PREFIX, NAMESPACE_PREFIX
-from adapters.dynamodb.digests import to_row
+from adapters.dynamodb.digests import to_candidate
 from adapters.s3vectors import IndexedVector, S3VectorIndex, vector_key
 
 _CHANGED: Final = ("INSERT", "MODIFY")
@@ -62,7 +62,7 @@ def sync(index: S3VectorIndex, records: Sequence[Mapping[str, Any]]) -> list[str
     failed = unread
     if puts:
         failed += _applied(
-            lambda: index.put(puts), [vector_key(v.namespace, v.row.candidate.memory_id) for v in puts], latest
+            lambda: index.put(puts), [vector_key(v.namespace, v.candidate.memory_id) for v in puts], latest
         )
     if deletes:
         failed += _applied(lambda: index.delete(deletes), deletes, latest)
@@ -78,8 +78,8 @@ def _read(index: S3VectorIndex, record: Mapping[str, Any]) -> tuple[str, Indexed
     namespace, memory_id = found
     if record["eventName"] not in _CHANGED:
         return vector_key(namespace, memory_id), None
-    row = to_row(_image(record["dynamodb"]["NewImage"]))
-    return vector_key(namespace, memory_id), IndexedVector(namespace, row) if index.keeps(row) else None
+    candidate = to_candidate(_image(record["dynamodb"]["NewImage"]))
+    return vector_key(namespace, memory_id), IndexedVector(namespace, candidate) if index.keeps(candidate) else None
 
 
 def _applied(call: Any, keys: list[str], latest: Mapping[str, tuple[IndexedVector | None, list[str]]]) -> list[str]:

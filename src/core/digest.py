@@ -1,11 +1,12 @@
-"""What recall keeps of a memory beside its record, its digest: the memory's lexical terms and its embedding, an int8
-`Vector`, with the name of the model that made it. The core computes a digest before a write (an `Indexer`:
-core.recall.indexing over an embedding model) and the store keeps it in the same atomic write as the memory's change,
-so recall reads digests (small) instead of records. A digest without a vector (the model was unavailable, or the memory
+"""What recall keeps of a memory beside its record, its digest: the memory's embedding, an int8 `Vector`, with the name
+of the model that made it. The core computes a digest before a write (an `Indexer`: core.recall.indexing over an
+embedding model) and the store keeps it in the same atomic write as the memory's change, with what recall reads of the
+memory itself (core.repository.digests.Candidate: its content, tags and timestamps, whose terms it counts), so recall
+reads digests (small) instead of records. A digest without a vector (the model was unavailable, or the memory
 came from an import) waits for the backfill (core.recall.backfill), which embeds it later.
 
 This module sits below the storage port, which carries digests, and needs no package beyond the standard library: the
-purge function, which embeds what waits but computes no terms, ships it without recall's extra.
+purge function, which embeds what waits, ships it without recall's extra.
 """
 
 from __future__ import annotations
@@ -43,10 +44,8 @@ class Vector:
 
 @dataclass(frozen=True)
 class Digest:
-    """A memory's terms (stemmed words of its content and tags, in order) and, once embedded, its vector and the
-    model that made it (both or neither)."""
+    """A memory's vector, once embedded, and the model that made it (both or neither)."""
 
-    terms: tuple[str, ...]
     vector: Vector | None = None
     model: str | None = None
 

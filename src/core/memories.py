@@ -16,7 +16,6 @@ from core.errors import FieldError, InvalidInputError, MemoryNotFoundError, Name
 from core.history import DEFAULT_CHANGES_DAYS, ChangesPage, ChangesQuery, HistoryPage, HistoryQuery
 from core.limits import IDEMPOTENCY_WINDOW_HOURS, MAX_MEMORY_ID, SUPERSEDE_MAX
 from core.model import IdempotentCreate, InputModel, Memory, MemoryChanges, NewMemory
-from core.recall.lexical import memory_terms
 from core.repository import IdempotencyKeyTakenError, LiveKey, MemoryRepository, PriorCreate, fence_of
 from core.schema import SupersededIds
 
@@ -57,12 +56,12 @@ class MemoryService:
 
         `indexer` (what every deployed or served service has: core.recall.indexing) computes the digest recall ranks
         a memory by, before each write of its content or tags; without one (the purge function, which writes none,
-        and tests of other things) a write still stores its digest, its terms only, which the backfill embeds: every
+        and tests of other things) a write still stores its digest, without a vector, which the backfill embeds: every
         memory has its digest from its first write."""
         self._repository = repository
         self._clock = clock
         self._fenced = fenced
-        self._indexer = indexer or _TermsOnly()
+        self._indexer = indexer or _Unembedded()
 
     def _now(self) -> str:
         """Now, as records store it: one reading of the clock per operation."""
@@ -249,11 +248,11 @@ class MemoryService:
         ]
 
 
-class _TermsOnly:
-    """The Indexer of a service given none: the digest's terms, its vector left to the backfill."""
+class _Unembedded:
+    """The Indexer of a service given none: every digest's vector is left to the backfill."""
 
     def digest(self, content: str, tags: Sequence[str]) -> Digest:
-        return Digest(tuple(memory_terms(content, tags)))
+        return Digest()
 
 
 class _Told:

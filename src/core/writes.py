@@ -30,10 +30,10 @@ def add(
     live_key: LiveKey | None = None,
     digest: Digest | None = None,
 ) -> None:
-    """Store a new memory (its id already drawn), its first revision and its digest (none given: one without terms,
+    """Store a new memory (its id already drawn), its first revision and its digest (none given: one without a vector,
     for the backfill to embed). IdempotencyKeyTakenError names the earlier create when `idempotency`'s key is
     recorded; WriteConflictError when the id is taken."""
-    change = rules.created(memory, key_id, digest or Digest(()), idempotency)
+    change = rules.created(memory, key_id, digest or Digest(), idempotency)
     store.commit(Commit(namespace, (change,), live_key))
 
 
@@ -49,7 +49,7 @@ def add_superseding(
 ) -> None:
     """Store a new memory that supersedes the memories `supersedes` (core.changes.superseded), in one commit with
     them: InvalidInputError naming each missing, deleted or repeated entry (`supersedes[i]`), nothing written."""
-    created = rules.created(memory, key_id, digest or Digest(()), idempotency)
+    created = rules.created(memory, key_id, digest or Digest(), idempotency)
     for _ in range(CHANGE_ATTEMPTS):
         found = store.load_all(namespace, supersedes)
         changes = _superseded(supersedes, found, memory.id, memory.created_at, key_id, "supersedes")
@@ -121,7 +121,7 @@ def apply(
     def index(content: str, tags: Sequence[str]) -> Digest:
         text = (content, tuple(tags))
         if text not in indexed:
-            indexed[text] = indexer.digest(content, tags) if indexer else Digest(())
+            indexed[text] = indexer.digest(content, tags) if indexer else Digest()
         return indexed[text]
 
     for _ in range(UPDATE_ATTEMPTS):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 import boto3
@@ -27,7 +26,7 @@ from core.contract import RetrievalQuery
 from core.digest import Vector
 from core.model import Status
 from core.recall.query import RecallQuery
-from core.repository.digests import Candidate, DigestRow
+from core.repository.digests import Candidate
 from core.repository.vectors import VectorSearchUnavailableError
 
 BUCKET = "agent-memory-test-vectors"
@@ -35,9 +34,11 @@ INDEX = "digests"
 MODEL = "amazon.titan-embed-text-v2:0"
 
 
-def _row(memory_id: int, codes: bytes, *, status: Status = "active", tags: tuple[str, ...] = ()) -> DigestRow:
-    candidate = Candidate(memory_id, ("fish",), Vector(codes, 0.5), MODEL, "2026-12-06T10:00:00.000000Z", "fact", 1)
-    return DigestRow(candidate, status, tags)
+def _row(
+    memory_id: int, codes: bytes, *, status: Status = "active", tags: tuple[str, ...] = (), content: str = "fish"
+) -> Candidate:
+    at = "2026-12-06T10:00:00.000000Z"
+    return Candidate(memory_id, content, tags, at, at, "fact", status, 1, Vector(codes, 0.5), MODEL)
 
 
 @pytest.fixture
@@ -71,7 +72,7 @@ def test_a_digest_is_put_as_float32_values_keyed_by_namespace_and_id_with_its_fi
                     "status": "active",
                     "memory_type": "fact",
                     "tags": ["food"],
-                    "terms": ["fish"],
+                    "terms": ["fish", "food"],  # a tag's words are terms too
                 },
             }
         ],
@@ -203,7 +204,7 @@ def test_a_vector_keeps_its_distinct_terms_in_order_as_far_as_its_filterable_met
 ) -> None:
     index, _ = fake
     words = tuple(f"word{n:03d}" for n in range(400))
-    row = DigestRow(replace(_row(1, bytes([1, 0, 0])).candidate, terms=("fish", *words, "fish")), "active", ("food",))
+    row = _row(1, bytes([1, 0, 0]), tags=("food",), content=" ".join(("fish", *words, "fish")))
     kept = metadata("team", row)
     assert kept["terms"][:3] == ["fish", "word000", "word001"]
     assert len(kept["terms"]) == len(set(kept["terms"])) < 401

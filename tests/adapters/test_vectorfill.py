@@ -220,12 +220,12 @@ def test_a_page_is_one_put_of_the_documented_shape_and_a_digest_without_a_vector
     )
     MemoryService(repository, clock).create(NS, NewMemory.parse({"content": "waits for its vector"}))
     (embedded,) = repository.digest_rows(NS, [1])
-    assert embedded.candidate.vector is not None
+    assert embedded.vector is not None
     client = boto3.client("s3vectors", region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t")
     target = {"vectorBucketName": BUCKET, "indexName": INDEX}
     put = {
         "key": f"{NS}#1",
-        "data": {"float32": floats(embedded.candidate.vector)},
+        "data": {"float32": floats(embedded.vector)},
         "metadata": {
             "namespace": NS,
             "status": "active",

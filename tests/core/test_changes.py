@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from core import changes
-from core.digest import Digest
+from core.digest import Digest, Vector
 from core.errors import MemoryNotFoundError, VersionExhaustedError, VersionMismatchError
 from core.limits import MAX_VERSION
 from core.model import Memory, MemoryChanges
@@ -35,6 +35,11 @@ def loaded(revisions: int = 4, deletion: Deletion | None = None, **fields: Any) 
     return Loaded(memory(**fields), revisions, deletion, purging=False, token="as loaded")
 
 
+def marked(text: str) -> Digest:
+    """A digest telling which text it was computed for (as its model's name)."""
+    return Digest(Vector(b"\x01", 1.0), text)
+
+
 class Index:
     """An Indexer's digest function that counts its calls."""
 
@@ -43,14 +48,14 @@ class Index:
 
     def __call__(self, content: str, tags: Any) -> Digest:
         self.calls.append((content, tuple(tags)))
-        return Digest((content,))
+        return marked(content)
 
 
 def test_a_create_is_revision_one_with_its_digest_and_key() -> None:
     created = memory(version=1, status="active")
-    change = changes.created(created, "k1", Digest(("tea",)))
+    change = changes.created(created, "k1", marked("tea"))
 
-    assert (change.before, change.after, change.deletion, change.digest) == (None, created, None, Digest(("tea",)))
+    assert (change.before, change.after, change.deletion, change.digest) == (None, created, None, marked("tea"))
     assert (change.revision.revision, change.revision.change, change.revision.key_id) == (1, "created", "k1")
     assert change.revision.changed_at == created.created_at
 
@@ -65,7 +70,7 @@ def test_an_update_is_the_next_revision_with_a_new_digest_only_when_its_text_cha
     assert (retyped.revision.revision, retyped.revision.change, retyped.digest) == (5, "updated", None)
     assert (retyped.after.version, retyped.after.updated_at, retyped.after.memory_type) == (4, NOW, "fact")
     assert retyped.after.last_accessed_at == memory().last_accessed_at
-    assert reworded.digest == Digest(("likes coffee",))
+    assert reworded.digest == marked("likes coffee")
     assert index.calls == [("likes coffee", ("drink",))]
 
 

@@ -44,7 +44,7 @@ def loaded(repository: StoredMemories, memory_id: int) -> Loaded:
 
 
 def test_a_commit_of_two_creates_sharing_a_tag_stores_both_and_counts_each_once(repository: StoredMemories) -> None:
-    created = [changes.created(memory(i, ["work", f"only{i}"]), None, Digest(())) for i in (1, 2)]
+    created = [changes.created(memory(i, ["work", f"only{i}"]), None, Digest()) for i in (1, 2)]
 
     repository.commit(Commit(NS, tuple(created)))
 

@@ -18,7 +18,6 @@ from core.model import Memory, MemoryChanges, NewMemory
 from core.recall.backfill import Backfill
 from core.recall.embedding import EmbedderUnavailableError, Kind, passage_text
 from core.recall.indexing import RecallIndexer
-from core.recall.lexical import memory_terms
 from core.recall.query import RecallQuery
 from core.recall.ranking import DEFAULT_WEIGHTS, RankingSettings
 from core.recall.service import RecallService
@@ -82,12 +81,15 @@ def candidates(repository: StoredMemories, namespace: str = NS, **filters: Any) 
 def expected(memory: Memory, vector: Vector | None) -> Candidate:
     return Candidate(
         memory.id,
-        tuple(memory_terms(memory.content, memory.tags)),
-        vector,
-        STAND_IN.model if vector is not None else None,
+        memory.content,
+        tuple(memory.tags),
+        memory.created_at,
         memory.updated_at,
         memory.memory_type,
+        memory.status,
         memory.version,
+        vector,
+        STAND_IN.model if vector is not None else None,
     )
 
 
@@ -302,7 +304,7 @@ def test_a_memory_changed_while_the_backfill_embeds_it_keeps_its_newer_digest(
 
     assert (done.embedded, done.skipped) == (0, 1)
     (candidate,) = candidates(repository).values()
-    assert (candidate.terms, candidate.vector) == (tuple(memory_terms("new words", [])), None)
+    assert (candidate.content, candidate.vector) == ("new words", None)
     assert Backfill(repository, STAND_IN).until_done().embedded == 1
     assert candidates(repository)[created.id].vector == vector_of("new words")
 
@@ -368,8 +370,8 @@ def test_digests_are_written_as_given(repository: StoredMemories) -> None:
         status="active",
         version=1,
     )
-    writes.add(repository, NS, memory, digest=Digest(("a", "b"), Vector(b"\x01\xff", 0.5), "m"))
+    writes.add(repository, NS, memory, digest=Digest(Vector(b"\x01\xff", 0.5), "m"))
 
     assert candidates(repository) == {
-        3: Candidate(3, ("a", "b"), Vector(b"\x01\xff", 0.5), "m", memory.updated_at, "fact", 1)
+        3: Candidate(3, "c", (), moment, moment, "fact", "active", 1, Vector(b"\x01\xff", 0.5), "m")
     }

@@ -27,7 +27,6 @@ from core.model import NewMemory
 from core.recall.backfill import Backfill
 from core.recall.embedding import EmbedderUnavailableError, Kind
 from core.recall.indexing import RecallIndexer
-from core.recall.lexical import memory_terms
 from core.recall.standin import StandInEmbedder
 from local import cli
 from local.portability import export_namespace
@@ -98,14 +97,12 @@ def test_a_service_without_a_model_writes_digests_of_terms_only_and_embed_embeds
     ddb_local_repository: DynamoDBMemoryRepository,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # ddb_local_service has no indexer: its digests hold their terms, and wait for a vector.
+    # ddb_local_service has no indexer: its digests hold their records, and wait for a vector.
     made = [ddb_local_service.create(NS, NewMemory.parse({"content": f"note {n}", "tags": ["t"]})) for n in range(3)]
     ddb_local_service.delete(NS, made[2].id)
 
     found = {c.memory_id: c for c in ddb_local_repository.recall_candidates(NS, RetrievalQuery())}
-    assert {i: (c.terms, c.vector) for i, c in found.items()} == {
-        m.id: (tuple(memory_terms(m.content, m.tags)), None) for m in made[:2]
-    }
+    assert {i: (c.record(), c.vector) for i, c in found.items()} == {m.id: (m, None) for m in made[:2]}
     assert waiting(ddb_local_repository) == {(NS, m.id) for m in made}
 
     code, out, _ = run(dynamodb_local_endpoint, ddb_local_table, capsys, "embed")
@@ -140,8 +137,8 @@ def test_import_writes_digests_that_wait_for_the_backfill_and_the_export_carries
     assert code == 0, out
     assert "agent-memory embed" in out
     imported = ddb_local_repository.recall_candidates("bob", RetrievalQuery(tag="travel"))
-    assert sorted((c.memory_id, c.terms, c.vector) for c in imported) == [
-        (m.id, tuple(memory_terms(m.content, m.tags)), None) for m in made
+    assert sorted((c.memory_id, c.content, c.tags, c.vector) for c in imported) == [
+        (m.id, m.content, tuple(m.tags), None) for m in made
     ]
     assert waiting(ddb_local_repository) == {("bob", m.id) for m in made}
     assert Backfill(ddb_local_repository, StandInEmbedder()).until_done().embedded == 2

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import Counter
 
 from adapters.memory import InMemoryMemoryRepository
+from core import words
 from core.memories import MemoryService
 from core.model import NewMemory
-from core.recall import lexical
 from core.recall.indexing import RecallIndexer
 from core.recall.query import RecallQuery
 from core.recall.service import RecallService
@@ -31,9 +31,9 @@ def lexical_parts() -> dict[int, float]:
 
 
 def test_the_lexical_part_before_40_is_the_one_recall_ranks_with_while_it_is_swapped_in() -> None:
-    documents = [lexical.memory_terms(content, []) for content in CONTENTS]
+    documents = [words.memory_terms(content, []) for content in CONTENTS]
     expected = previous.counted_scores(
-        lexical.terms(QUESTION), [Counter(document) for document in documents], [len(d) for d in documents]
+        words.terms(QUESTION), [Counter(document) for document in documents], [len(d) for d in documents]
     )
     today = lexical_parts()
     with previous.lexical_part():

@@ -3,8 +3,11 @@ memory, recall's reads of them, and the backfill's reads and conditional writes.
 
 Recall reads the whole namespace's digests, as a `q` search reads its records, split by id into segments read at once
 (listing.py), so a digest must cost less than a record: a record holds its content twice (as written and casefolded)
-and three sort keys; a digest holds its terms deflated (about 60 % of the content's bytes) and its vector (a byte a
-dimension). Measured on the bench's memories, a recall over 1,000 of them reads fewer units than a `q` search.
+and three sort keys; a digest holds its content deflated (about 70 % of its bytes), its creation time only once it
+differs from its update time, and its vector (a byte a dimension). It is the record but its stamp, so a recall answers
+its page from digests alone; it carries no terms: recall counts them from the content (core.words), as cheap to store
+and far cheaper than a record read per answer. Measured on the bench's memories, a recall over 1,000 of them reads
+fewer units than a `q` search.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from adapters.dynamodb.codec import (
 )
 from adapters.dynamodb.queries import LARGEST_DIMENSIONS, digest_segment_ids, kind_conditions, segments
 from adapters.dynamodb.rawitems import raw_items, watch
-from adapters.dynamodb.records import from_item, memory_key
+from adapters.dynamodb.records import from_item
 from adapters.dynamodb.table import Items
 from core.budget import carried
 from core.digest import Digest, Vector
@@ -38,7 +41,6 @@ from core.repository.digests import (
     Candidate,
     CandidateFilter,
     DigestChanges,
-    DigestRow,
     DigestSnapshot,
     OwnDigest,
     Unembedded,
@@ -51,20 +53,23 @@ Item = dict[str, Any]
 
 # What recall reads of a digest (filters are evaluated by DynamoDB on the rest), and what a warm index keeps (the
 # filters' too). The read units are the whole item's either way.
-_CANDIDATE_ATTRIBUTES: Final = "sk, terms, vec, vec_scale, vec_model, updated_at, memory_type, version"
-_ROW_ATTRIBUTES: Final = f"{_CANDIDATE_ATTRIBUTES}, #status, tags"
+CANDIDATE_ATTRIBUTES: Final = (
+    "sk, #text, tags, created_at, updated_at, memory_type, #status, version, vec, vec_scale, vec_model"
+)
+ATTRIBUTE_NAMES: Final = {"#status": "status", "#text": "text"}
 
 
 def to_digest(namespace: str, memory: Memory, digest: Digest) -> Item:
     item: Item = {
         **digest_key(namespace, memory.id),
+        "text": {"B": deflated(memory.content)},
         "memory_type": {"S": memory.memory_type},
         "status": {"S": memory.status},
         "updated_at": {"S": memory.updated_at},
         "version": {"N": str(memory.version)},
     }
-    if digest.terms:
-        item["terms"] = {"B": deflated(" ".join(digest.terms))}
+    if memory.created_at != memory.updated_at:
+        item["created_at"] = {"S": memory.created_at}
     if memory.tags:
         item["tags"] = {"S": tags_value(memory.tags)}
     if digest.vector is None or digest.model is None:
@@ -79,22 +84,21 @@ def _vector(vector: Vector, model: str) -> Item:
 
 
 def to_candidate(item: Mapping[str, Any]) -> Candidate:
-    terms = inflated(item["terms"]["B"]) if "terms" in item else ""  # a text of no word has no terms
     vector = Vector(item["vec"]["B"], float(item["vec_scale"]["N"])) if "vec" in item else None
+    tags = item.get("tags")
+    updated_at = item["updated_at"]["S"]
     return Candidate(
         memory_id=int(item["sk"]["S"][len(DIGEST_PREFIX) :]),
-        terms=tuple(terms.split()),
+        content=inflated(item["text"]["B"]),
+        tags=tuple(tags["S"][1:-1].split("\n")) if tags else (),
+        created_at=item["created_at"]["S"] if "created_at" in item else updated_at,
+        updated_at=updated_at,
+        memory_type=item["memory_type"]["S"],
+        status=item["status"]["S"],
+        version=int(item["version"]["N"]),
         vector=vector,
         model=item["vec_model"]["S"] if vector is not None else None,
-        updated_at=item["updated_at"]["S"],
-        memory_type=item["memory_type"]["S"],
-        version=int(item["version"]["N"]),
     )
-
-
-def to_row(item: Mapping[str, Any]) -> DigestRow:
-    tags = item.get("tags")
-    return DigestRow(to_candidate(item), item["status"]["S"], tuple(tags["S"][1:-1].split("\n")) if tags else ())
 
 
 def digest_sort_key(memory_id: int) -> dict[str, Any]:
@@ -107,19 +111,24 @@ def digest_key(namespace: str, memory_id: int) -> dict[str, Any]:
 
 def change_action(table: str, namespace: str, after: Memory, digest: Digest | None) -> Item:
     """What a change of a memory into `after` does to its digest, as an action of the change's transaction: `digest`
-    replaces it; None carries the memory's status, type, `updated_at` and version into the stored one."""
+    replaces it; None carries the memory's status, type, `updated_at` and version into the stored one (and its
+    creation time, which the digest holds only once it differs from the update time)."""
     if digest is not None:
         return {"Put": {"TableName": table, "Item": to_digest(namespace, after, digest)}}
     follow = {
         "TableName": table,
         "Key": digest_key(namespace, after.id),
-        "UpdateExpression": "SET #status = :status, memory_type = :type, updated_at = :updated, version = :version",
+        "UpdateExpression": (
+            "SET #status = :status, memory_type = :type, updated_at = :updated, version = :version,"
+            " created_at = if_not_exists(created_at, :created)"
+        ),
         "ExpressionAttributeNames": {"#status": "status"},
         "ExpressionAttributeValues": {
             ":status": {"S": after.status},
             ":type": {"S": after.memory_type},
             ":updated": {"S": after.updated_at},
             ":version": {"N": str(after.version)},
+            ":created": {"S": after.created_at},
         },
     }
     return {"Update": follow}
@@ -152,19 +161,19 @@ class Digests:
         mark = changes.mark(self._items, namespace, counter)
         request = {
             "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
-            "ProjectionExpression": _ROW_ATTRIBUTES,
-            "ExpressionAttributeNames": {"#status": "status"},
+            "ProjectionExpression": CANDIDATE_ATTRIBUTES,
+            "ExpressionAttributeNames": ATTRIBUTE_NAMES,
             "ExpressionAttributeValues": {":pk": memory_partition(namespace)},
         }
-        return DigestSnapshot([to_row(item) for item in self._read(request, counter)], mark)
+        return DigestSnapshot([to_candidate(item) for item in self._read(request, counter)], mark)
 
     def changes(self, namespace: str, mark: object) -> DigestChanges | None:
         return changes.since(self._items, namespace, mark)
 
-    def rows(self, namespace: str, memory_ids: Sequence[int]) -> list[DigestRow]:
+    def rows(self, namespace: str, memory_ids: Sequence[int]) -> list[Candidate]:
         """The digests by id, strongly consistent (a read unit each, up to 4 KB)."""
         keys = [digest_key(namespace, memory_id) for memory_id in dict.fromkeys(memory_ids)]
-        return [to_row(item) for item in self._items.get_many(keys, consistent=True) if item] if keys else []
+        return [to_candidate(item) for item in self._items.get_many(keys, consistent=True) if item] if keys else []
 
     def _read(self, request: Item, counter: Mapping[str, Any] | None) -> list[Item]:
         """The digests `request` (a Query of the namespace's digest range) reads, its segments read at once, up to
@@ -181,8 +190,8 @@ class Digests:
         return {
             "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
             "FilterExpression": " AND ".join(conditions),
-            "ProjectionExpression": _CANDIDATE_ATTRIBUTES,
-            "ExpressionAttributeNames": {"#status": "status"},
+            "ProjectionExpression": CANDIDATE_ATTRIBUTES,
+            "ExpressionAttributeNames": ATTRIBUTE_NAMES,
             "ExpressionAttributeValues": values,
         }
 
@@ -208,11 +217,6 @@ class Digests:
         """The records (with their stamps) of those of `memory_ids` still stored, eventually consistent."""
         ids = list(dict.fromkeys(memory_ids))
         return [from_item(item) for item in stamped(self._items, namespace, ids) if item] if ids else []
-
-    def records_without_stamps(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
-        """The records of those of `memory_ids` still stored, eventually consistent, their access items not read."""
-        keys = [memory_key(namespace, memory_id) for memory_id in dict.fromkeys(memory_ids)]
-        return [from_item(item) for item in self._items.get_many(keys) if item] if keys else []
 
     def unembedded(self, limit: int) -> list[Unembedded]:
         found: list[Unembedded] = []

@@ -17,16 +17,14 @@ from typing import TYPE_CHECKING, Final
 from adapters.dynamodb import changes
 from adapters.dynamodb.client import ConditionFailedError, call
 from adapters.dynamodb.codec import COUNTER_SK, INDEXED_IN, NAMESPACE_PREFIX, memory_partition
-from adapters.dynamodb.digests import digest_key, digest_sort_key, to_row
+from adapters.dynamodb.digests import ATTRIBUTE_NAMES, CANDIDATE_ATTRIBUTES, digest_key, digest_sort_key, to_candidate
 from adapters.dynamodb.table import Items
 from core.limits import ID_DIGITS
-from core.repository.digests import DigestChanges, DigestRow
+from core.repository.digests import Candidate, DigestChanges
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-# What a backfill reads of a digest: what the index keeps of it (adapters/s3vectors.py).
-_ROW_ATTRIBUTES: Final = "sk, terms, vec, vec_scale, vec_model, updated_at, memory_type, version, #status, tags"
 _LAST_ID: Final = 10**ID_DIGITS - 1
 
 
@@ -68,7 +66,7 @@ class IndexedNamespaces:
         ).get("Item", {})
         return str(found[INDEXED_IN]["S"]) if INDEXED_IN in found else None
 
-    def digest_page(self, namespace: str, after: int, limit: int) -> list[DigestRow]:
+    def digest_page(self, namespace: str, after: int, limit: int) -> list[Candidate]:
         """At most `limit` digests of the namespace, of ids above `after`, in id order; strongly consistent (so a
         change that landed before the read is read). Fewer than `limit` when DynamoDB's 1 MB page ends first: the
         next page starts after the last id returned."""
@@ -76,8 +74,8 @@ class IndexedNamespaces:
             self._client.query,
             TableName=self._table,
             KeyConditionExpression="pk = :pk AND sk BETWEEN :first AND :last",
-            ProjectionExpression=_ROW_ATTRIBUTES,
-            ExpressionAttributeNames={"#status": "status"},
+            ProjectionExpression=CANDIDATE_ATTRIBUTES,
+            ExpressionAttributeNames=ATTRIBUTE_NAMES,
             ExpressionAttributeValues={
                 ":pk": memory_partition(namespace),
                 ":first": digest_sort_key(after + 1),
@@ -86,12 +84,12 @@ class IndexedNamespaces:
             ConsistentRead=True,
             Limit=limit,
         )
-        return [to_row(item) for item in response.get("Items", [])]
+        return [to_candidate(item) for item in response.get("Items", [])]
 
-    def digest_rows(self, namespace: str, memory_ids: Sequence[int]) -> list[DigestRow]:
+    def digest_rows(self, namespace: str, memory_ids: Sequence[int]) -> list[Candidate]:
         """The digests of these ids still stored, strongly consistent."""
         keys = [digest_key(namespace, memory_id) for memory_id in memory_ids]
-        return [to_row(item) for item in self._items.get_many(keys, consistent=True) if item] if keys else []
+        return [to_candidate(item) for item in self._items.get_many(keys, consistent=True) if item] if keys else []
 
     def changes_mark(self, namespace: str) -> changes.Mark:
         """The mark of a pass about to read the namespace: its epoch (None: no counter) and now (changes.py)."""

@@ -27,7 +27,6 @@ from core.repository.digests import (
     Candidate,
     CandidateFilter,
     DigestChanges,
-    DigestRow,
     DigestSnapshot,
     OwnDigest,
     StoredStamp,
@@ -131,7 +130,7 @@ class DynamoDBMemoryRepository:
     def digest_changes(self, namespace: str, mark: object) -> DigestChanges | None:
         return self._digests.changes(namespace, mark)
 
-    def digest_rows(self, namespace: str, memory_ids: Sequence[int]) -> list[DigestRow]:
+    def digest_rows(self, namespace: str, memory_ids: Sequence[int]) -> list[Candidate]:
         return self._digests.rows(namespace, memory_ids)
 
     def digest_of(self, namespace: str, memory_id: int) -> OwnDigest | None:
@@ -139,9 +138,6 @@ class DynamoDBMemoryRepository:
 
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
         return self._digests.records(namespace, memory_ids)
-
-    def records_without_stamps(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
-        return self._digests.records_without_stamps(namespace, memory_ids)
 
     def stored_stamps(self, namespace: str, memory_ids: Sequence[int]) -> dict[int, StoredStamp]:
         return stored_stamps(self._items, namespace, memory_ids)

@@ -143,7 +143,7 @@ class Namespaces:
         self, namespace: str, memories: list[ExportedMemory], progress: Progress, indexer: Indexer | None = None
     ) -> None:
         """Write every memory with its revisions, search and tag copies, access item, and its recall digest computed
-        by `indexer` (None: without terms; an export carries no vectors: the backfill embeds the digests),
+        by `indexer` (None: without a vector; an export carries no vectors: the backfill embeds the digests),
         IMPORT_WRITERS batches at a time.
         Each write is a plain put of what the file says, so a run that stopped half-way is finished by writing it all
         again, but for the access items already there: a read since may have stamped one, and the file's stamp would
@@ -227,7 +227,7 @@ def _items(namespace: str, exported: ExportedMemory, indexer: Indexer | None) ->
     if memory.status == "deleted" and exported.prior_status and exported.deleted_at:
         deletion = Deletion(exported.prior_status, exported.deleted_at)
     item = records.to_record(namespace, memory, len(exported.revisions or []), deletion, None)
-    digest = indexer.digest(memory.content, memory.tags) if indexer else Digest(())
+    digest = indexer.digest(memory.content, memory.tags) if indexer else Digest()
     history = [to_revision(namespace, revision) for revision in exported.revisions or []]
     copies = [
         to_search_copy(namespace, memory),

@@ -113,13 +113,14 @@ def segments(highest_id: int, size: int) -> list[tuple[int, int]]:
 # A recall reads the digests in id segments at once (`segments`), each meant to be one page: a Query stops at
 # 1 MB, and a segment past it reads on, one more round trip. By DynamoDB's item-size rules (names and values, in
 # bytes), a digest item holds at their longest: its key (pk, "NS#" and a namespace of 64: 69; sk, "RCL#" and 10
-# digits: 16), memory_type 21, status 13, updated_at 37, version 13, vec_scale 19, vec_model 209 (a model name of
-# 200), and the names terms, tags and vec (12): 409 bytes; then its vector, a byte a dimension, and its terms and tags
-# deflated. DIGEST_BYTES_BESIDE_VECTOR allows 1,024 bytes beside the vector, so 615 for terms and tags: a memory of
-# about 1,000 characters of prose and a few tags (prose's terms deflate to about half a byte a character; the bench's
-# memories take about 150 bytes, eval's 50). A segment is as many ids as such digests fill 1 MB with: 744 at 384
-# dimensions, 512 at 1,024 (tests/adapters/dynamodb/test_digest_segments.py). The largest terms a digest can hold are
-# far larger (8,192 characters of rare CJK deflate to about 22 KB): segments sized for those would hold about 40 ids,
+# digits: 16), memory_type 21, status 13, updated_at 37, created_at 37 (once it differs), version 13, vec_scale 19,
+# vec_model 209 (a model name of 200), and the names text, tags and vec (11): 445 bytes; then its vector, a byte a
+# dimension, and its content (`text`) and tags deflated. DIGEST_BYTES_BESIDE_VECTOR allows 1,024 bytes beside the
+# vector, so 579 for content and tags: a memory of about 800 characters of prose and a few tags (prose deflates to
+# about 0.7 of a byte a character; the bench's memories take about 155 bytes). A segment is as many ids as such digests
+# fill 1 MB with: 744 at 384 dimensions, 512 at 1,024 (tests/adapters/dynamodb/test_digest_segments.py). The largest
+# content a digest can hold is far larger (8,192 characters of rare CJK deflate to about 22 KB): segments sized for
+# those would hold about 40 ids,
 # and past 32 of them (1,300 memories) wait for read threads (client.READ_CONCURRENCY), past 64 (MAX_SEGMENTS)
 # grow again: more round trips than the rare segment of long memories reading on costs.
 PAGE_BYTES: Final = 1024 * 1024

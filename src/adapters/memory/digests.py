@@ -14,7 +14,6 @@ from core.repository.digests import (
     Candidate,
     CandidateFilter,
     DigestChanges,
-    DigestRow,
     DigestSnapshot,
     OwnDigest,
     Unembedded,
@@ -24,7 +23,7 @@ from core.repository.digests import (
 @dataclass(frozen=True)
 class _Stored:
     digest: Digest
-    memory: Memory  # the record as the digest's last write saw it: status, type, tags, updated_at, version
+    memory: Memory  # the record as the digest's last write saw it (the digest carries all of it but its stamp)
     waiting: bool
 
 
@@ -56,8 +55,8 @@ class InMemoryDigests:
         return self._changed.setdefault(namespace, [])
 
     def put(self, namespace: str, memory: Memory, digest: Digest | None) -> None:
-        """Store `digest` for the memory as it is now; None stores one without terms (as the adapter does)."""
-        digest = digest or Digest(())
+        """Store `digest` for the memory as it is now; None stores one without a vector (as the adapter does)."""
+        digest = digest or Digest()
         self._stored[namespace, memory.id] = _Stored(digest, memory, waiting=digest.vector is None)
         self._changes(namespace).append(memory.id)
 
@@ -83,7 +82,7 @@ class InMemoryDigests:
                 or (filters.tag is not None and filters.tag not in memory.tags)
             ):
                 continue
-            found.append(_row(memory_id, stored).candidate)
+            found.append(_row(memory_id, stored))
         return found
 
     def snapshot(self, namespace: str) -> DigestSnapshot:
@@ -99,7 +98,7 @@ class InMemoryDigests:
             return None
         return DigestChanges(frozenset(changes[mark[1] :]), (mark[0], len(changes)))
 
-    def rows(self, namespace: str, memory_ids: Sequence[int]) -> list[DigestRow]:
+    def rows(self, namespace: str, memory_ids: Sequence[int]) -> list[Candidate]:
         return [
             _row(i, self._stored[namespace, i]) for i in dict.fromkeys(memory_ids) if (namespace, i) in self._stored
         ]
@@ -118,18 +117,26 @@ class InMemoryDigests:
         stored = self._stored.get((namespace, memory_id))
         if stored is None or not stored.waiting or stored.memory.version != version:
             return False
-        digest = Digest(stored.digest.terms, vector, model)
+        digest = Digest(vector, model)
         self._stored[namespace, memory_id] = dataclasses.replace(stored, digest=digest, waiting=False)
         self._changes(namespace).append(memory_id)
         return True
 
 
-def _row(memory_id: int, stored: _Stored) -> DigestRow:
+def _row(memory_id: int, stored: _Stored) -> Candidate:
     memory, digest = stored.memory, stored.digest
-    candidate = Candidate(
-        memory_id, digest.terms, digest.vector, digest.model, memory.updated_at, memory.memory_type, memory.version
+    return Candidate(
+        memory_id=memory_id,
+        content=memory.content,
+        tags=tuple(memory.tags),
+        created_at=memory.created_at,
+        updated_at=memory.updated_at,
+        memory_type=memory.memory_type,
+        status=memory.status,
+        version=memory.version,
+        vector=digest.vector,
+        model=digest.model,
     )
-    return DigestRow(candidate, memory.status, tuple(memory.tags))
 
 
 class DigestReadsInMemory:
@@ -151,7 +158,7 @@ class DigestReadsInMemory:
         with self._lock:
             return self._digests.changes(namespace, mark)
 
-    def digest_rows(self, namespace: str, memory_ids: Sequence[int]) -> list[DigestRow]:
+    def digest_rows(self, namespace: str, memory_ids: Sequence[int]) -> list[Candidate]:
         with self._lock:
             return self._digests.rows(namespace, memory_ids)
 

@@ -269,10 +269,6 @@ class InMemoryMemoryRepository(DigestReadsInMemory):
         with self._lock:
             return [_copy(self._rows[namespace, i]) for i in dict.fromkeys(memory_ids) if (namespace, i) in self._rows]
 
-    def records_without_stamps(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
-        # As DynamoDB's: the record as stored, not its stamp (which the caller joins).
-        return [memory.model_copy(update={"last_accessed_at": None}) for memory in self.records(namespace, memory_ids)]
-
     def stored_stamps(self, namespace: str, memory_ids: Sequence[int]) -> dict[int, StoredStamp]:
         with self._lock:
             found = [self._rows[namespace, i] for i in memory_ids if (namespace, i) in self._rows]

@@ -1,5 +1,5 @@
 """The digest of a memory, computed by the core before every write of its content or tags (core.digest.Indexer):
-its lexical terms, and its embedding when the model can make one now."""
+its embedding when the model can make one now."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from core.budget import carried
 from core.digest import Digest, Vector
 from core.recall.embedding import Embedder, EmbedderUnavailableError, passage_text
 from core.recall.guard import EMBEDDING_WAIT_SECONDS, GuardedEmbedder, guarded
-from core.recall.lexical import memory_terms
 
 # After the model failed, writes go on without asking it for this long: an unreachable model costs each write its
 # timeouts (Bedrock's: seconds), and the backfill embeds what was written meanwhile.
@@ -30,7 +29,7 @@ logger = logging.getLogger(__name__)
 class RecallIndexer:
     """core.digest.Indexer over `embedder`, behind the port's guard (core.recall.guard); without one (an import), while
     the model is unavailable, for PAUSE_AFTER_FAILURE_SECONDS after it failed, and while an embedding that outlasted
-    its write's wait still runs, digests carry terms only and wait for the backfill to embed them: a write never
+    its write's wait still runs, digests carry no vector and wait for the backfill to embed them: a write never
     fails, nor waits longer than `wait_seconds`, for want of a vector (None: as long as the model takes, for tools
     that are no request)."""
 
@@ -49,12 +48,11 @@ class RecallIndexer:
         self._late = 0  # embeddings that outlasted their write's wait and still run
 
     def digest(self, content: str, tags: Sequence[str]) -> Digest:
-        terms = tuple(memory_terms(content, tags))
         embedder = self._embedder
         if embedder is None or not self._asks():
-            return Digest(terms)
+            return Digest()
         vector = self._vector(embedder, passage_text(content, tags))
-        return Digest(terms) if vector is None else Digest(terms, vector, embedder.model)
+        return Digest() if vector is None else Digest(vector, embedder.model)
 
     def _asks(self) -> bool:
         """Whether to ask the model now. Not while it is busy with an embedding a write gave up on: the offline model

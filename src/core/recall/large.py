@@ -26,9 +26,9 @@ from core.recall.warm import WARM_INDEX_BYTES, shown
 from core.repository.digests import Candidate, CandidateFilter, DigestReads
 from core.repository.vectors import HOLDING_MOST, NEAREST_MOST, VectorSearch, VectorSearchUnavailableError
 
-# A kept digest of the offline model (384 dimensions) is put at about 3.7 KB in a warm index (core.recall.warm): past
+# A kept digest of the offline model (384 dimensions) is put at about 2.15 KB in a warm index (core.recall.warm): past
 # this many memories a namespace no longer fits the default budget, and every recall would read it whole.
-LARGE_NAMESPACE: Final = WARM_INDEX_BYTES // 3_700
+LARGE_NAMESPACE: Final = WARM_INDEX_BYTES // 2_150
 
 logger = logging.getLogger(__name__)
 # The engine's two queries of a recall run at once, in these threads (started on first use, shared by the process).
@@ -68,5 +68,4 @@ class NearestCandidates:
         finally:
             wait(asked)  # no call of this recall outlives it
         ids = list(dict.fromkeys(memory_id for answer in found for memory_id in answer))
-        rows = self._store.digest_rows(namespace, ids)
-        return [row.candidate for row in rows if shown(row, filters)]
+        return [candidate for candidate in self._store.digest_rows(namespace, ids) if shown(candidate, filters)]

@@ -1,29 +1,26 @@
 """Recall's lexical part: the words of a memory's content and tags, tokenised and stemmed, and Okapi BM25 of the
 question's words over the memories a recall matched.
 
-Tokens are the Unicode word runs of the case-folded text (letters, digits and `_` of any script, an apostrophe inside a
-word kept), each reduced by Snowball's English stemmer (Porter2: "eats" and "eating" are "eat", "user's" is "user"); a
-tag counts as its words (`project:apollo` is "project apollo"). A memory's terms are computed once, when its content
-or tags are written, and stored with it. A question's words are its terms but the common English function words
-(`STOP_WORDS`: "what", "does", "the", "she"...), which say how it is asked rather than what about; a question of
-nothing else keeps them all.
+A memory's terms are its words as core.words tokenises and stems them, counted from the content and tags its digest
+carries (core.repository.digests.Candidate.term_counts: once per digest a warm index keeps). A question's words are its
+terms but the common English function words (`STOP_WORDS`: "what", "does", "the", "she"...), which say how it is asked
+rather than what about; a question of nothing else keeps them all.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Final
+from typing import Final
+
+from core.words import stem, terms
 
 # BM25's usual constants: term frequency saturates around k1, and b weighs the document length fully.
 K1: Final = 1.2
 B: Final = 0.75
 
-_WORD: Final = re.compile(r"\w+(?:['\u2019]\w+)*")
-_TAG_SEPARATORS: Final = re.compile(r"[-_.:]")
 # English function words, left out of a question's words: BM25's IDF barely discounts them in a namespace of a few
 # hundred memories, where "she" or "does" can be as rare as a name, so a memory sharing only those could outrank one
 # sharing the word that matters (measured on eval/'s development halves: leaving them out helped dialogue turns most).
@@ -39,28 +36,8 @@ STOP_WORDS: Final = frozenset(_FUNCTION_WORDS.split())
 
 
 @lru_cache(maxsize=1)
-def _stemmer() -> Any:
-    # Loaded on first use, not at import: the package loads the stemmers of all its 36 languages, which a cold start
-    # that writes or recalls nothing should not pay for.
-    import snowballstemmer
-
-    return snowballstemmer.stemmer("english")
-
-
-@lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    stemmed: str = _stemmer().stemWord(word)
-    return stemmed
-
-
-def terms(text: str) -> list[str]:
-    """The stemmed words of `text`, in order, repeats kept."""
-    return [_stem(word) for word in _WORD.findall(text.casefold())]
-
-
-@lru_cache(maxsize=1)
 def _stemmed_stop_words() -> frozenset[str]:
-    return frozenset(_stem(word) for word in STOP_WORDS)
+    return frozenset(stem(word) for word in STOP_WORDS)
 
 
 def question_terms(text: str) -> list[str]:
@@ -69,11 +46,6 @@ def question_terms(text: str) -> list[str]:
     every = terms(text)
     stop = _stemmed_stop_words()
     return [term for term in every if term not in stop] or every
-
-
-def memory_terms(content: str, tags: Sequence[str]) -> list[str]:
-    """What the lexical part reads of a memory: the terms of its content and of its tags' words."""
-    return terms(" ".join([content, *(_TAG_SEPARATORS.sub(" ", tag) for tag in tags)]))
 
 
 def scores(query: Sequence[str], documents: Sequence[Sequence[str]]) -> list[float]:

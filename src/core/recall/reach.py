@@ -1,19 +1,20 @@
-"""Which records a recall reads: only those of the matches that can still reach its page (core.recall.service).
+"""Whose stamps a recall learns: only those of the matches that can still reach its page (core.recall.service).
 
-A match's score is the sum of its parts, and one part, use, only its stored stamp says (it lives beside the record,
-not in the digest). Use weighs at most `weights["use"]` and can only raise a score: ranked by its score without use
-(`floor`), a match can at best reach its score with the best use there is (`best`). It cannot rank among the first
-`wanted` when `wanted` matches rank above its best whatever their use (by their floor, ties by id descending, as the
-ranking breaks them), and its record is not read; every other one can, and is. With meaning, that is about the page.
+A match's score is the sum of its parts, and one part, use, only its stored stamp says (it lives in the access item
+beside the record, not in the digest). Use weighs at most `weights["use"]` and can only raise a score: ranked by its
+score without use (`floor`), a match can at best reach its score with the best use there is (`best`). It cannot rank
+among the first `wanted` when `wanted` matches rank above its best whatever their use (by their floor, ties by id
+descending, as the ranking breaks them), and its stamp is not read; every other one can, and is. With meaning, that is
+about the page.
 A first page that is stamped learns its matches' stamps from stamping them (MemoryRepository.stamp_with_prior: no stamp
 read): a match fewer than the page's size of the others could outrank at its worst is on it whatever anyone's use, and
 only the uncertain rest within reach have their stamps read, to fill the places left. Otherwise their stamps are read
-first (a store reads a stamp for at most half of what it reads a record for, and far less for ids close
-together), which rank them exactly, and only the page's records after. Without meaning (a question the model did
+first (far less than a record for ids close together), which rank them exactly. Either way a stamp also says whether
+its match is still shown (deleted since its digest was read: gone). Without meaning (a question the model did
 not embed in time, or a model none of whose vectors is stored yet: a model change before `agent-memory embed --all`
 ends), matches that share none of the question's words tie, only use sets them apart, and all of them are within
 reach: their stamps are read first. The ranking is exact either way; the backfill re-embeds the digests meanwhile
-(core.recall.backfill). The records come from `records` (core.recall.kept: those read for earlier pages are kept).
+(core.recall.backfill). The page's records come from `records` (the matches' digests: core.repository.digests).
 """
 
 from __future__ import annotations
@@ -43,20 +44,19 @@ class Ranked:
 
 @dataclass(frozen=True)
 class Reached:
-    """The records of the matches still shown that can reach the page, `skip` of which (in rank order) come before it;
-    how many matches were found gone or no longer shown (deleted since their digest was read); and whether their
-    stamps are still to be learnt (`unstamped`: the records are the page, whatever its order, and stamping them says
-    what each held before: core.recall.service), else each record holds its stored stamp."""
+    """The records of the page's matches (in rank order once their stamps are known); how many matches were found
+    gone or no longer shown (deleted since their digest was read); and whether their stamps are still to be learnt
+    (`unstamped`: the records are the page, whatever its order, and stamping them says what each held before:
+    core.recall.service), else each record holds its stored stamp."""
 
     records: list[Memory]
-    skip: int
     gone: int
     unstamped: bool = False
 
 
 # The score of a match's signals, its stamp as they say.
 Score = Callable[[Signals], float]
-# The records of some matches (by id) still stored, whatever their status, their stamps not read (core.recall.kept).
+# The records of some matches (by id, in that order), as their digests stand for them: `last_accessed_at` unknown.
 Records = Callable[[Sequence[int]], list[Memory]]
 
 
@@ -74,11 +74,11 @@ def reached(
 ) -> Reached:
     """The records of `ranked` that can reach `query`'s page, read as cheaply as exactness allows. `score` scores
     signals; `best_use` is the stamp that gives the best use there is (the moment use is computed at); `use_weight`
-    the weight of use; `records` reads records; `stamping`: the page will be stamped (then, when no more matches than
+    the weight of use; `records` answers records; `stamping`: the page will be stamped (then, when no more matches than
     the page can reach it from its start, their stamps are left to be learnt from stamping them)."""
     if query.offset >= len(ranked):
         # A page past the last match is empty whatever the records say: nothing is read for it.
-        return Reached([], 0, 0)
+        return Reached([], 0)
 
     def best(entry: Ranked) -> float:
         return score(replace(entry.signals, last_accessed_at=best_use))
@@ -91,10 +91,7 @@ def reached(
             if len(reach) <= query.limit
             else _filled(store, namespace, ranked, reach, query, score, use_weight)
         )
-        found = [
-            memory for memory in records([entry.signals.memory_id for entry in page]) if memory.status == query.status
-        ]
-        return Reached(found, 0, gone + len(page) - len(found), unstamped=True)
+        return Reached(records([entry.signals.memory_id for entry in page]), gone, unstamped=True)
     return _by_stamps(store, namespace, reach, query, score, records)
 
 
@@ -183,16 +180,12 @@ def _without_use(entry: Ranked) -> tuple[float, int]:
 def _by_stamps(
     store: DigestReads, namespace: str, reach: Sequence[Ranked], query: RecallQuery, score: Score, records: Records
 ) -> Reached:
-    """The page's records, the matches within reach ranked exactly by their stored stamps first; one found gone or no
-    longer shown when its record is read gives its place to the next."""
+    """The page's records, the matches within reach still shown ranked exactly by their stored stamps first."""
     scored = _stamped_scores(store, namespace, reach, query, score)
-    gone = len(reach) - len(scored)
     stamped_at = {entry.signals.memory_id: stamp.last_accessed_at for _, entry, stamp in scored}
-    pending = [entry.signals.memory_id for _, entry, _ in sorted(scored, key=_by_rank, reverse=True)[query.offset :]]
-    page: list[Memory] = []
-    while pending and len(page) < query.limit:
-        batch, pending = pending[: query.limit - len(page)], pending[query.limit - len(page) :]
-        found = [memory for memory in records(batch) if memory.status == query.status]
-        gone += len(batch) - len(found)
-        page += [memory.model_copy(update={"last_accessed_at": stamped_at[memory.id]}) for memory in found]
-    return Reached(page, 0, gone)
+    ranked = sorted(scored, key=_by_rank, reverse=True)[query.offset : query.offset + query.limit]
+    page = records([entry.signals.memory_id for _, entry, _ in ranked])
+    return Reached(
+        [memory.model_copy(update={"last_accessed_at": stamped_at[memory.id]}) for memory in page],
+        len(reach) - len(scored),
+    )

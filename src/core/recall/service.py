@@ -1,15 +1,15 @@
 """The recall use case: every memory the filters match is ranked by the six parts, the page is returned in the
 envelope with each item's score and parts, and the returned memories are stamped as retrieval stamps them.
 
-The store hands over what ranking needs of every match from the digests kept beside the records (`Candidate`: terms,
-vector, type, `updated_at`; core.repository.digests) but not the access stamps, which live in the access items beside
-the records and are read with them (core.repository.digests.DigestReads.records). Only the `use` part needs them, and
-it weighs at most `weights["use"]`: so the records are read only for the matches whose score could still reach the
-page with their best possible use (the rest cannot), and their stamps learnt by stamping them when they are the page
-whatever their use, else read first (core.recall.reach). The ranking is exact either way. Every match is scored at once
-(ranking.floors, lexical.counted_scores, vectors.similarities over the warm index's kept counts and norms) and only
-those that can reach the page get their signals; the records read for pages are kept with the warm index's digests
-(core.recall.kept).
+The store hands over every match's digest, kept beside its record (`Candidate`, core.repository.digests: the record
+but its stamp, and its vector), which ranking reads and the page is answered from: no record is read. The access
+stamps live in the access items beside the records. Only the `use` part needs them, and it weighs at most
+`weights["use"]`: so the stamps are learnt only for the matches whose score could still reach the page with their best
+possible use (the rest cannot), by stamping them when they are the page whatever their use, else read first
+(core.recall.reach); either way they also say whether a match is still shown (deleted since its digest was read). The
+ranking is exact either way. Every match is scored at once (ranking.floors, lexical.counted_scores,
+vectors.similarities over the warm index's kept counts and norms) and only those that can reach the page get their
+signals.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from core.model import Memory
 from core.recall import lexical
 from core.recall.embedding import Embedder, EmbedderUnavailableError
 from core.recall.guard import EMBEDDING_WAIT_SECONDS, guarded
-from core.recall.kept import KEPT_RECORDS, KeptRecords
 from core.recall.large import LARGE_NAMESPACE, NearestCandidates
 from core.recall.newer import POOL, Scored, newer_parts
 from core.recall.query import RecallQuery
@@ -92,7 +91,6 @@ class RecallService:
         warm_bytes: int = WARM_INDEX_BYTES,
         vectors: VectorSearch | None = None,
         large_namespace: int = LARGE_NAMESPACE,
-        kept_records: int = KEPT_RECORDS,
     ) -> None:
         """`fenced` (what every deployed or served recall is): a recall answers and stamps only while the caller's
         API key is still live in the store (core.repository.LiveKey), as MemoryService's reads. `wait_seconds`: how
@@ -100,10 +98,9 @@ class RecallService:
         The model is called behind the port's guard (core.recall.guard). `warm_bytes`: the budget of this process's warm
         index (core.recall.warm); 0: every recall reads its namespace's digests. `vectors`: a vector search engine,
         asked for the candidates of a namespace of more than `large_namespace` memories (core.recall.large); None: none
-        is. `kept_records`: how many of its pages' records the warm index keeps (core.recall.kept; none without one)."""
+        is."""
         self._store = store
         self._candidates = WarmIndex(store, warm_bytes).candidates if warm_bytes > 0 else store.recall_candidates
-        self._records = KeptRecords(store, kept_records if warm_bytes > 0 else 0)
         self._embedder = guarded(embedder)
         self._nearest = None if vectors is None else NearestCandidates(store, vectors, large_namespace)
         self._wait_seconds = wait_seconds
@@ -145,7 +142,7 @@ class RecallService:
             lambda signals: self._score(signals, as_of),
             format_timestamp(as_of),
             self._settings.weights["use"],
-            lambda ids: self._records.records(namespace, [contending[memory_id] for memory_id in ids]),
+            lambda ids: [contending[memory_id].record() for memory_id in ids],
             stamping=stamp,
         )
         if fence is not None:
@@ -161,7 +158,7 @@ class RecallService:
                 if memory.id in priors and priors[memory.id].status == query.status
             ]
             gone += len(read.records) - len(records)
-        items = self._page(records, ranked, as_of)[read.skip : read.skip + query.limit]
+        items = self._page(records, ranked, as_of)
         if stamp and items:
             if not read.unstamped:
                 self._store.stamp(namespace, [item.memory.id for item in items], now)
@@ -227,7 +224,7 @@ class RecallService:
         lexical_scores = lexical.counted_scores(
             lexical.question_terms(text),
             [candidate.term_counts for candidate in candidates],
-            [len(candidate.terms) for candidate in candidates],
+            [candidate.term_total for candidate in candidates],
         )
         vectors = [candidate.vector if candidate.model == self._embedder.model else None for candidate in candidates]
         sims = similarities(question, vectors) if question is not None else [None] * len(candidates)

@@ -8,7 +8,7 @@ from typing import Final
 
 from core.digest import Vector
 from core.recall.embedding import Kind
-from core.recall.lexical import terms
+from core.words import terms
 
 STAND_IN_DIMENSIONS: Final = 256
 # Above it, two memories share enough words to be taken as versions or repeats of one fact: measured on eval/related

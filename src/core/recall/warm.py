@@ -13,42 +13,42 @@ from __future__ import annotations
 
 from typing import Final
 
-from core.repository.digests import Candidate, CandidateFilter, DigestReads, DigestRow
+from core.repository.digests import Candidate, CandidateFilter, DigestReads
 from core.warm import WarmCopies
 
-# 128 MiB of a function's 1,024 MB: about 36,000 digests of the bench's memories with the offline model (384
+# 128 MiB of a function's 1,024 MB: about 62,000 digests of the bench's memories with the offline model (384
 # dimensions), each with the count of its terms recall keeps (Candidate.term_counts).
 WARM_INDEX_BYTES: Final = 128 * 1024 * 1024
-# What a kept digest costs beyond its terms' and vector's bytes: the Python objects holding them; and each distinct
-# term's entry in its counts. Measured with tracemalloc over 5,000 of the bench's digests (35 terms, 30 distinct, 384
-# dimensions): 2.35 KB a row and 0.93 KB its counts, which `row_bytes` puts at 3.7 KB (over, never under).
-_ROW_OVERHEAD: Final = 420
+# What a kept digest costs beyond its content's and vector's bytes: the Python objects holding them; and each distinct
+# term's entry in its counts (the terms themselves are the stemmer's, shared: core.words). Measured with tracemalloc
+# over 5,000 of the bench's digests as the DynamoDB adapter reads them (228 bytes of content, 35 terms, 30 distinct,
+# 384 dimensions), their counts counted: 2.09 KB a digest, which `row_bytes` puts at 2.15 KB (over, never under).
+_ROW_OVERHEAD: Final = 600
 _COUNT_BYTES: Final = 31
 
 
-def shown(row: DigestRow, filters: CandidateFilter) -> bool:
+def shown(candidate: Candidate, filters: CandidateFilter) -> bool:
     """Whether a recall with `filters` matches the memory, as the store's own read filters it: a status (None: every
     status but deleted), a type, a whole tag."""
-    if row.status != filters.status if filters.status is not None else row.status == "deleted":
+    if candidate.status != filters.status if filters.status is not None else candidate.status == "deleted":
         return False
-    if filters.memory_type is not None and row.candidate.memory_type != filters.memory_type:
+    if filters.memory_type is not None and candidate.memory_type != filters.memory_type:
         return False
-    return filters.tag is None or filters.tag in row.tags
+    return filters.tag is None or filters.tag in candidate.tags
 
 
-def row_bytes(row: DigestRow) -> int:
+def row_bytes(candidate: Candidate) -> int:
     """A kept digest's estimated size."""
-    candidate = row.candidate
     vector = len(candidate.vector.codes) if candidate.vector is not None else 0
     counts = _COUNT_BYTES * len(candidate.term_counts)
-    return _ROW_OVERHEAD + sum(len(term) + 50 for term in candidate.terms) + counts + vector + sum(map(len, row.tags))
+    return _ROW_OVERHEAD + len(candidate.content.encode()) + counts + vector + sum(map(len, candidate.tags))
 
 
 class WarmIndex:
     """The warm copies of one process's recalls."""
 
     def __init__(self, store: DigestReads, budget_bytes: int = WARM_INDEX_BYTES) -> None:
-        def whole(namespace: str) -> tuple[list[DigestRow], object]:
+        def whole(namespace: str) -> tuple[list[Candidate], object]:
             snapshot = store.digest_snapshot(namespace)
             return snapshot.rows, snapshot.mark
 
@@ -56,7 +56,7 @@ class WarmIndex:
             whole,
             store.digest_changes,
             store.digest_rows,
-            lambda row: row.candidate.memory_id,
+            lambda candidate: candidate.memory_id,
             row_bytes,
             budget_bytes,
         )
@@ -64,7 +64,7 @@ class WarmIndex:
     def candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
         """Every digest of the namespace the filters match, in no particular order, as
         `DigestReads.recall_candidates` reads them."""
-        return [row.candidate for row in self._copies.rows(namespace) if shown(row, filters)]
+        return [candidate for candidate in self._copies.rows(namespace) if shown(candidate, filters)]
 
     @property
     def kept_bytes(self) -> int:

@@ -11,26 +11,51 @@ from typing import Protocol
 
 from core.digest import Vector
 from core.model import Memory, MemoryType, Status
+from core.words import memory_terms
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """What recall reads of one matched memory to rank it: its digest, and its type and `updated_at` (the other
-    signals but use, whose stamp lives on the record); and the version of the memory the digest follows (a record read
-    of another version is not the one this digest stands for)."""
+    """What recall reads of one memory, its digest: the memory's record as its last write left it but its stamp (which
+    lives in its access item: recall reads or learns it), and its vector with the model that made it (both None while
+    it waits for one). A recall ranks by it, filters by it as the store does (core.recall.warm.shown), and answers its
+    page from it (`record`) without reading a record."""
 
     memory_id: int
-    terms: tuple[str, ...]
-    vector: Vector | None
-    model: str | None
+    content: str
+    tags: tuple[str, ...]
+    created_at: str
     updated_at: str
     memory_type: MemoryType
+    status: Status
     version: int
+    vector: Vector | None = None
+    model: str | None = None
 
     @cached_property
     def term_counts(self) -> Counter[str]:
-        """How many times each term occurs: counted once per candidate, which a warm index keeps across recalls."""
-        return Counter(self.terms)
+        """How many times each of its terms (core.words.memory_terms) occurs: counted once per candidate, which a warm
+        index keeps across recalls."""
+        return Counter(memory_terms(self.content, self.tags))
+
+    @cached_property
+    def term_total(self) -> int:
+        """How many terms it has, repeats counted (BM25's document length)."""
+        return self.term_counts.total()
+
+    def record(self) -> Memory:
+        """The memory's record as the digest stands for it, `last_accessed_at` unknown (None)."""
+        return Memory.model_construct(
+            id=self.memory_id,
+            content=self.content,
+            tags=list(self.tags),
+            created_at=self.created_at,
+            updated_at=self.updated_at,
+            last_accessed_at=None,
+            memory_type=self.memory_type,
+            status=self.status,
+            version=self.version,
+        )
 
 
 class CandidateFilter(Protocol):
@@ -58,19 +83,10 @@ class OwnDigest:
 
 
 @dataclass(frozen=True)
-class DigestRow:
-    """What a warm index (core.recall.warm) keeps of one memory: its candidate, and what the filters read."""
-
-    candidate: Candidate
-    status: Status
-    tags: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class DigestSnapshot:
     """Every stored digest of a namespace (deleted memories' too), and the mark changes after it are read from."""
 
-    rows: list[DigestRow]
+    rows: list[Candidate]
     mark: object  # the store's own: only the store that made it reads it
 
 
@@ -118,7 +134,7 @@ class DigestReads(Protocol):
         started again since, or the mark is older than the changes the store keeps): read a snapshot instead."""
         ...
 
-    def digest_rows(self, namespace: str, memory_ids: Sequence[int]) -> list[DigestRow]:
+    def digest_rows(self, namespace: str, memory_ids: Sequence[int]) -> list[Candidate]:
         """The stored digests of these memories, strongly consistent; ids with none (purged, erased) are left out."""
         ...
 
@@ -130,11 +146,6 @@ class DigestReads(Protocol):
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
         """The stored records of these ids, with their stored `last_accessed_at`, whatever their status (the caller
         keeps the ones it may show); ids with no record are left out. Stamps nothing."""
-        ...
-
-    def records_without_stamps(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
-        """`records` without reading their stamps: `last_accessed_at` is not the stored stamp (the caller joins one,
-        from `stored_stamps` or a stamp's answer); about half of what `records` reads."""
         ...
 
     def stored_stamps(self, namespace: str, memory_ids: Sequence[int]) -> dict[int, StoredStamp]:

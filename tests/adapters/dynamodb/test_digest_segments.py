@@ -1,5 +1,5 @@
 """The id segments a recall reads the digests in follow the model's dimensions: a segment of the largest digests the
-allowance covers (each fixed attribute at its largest, terms and tags deflated to the allowance, a vector of the
+allowance covers (each fixed attribute at its largest, content and tags deflated to the allowance, a vector of the
 model's dimensions) stays one 1 MB page by DynamoDB's item-size rules, whatever the dimensions; and the services read
 in the segments of their model's dimensions."""
 
@@ -26,30 +26,35 @@ from tests.listings import Queries
 LONGEST_NAMESPACE = "n" * 64
 LONGEST_MODEL = "m" * 200
 MOMENT = "2026-04-06T14:12:00.000000Z"
+CREATED = "2026-04-05T09:30:00.000000Z"
 WORDS = ("green", "tea", "morning", "espresso", "lunch", "reading", "jazz", "piano", "garden", "lisbon")
 
 
 def largest_digest_item(dimensions: int) -> dict[str, dict[str, object]]:
-    """The largest digest item the allowance covers: every attribute but the terms at its longest, and varied terms
-    (deflate shrinks them little) up to the allowance."""
-    memory = Memory(
-        id=MAX_MEMORY_ID,
-        content="c",
-        tags=["t" * TAG_MAX_CHARS] * 2,
-        created_at=MOMENT,
-        updated_at=MOMENT,
-        last_accessed_at=None,
-        memory_type="preference",
-        status="invalid",
-        version=MAX_VERSION,
-    )
+    """The largest digest item the allowance covers: every attribute but the content at its longest (a creation time
+    apart from the update time), and varied words (deflate shrinks them little) up to the allowance."""
     rng = random.Random(dimensions)
     vector = Vector(bytes(rng.randrange(256) for _ in range(dimensions)), 0.012345678901234567)
-    terms: list[str] = []
-    item = to_digest(LONGEST_NAMESPACE, memory, Digest((), vector, LONGEST_MODEL))
+    words: list[str] = []
+
+    def digest_of(content: str) -> dict[str, dict[str, object]]:
+        memory = Memory(
+            id=MAX_MEMORY_ID,
+            content=content,
+            tags=["t" * TAG_MAX_CHARS] * 2,
+            created_at=CREATED,
+            updated_at=MOMENT,
+            last_accessed_at=None,
+            memory_type="preference",
+            status="invalid",
+            version=MAX_VERSION,
+        )
+        return to_digest(LONGEST_NAMESPACE, memory, Digest(vector, LONGEST_MODEL))
+
+    item = digest_of("c")
     while True:
-        terms.append(f"{rng.choice(WORDS)}{rng.randrange(1000)}")
-        longer = to_digest(LONGEST_NAMESPACE, memory, Digest(tuple(terms), vector, LONGEST_MODEL))
+        words.append(f"{rng.choice(WORDS)}{rng.randrange(1000)}")
+        longer = digest_of(" ".join(words))
         if item_size(longer) > DIGEST_BYTES_BESIDE_VECTOR + dimensions:
             return item
         item = longer

@@ -1,17 +1,20 @@
-"""Recall's digests as DynamoDB holds them: terms are stored deflated, and every memory has its digest from its first
-write, whatever service wrote it (one layout)."""
+"""Recall's digests as DynamoDB holds them: the record but its stamp, its content deflated, so a recall answers from
+them; every memory has its digest from its first write, whatever service wrote it (one layout)."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 import pytest
 
 from adapters.dynamodb import DynamoDBMemoryRepository
+from adapters.dynamodb.codec import inflated
 from core.contract import RetrievalQuery
 from core.memories import MemoryService
 from core.model import MemoryChanges, NewMemory
 from core.recall.indexing import RecallIndexer
-from core.recall.lexical import memory_terms
 from core.recall.standin import StandInEmbedder
+from core.words import memory_terms
 from tests.conftest import NAMESPACE, Engine, FakeClock
 
 CONTENT = "The user prefers green tea in the morning, and espresso after lunch"
@@ -35,31 +38,41 @@ def digest_item(engine: Engine, table: str, memory_id: int) -> dict[str, dict[st
     return item
 
 
-def test_a_digest_holds_its_terms_in_fewer_bytes_than_the_text_they_spell(
+def test_a_digest_holds_its_content_deflated_and_no_creation_time_while_it_is_the_update_time(
     moto_engine: Engine, moto_table: str, created: int
 ) -> None:
-    stored = digest_item(moto_engine, moto_table, created)["terms"]
-    spelled = " ".join(memory_terms(CONTENT, TAGS)).encode()
-    assert set(stored) == {"B"}
-    assert len(stored["B"]) < len(spelled)  # type: ignore[arg-type]
+    item = digest_item(moto_engine, moto_table, created)
+    assert set(item["text"]) == {"B"}
+    assert inflated(item["text"]["B"]) == CONTENT  # type: ignore[arg-type]
+    assert len(item["text"]["B"]) < len(CONTENT.encode())  # type: ignore[arg-type]
+    assert "terms" not in item
+    assert "created_at" not in item
 
 
-def test_a_memory_created_by_a_service_without_an_indexer_still_has_the_digest_of_its_terms(
+def test_a_memory_created_by_a_service_without_an_indexer_still_has_its_digest_whose_terms_recall_counts(
     repository: DynamoDBMemoryRepository, clock: FakeClock
 ) -> None:
     # One layout: every memory has its digest from its first write, whatever service wrote it.
     created = MemoryService(repository, clock).create(NAMESPACE, NewMemory.parse({"content": CONTENT, "tags": TAGS}))
     (candidate,) = repository.recall_candidates(NAMESPACE, RetrievalQuery.parse({}))
-    assert (candidate.memory_id, candidate.terms, candidate.vector) == (
-        created.id,
-        tuple(memory_terms(CONTENT, TAGS)),
-        None,
-    )
+    assert (candidate.memory_id, candidate.record(), candidate.vector) == (created.id, created, None)
+    assert candidate.term_counts == Counter(memory_terms(CONTENT, TAGS))
+    assert candidate.term_total == len(memory_terms(CONTENT, TAGS))
 
 
-def test_a_memory_whose_text_a_service_without_an_indexer_changes_keeps_a_digest_of_its_new_terms(
-    repository: DynamoDBMemoryRepository, clock: FakeClock, created: int
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"content": "espresso only"},  # a new digest
+        {"memory_type": "identity"},  # the stored digest follows
+        {"status": "invalid"},
+    ],
+)
+def test_a_digest_stands_for_the_record_after_each_kind_of_change_but_its_stamp(
+    repository: DynamoDBMemoryRepository, clock: FakeClock, created: int, change: dict[str, str]
 ) -> None:
-    MemoryService(repository, clock).update(NAMESPACE, created, MemoryChanges.parse({"content": "espresso only"}))
-    (candidate,) = repository.recall_candidates(NAMESPACE, RetrievalQuery.parse({}))
-    assert candidate.terms == tuple(memory_terms("espresso only", TAGS))
+    clock.advance(minutes=5)
+    updated = MemoryService(repository, clock).update(NAMESPACE, created, MemoryChanges.parse(change))
+    (candidate,) = repository.recall_candidates(NAMESPACE, RetrievalQuery.parse({"status": updated.status}))
+    assert updated.created_at != updated.updated_at
+    assert candidate.record() == updated.model_copy(update={"last_accessed_at": None})

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from core.digest import Digest, Vector
 from core.recall.embedding import EmbedderUnavailableError, Kind, passage_text
 from core.recall.indexing import PAUSE_AFTER_FAILURE_SECONDS, RecallIndexer
-from core.recall.lexical import memory_terms
 from core.recall.standin import StandInEmbedder
 
 
@@ -36,17 +35,17 @@ class Clock:
 
 def embedded(content: str, tags: list[str]) -> Digest:
     (vector,) = StandInEmbedder().embed([passage_text(content, tags)], "passage")
-    return Digest(tuple(memory_terms(content, tags)), vector, StandInEmbedder.model)
+    return Digest(vector, StandInEmbedder.model)
 
 
-def test_a_digest_holds_the_terms_and_the_passage_vector_of_the_content_and_tags() -> None:
+def test_a_digest_holds_the_passage_vector_of_the_content_and_tags() -> None:
     assert RecallIndexer(StandInEmbedder()).digest("Eats no meat", ["diet:vegetarian"]) == embedded(
         "Eats no meat", ["diet:vegetarian"]
     )
 
 
-def test_without_a_model_a_digest_holds_the_terms_only() -> None:
-    assert RecallIndexer(None).digest("Eats no meat", ["food"]) == Digest(tuple(memory_terms("Eats no meat", ["food"])))
+def test_without_a_model_a_digest_holds_no_vector() -> None:
+    assert RecallIndexer(None).digest("Eats no meat", ["food"]) == Digest()
 
 
 def test_after_the_model_fails_it_is_not_asked_again_until_the_pause_is_over() -> None:
@@ -57,7 +56,7 @@ def test_after_the_model_fails_it_is_not_asked_again_until_the_pause_is_over() -
     assert indexer.digest("one", []).vector is None
     model.down = False
     clock.now += PAUSE_AFTER_FAILURE_SECONDS - 1
-    assert indexer.digest("two", []) == Digest(("two",))
+    assert indexer.digest("two", []) == Digest()
     assert model.calls == 1
 
     clock.now += 1

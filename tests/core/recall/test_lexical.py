@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.recall.lexical import memory_terms, question_terms, scores, terms
+from core.recall.lexical import question_terms, scores
+from core.words import memory_terms, terms
 
 
 def test_words_are_case_folded_and_stemmed_with_snowballs_english_stemmer() -> None:

@@ -17,7 +17,6 @@ from adapters.memory import InMemoryMemoryRepository
 from core import writes
 from core.digest import Digest, Vector
 from core.model import Memory
-from core.recall.lexical import memory_terms
 from core.recall.newer import Scored, newer_parts
 from core.recall.query import RecallQuery
 from core.recall.ranking import DEFAULT_WEIGHTS, PARTS, RankingSettings
@@ -72,7 +71,7 @@ def stored(
             status="active",
             version=1,
         )
-        writes.add(store, NS, memory, digest=Digest(tuple(memory_terms(content, [])), vec, embedder.model))
+        writes.add(store, NS, memory, digest=Digest(vec, embedder.model))
     return RecallService(store, embedder, RankingSettings(**ranking), wait_seconds=None)
 
 

@@ -1,8 +1,9 @@
 """What a recall reads of the matches that can reach its page (core.recall.reach), on the in-memory store: ranked
-without meaning (the question not embedded, or every stored vector another model's), it reads every match's stamp but
-only its page's records; with no weight on use, ties below the page read nothing; a match gone between its stamp and its
-record gives its place to the next; and whatever the weights and the model, every page is its slice of the ranking read
-whole, and a stamped page (its stamps learnt from stamping it) is the page a recall stamping nothing returns."""
+without meaning (the question not embedded, or every stored vector another model's), it reads every match's stamp and
+no record (the page is answered from the digests); with no weight on use, ties below the page read nothing; a match
+gone between its digest and its stamp gives its place to the next; and whatever the weights and the model, every page
+is its slice of the ranking read whole, and a stamped page (its stamps learnt from stamping it) is the page a recall
+stamping nothing returns."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ class Unreachable(StandInEmbedder):
 
 class Counting(InMemoryMemoryRepository):
     """The in-memory store, noting every id whose record, or whose stamp, recall reads; `gone_on_read` is deleted
-    when its record is first asked for (by `deleter`), as if deleted between the stamps and the records."""
+    when its stamp is first asked for (by `deleter`), as if deleted between the digests and the stamps."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -56,14 +57,13 @@ class Counting(InMemoryMemoryRepository):
 
     def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
         self.records_read += memory_ids
-        gone = self.gone_on_read
-        if gone is not None and gone in memory_ids and self.deleter is not None:
-            self.deleter.delete(namespace, gone)
-            self.gone_on_read = None
         return super().records(namespace, memory_ids)
 
     def stored_stamps(self, namespace: str, memory_ids: Sequence[int]) -> dict[int, StoredStamp]:
         self.stamps_read += memory_ids
+        gone, self.gone_on_read = self.gone_on_read, None
+        if gone is not None and gone in memory_ids and self.deleter is not None:
+            self.deleter.delete(namespace, gone)
         return super().stored_stamps(namespace, memory_ids)
 
 
@@ -83,7 +83,7 @@ def stocked(clock: FakeClock, count: int = 40) -> tuple[Counting, MemoryService]
 
 @pytest.mark.parametrize("embedder", [Renamed(), Unreachable()], ids=["another model's vectors", "no question vector"])
 @pytest.mark.parametrize("offset", [0, 5, 20, 37])
-def test_ranked_without_meaning_a_recall_reads_every_stamp_but_only_its_pages_records(
+def test_ranked_without_meaning_a_recall_reads_every_stamp_and_no_record(
     clock: FakeClock, embedder: Embedder, offset: int
 ) -> None:
     store, _ = stocked(clock)
@@ -92,12 +92,12 @@ def test_ranked_without_meaning_a_recall_reads_every_stamp_but_only_its_pages_re
     page = recall.recall(NS, RecallQuery.parse({"query": "which sports", "limit": 5, "offset": offset}), stamp=False)
 
     assert page.ranking.semantic is not isinstance(embedder, Unreachable)
-    assert sorted(store.records_read) == sorted(item.memory.id for item in page.items)
+    assert store.records_read == []
     assert len(page.items) == min(5, 40 - offset)
     assert sorted(store.stamps_read) == list(range(1, 41))
 
 
-def test_with_no_weight_on_use_ties_below_the_page_read_neither_record_nor_stamp(clock: FakeClock) -> None:
+def test_with_no_weight_on_use_ties_below_the_page_read_no_stamp(clock: FakeClock) -> None:
     store, _ = stocked(clock)
     settings = RankingSettings(weights={**DEFAULT_WEIGHTS, "use": 0.0})
     recall = RecallService(store, Renamed(), settings, clock=clock)
@@ -105,13 +105,13 @@ def test_with_no_weight_on_use_ties_below_the_page_read_neither_record_nor_stamp
     page = recall.recall(NS, RecallQuery.parse({"query": "which sports", "limit": 10}), stamp=False)
 
     assert [item.memory.id for item in page.items] == list(range(40, 30, -1))  # ties: by id, descending
-    assert sorted(store.records_read) == list(range(31, 41))
+    assert store.records_read == []
     assert sorted(store.stamps_read) == list(range(31, 41))  # the page's own stamps, to show: none below it
 
 
-def test_a_match_gone_between_its_stamp_and_its_record_gives_its_place_to_the_next(clock: FakeClock) -> None:
+def test_a_match_gone_between_its_digest_and_its_stamp_gives_its_place_to_the_next(clock: FakeClock) -> None:
     store, memories = stocked(clock)
-    # No warm index: its kept records would not be read again, and this race is between two reads.
+    # No warm index: each recall reads the digests, then the stamps; the memory is deleted between the two.
     recall = RecallService(store, Renamed(), clock=clock, warm_bytes=0)
     question = RecallQuery.parse({"query": "which sports", "limit": 5})
     before = [item.memory.id for item in recall.recall(NS, question, stamp=False).items]

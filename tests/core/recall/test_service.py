@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +21,7 @@ from core.recall.query import RecallQuery
 from core.recall.ranking import PARTS, Part, RankingSettings
 from core.recall.service import RecallPage, RecallService
 from core.recall.standin import StandInEmbedder
+from core.repository.digests import StoredStamp
 from tests.conftest import FakeClock
 
 NS = "alice"
@@ -143,19 +145,27 @@ def test_a_page_past_the_last_match_reads_no_record() -> None:
 
 
 class DeletedMeanwhile(InMemoryMemoryRepository):
-    """A store where memory 2 is deleted after recall read the digests and before it reads the records."""
+    """A store where memory 2 is deleted after recall read the digests and before it reads or stamps the stamps."""
 
     def __init__(self, memories: list[MemoryService]) -> None:
         super().__init__()
         self.memories = memories
 
-    def records(self, namespace: str, memory_ids: Sequence[int]) -> list[Memory]:
-        if 2 in memory_ids:
+    def _meanwhile(self, namespace: str, memory_ids: Sequence[int]) -> None:
+        if 2 in memory_ids and getattr(self.get(namespace, 2), "status", None) == "active":
             self.memories[0].delete(namespace, 2)
-        return super().records(namespace, memory_ids)
+
+    def stored_stamps(self, namespace: str, memory_ids: Sequence[int]) -> dict[int, StoredStamp]:
+        self._meanwhile(namespace, memory_ids)
+        return super().stored_stamps(namespace, memory_ids)
+
+    def stamp_with_prior(self, namespace: str, memory_ids: Sequence[int], accessed_at: str) -> dict[int, StoredStamp]:
+        self._meanwhile(namespace, memory_ids)
+        return super().stamp_with_prior(namespace, memory_ids, accessed_at)
 
 
-def test_a_memory_deleted_between_the_digests_and_the_records_is_not_counted_in_the_total() -> None:
+@pytest.mark.parametrize("stamp", [False, True], ids=["stamps read", "stamps learnt from stamping"])
+def test_a_memory_deleted_between_the_digests_and_the_stamps_is_not_counted_in_the_total(stamp: bool) -> None:
     clock = FakeClock()
     services: list[MemoryService] = []
     store = DeletedMeanwhile(services)
@@ -164,10 +174,11 @@ def test_a_memory_deleted_between_the_digests_and_the_records_is_not_counted_in_
         services[0].create(NS, NewMemory.parse({"content": text}))
     recall = RecallService(store, STAND_IN, clock=clock)
 
-    page = recall.recall(NS, RecallQuery.parse({"query": "what does the user eat"}), stamp=False)
+    page = recall.recall(NS, RecallQuery.parse({"query": "what does the user eat"}), stamp=stamp)
 
     assert sorted(item.memory.id for item in page.items) == [1, 3]
     assert (page.total, page.has_more) == (2, False)
+    assert getattr(store.get(NS, 2), "last_accessed_at", "purged") is None  # a deleted memory is not stamped
 
 
 def test_recall_leaves_invalid_memories_out_unless_asked_for_them_by_status() -> None:

@@ -15,7 +15,7 @@ from core.contract import RetrievalQuery
 from core.digest import Digest
 from core.model import Memory
 from core.recall.warm import WarmIndex, row_bytes
-from core.repository.digests import DigestRow, DigestSnapshot
+from core.repository.digests import Candidate, DigestSnapshot
 
 NOW = "2026-04-06T14:13:00.000000Z"
 TAGS = ("home", "work", "health")
@@ -47,14 +47,14 @@ class CountingStore(InMemoryMemoryRepository):
         self.snapshots.append(namespace)
         return super().digest_snapshot(namespace)
 
-    def digest_rows(self, namespace: str, memory_ids: Sequence[int]) -> list[DigestRow]:
+    def digest_rows(self, namespace: str, memory_ids: Sequence[int]) -> list[Candidate]:
         self.rows_read += list(memory_ids)
         return super().digest_rows(namespace, memory_ids)
 
 
 def filled(store: InMemoryMemoryRepository, namespace: str, count: int) -> None:
     for memory_id in range(1, count + 1):
-        writes.add(store, namespace, memory(memory_id), digest=Digest(("word",)))
+        writes.add(store, namespace, memory(memory_id), digest=Digest())
 
 
 rows = st.lists(
@@ -82,7 +82,7 @@ def test_a_warm_index_matches_exactly_the_memories_the_store_s_own_read_matches(
 ) -> None:
     store = InMemoryMemoryRepository()
     for memory_id, (status, memory_type, tags) in enumerate(rows, start=1):
-        writes.add(store, "alice", memory(memory_id, status, memory_type, tuple(tags)), digest=Digest(("word",)))
+        writes.add(store, "alice", memory(memory_id, status, memory_type, tuple(tags)), digest=Digest())
     query = RetrievalQuery.parse(wanted)
 
     warm = WarmIndex(store).candidates("alice", query)
@@ -127,11 +127,11 @@ def test_a_few_changes_are_read_by_id_and_many_by_a_whole_read() -> None:
     index = WarmIndex(store)
     index.candidates("alice", RetrievalQuery())
 
-    writes.add(store, "alice", memory(201), digest=Digest(("new",)))
+    writes.add(store, "alice", memory(201), digest=Digest())
     index.candidates("alice", RetrievalQuery())
     assert (store.snapshots, store.rows_read) == (["alice"], [201])
 
     for memory_id in range(202, 300):
-        writes.add(store, "alice", memory(memory_id), digest=Digest(("new",)))
+        writes.add(store, "alice", memory(memory_id), digest=Digest())
     assert len(index.candidates("alice", RetrievalQuery())) == 299
     assert store.snapshots == ["alice", "alice"]

@@ -38,7 +38,7 @@ PUT = {
         "status": "invalid",
         "memory_type": "fact",
         "tags": ["food"],
-        "terms": ["user", "eat", "fish", "friday"],  # its distinct terms, read off the stream's image
+        "terms": ["user", "eat", "fish", "friday", "food"],  # its distinct terms, counted from the image's text and tags
     },
 }
 
