@@ -149,17 +149,23 @@ class RelatedService:
     def _nearest(
         self, namespace: str, vector: Vector | None, left_out: Collection[int], limit: int
     ) -> list[RelatedItem]:
-        ranked = self._ranked(vector, self._candidates(namespace, _ACTIVE), left_out)
+        candidates = {candidate.memory_id: candidate for candidate in self._candidates(namespace, _ACTIVE)}
+        ranked = self._ranked(vector, list(candidates.values()), left_out)
         items: list[RelatedItem] = []
-        # The digests are read eventually consistent: one deleted or superseded since is left out by its record, and
-        # the next most similar read in its place.
+        # The records are the digests' (core.repository.digests.Candidate.record), with the stored stamps. The digests
+        # are read eventually consistent: one deleted or superseded since is left out by its stamp's status, and the
+        # next most similar read in its place.
         while ranked and len(items) < limit:
             batch, ranked = ranked[: limit - len(items)], ranked[limit - len(items) :]
-            records = {memory.id: memory for memory in self._store.records(namespace, [mid for mid, _ in batch])}
+            stamps = self._store.stored_stamps(namespace, [mid for mid, _ in batch])
             items += [
-                RelatedItem(memory=records[mid], similarity=similarity)
+                RelatedItem(
+                    memory=candidates[mid].record().model_copy(update={"last_accessed_at": stamp.last_accessed_at}),
+                    similarity=similarity,
+                )
                 for mid, similarity in batch
-                if mid in records and records[mid].status == "active"
+                for stamp in [stamps.get(mid)]
+                if stamp is not None and stamp.status == "active"
             ]
         return items
 

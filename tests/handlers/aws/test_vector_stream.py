@@ -38,7 +38,7 @@ PUT = {
         "status": "invalid",
         "memory_type": "fact",
         "tags": ["food"],
-        "terms": ["user", "eat", "fish", "friday", "food"],  # its distinct terms, counted from the image's text and tags
+        "terms": ["user", "eat", "fish", "friday", "food"],  # counted from the image's text and tags
     },
 }
 
