@@ -111,11 +111,15 @@ serve: $(BIN)/.synced-runtime tests/dynamodb_local/node_modules/.installed $(DDB
 keys: $(BIN)/.synced-runtime ## manage API keys: ARGS="create --namespace alice", ARGS="list", ARGS="revoke <key id>"
 	$(BIN)/agent-memory keys $(ARGS)
 
-# One pytest worker per core (pytest-xdist); each worker runs its own DynamoDB Local, and an idle worker steals
-# queued tests from a busy one, so a few long end-to-end tests do not leave a core idle at the end. The slowest tests
-# are listed at the end so a slow one cannot creep in unseen.
+# One pytest worker more than the cores (pytest-xdist): a worker often waits (on a serve or DynamoDB Local starting, a
+# subprocess, a browser), and with one per core the cores sat idle a third of the run (2 cores: 452 s of CPU in 346 s;
+# 3 workers took 321 s; 4 took 313 s, within the noise, for one more worker's memory). Each worker runs its own
+# DynamoDB Local, and an idle worker steals queued tests from a busy one, so a few long end-to-end tests do not leave a
+# core idle at the end. The slowest tests are listed at the end so a slow one cannot creep in unseen. TEST_WORKERS=2
+# to choose.
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test: install sam browser ## run every test suite (doors in memory, adapter on moto and DynamoDB Local) on every core
-	$(BIN)/pytest --numprocesses=auto --dist=worksteal --durations=15 $(ARGS)
+	$(BIN)/pytest --numprocesses=$(TEST_WORKERS) --dist=worksteal --durations=15 $(ARGS)
 
 # No AWS: DynamoDB Local (Java) plus in-process timings; writes .bench/<timestamp>.json and .bench/latest.json.
 bench: install ## cold start, warm overhead, DynamoDB calls/units/latency, cost, sizes; ARGS="--quick --strict --build"
