@@ -318,7 +318,7 @@ def _recall(ops: dict[str, Any], large: dict[str, Any], at: str, add: Add) -> No
         )
     add(
         "recall round trips",
-        "reported (counter, digest segments at once, records of the page, the read fence, stamps)",
+        "reported (counter, digest segments at once, the read fence, stamps)",
         f"{recall['read_rounds']:g} sequential reads, {recall['read_calls']:g}+{recall['write_calls']:g} calls ({at})",
         None,
     )
