@@ -35,8 +35,10 @@ class Candidate:
     @cached_property
     def term_counts(self) -> Counter[str]:
         """How many times each of its terms (core.words.memory_terms) occurs: counted once per candidate, which a warm
-        index keeps across recalls."""
-        return Counter(memory_terms(self.content, self.tags))
+        index keeps across recalls (with `term_total`, counted at the same time)."""
+        terms = memory_terms(self.content, self.tags)
+        self.__dict__["term_total"] = len(terms)  # what cached_property would keep: read as a plain attribute
+        return Counter(terms)
 
     @cached_property
     def term_total(self) -> int:
