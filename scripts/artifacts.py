@@ -58,8 +58,9 @@ FOREIGN = {
 # Unzipped MB, bytecode included (issue 7). A function without a budget is refused, so a new one must declare its own.
 # The HTTP function's grew from 20 to 24 MB with recall (issue 27): its Snowball stemmer (1.7 MB with bytecode: every
 # language ships in one package) and simsimd (1.5 MB). Size stands in for cold start here; the bench's import check
-# measures the cold start itself.
-BUDGET_MB = {"HttpFunction": 24.0, "McpFunction": 50.0, "PurgeFunction": 16.0, "VectorSyncFunction": 16.0}
+# measures the cold start itself. The vector index's stream consumer grew from 16 to 18 MB with the same stemmer (issue
+# 41): a digest carries its content, and the consumer counts the terms each vector's filterable metadata holds.
+BUDGET_MB = {"HttpFunction": 24.0, "McpFunction": 50.0, "PurgeFunction": 16.0, "VectorSyncFunction": 18.0}
 MB = 1024 * 1024
 
 

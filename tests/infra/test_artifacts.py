@@ -123,12 +123,14 @@ def test_a_function_without_a_size_budget_is_refused(
     assert "NewFunction: no size budget in BUDGET_MB" in capsys.readouterr().err
 
 
-def test_the_budgets_are_http_24_mb_with_recall_mcp_50_mb_and_the_purges_and_vector_syncs_16_mb(artifacts: ModuleType):
+def test_the_budgets_are_http_24_mb_with_recall_mcp_50_mb_the_purges_16_mb_and_the_vector_syncs_18_mb_with_the_stemmer(
+    artifacts: ModuleType,
+):
     assert artifacts.BUDGET_MB == {
         "HttpFunction": 24.0,
         "McpFunction": 50.0,
         "PurgeFunction": 16.0,
-        "VectorSyncFunction": 16.0,
+        "VectorSyncFunction": 18.0,
     }
 
 
