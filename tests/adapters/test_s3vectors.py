@@ -41,6 +41,18 @@ def _row(
     return Candidate(memory_id, content, tags, at, at, "fact", status, 1, Vector(codes, 0.5), MODEL)
 
 
+def query_request(top_k: int, *conditions: dict[str, Any]) -> dict[str, Any]:
+    """The QueryVectors request for a recall of team's active memories by the vector [2, 0, -2] x 0.5, with the
+    recall's other `conditions` after the namespace's and the status's."""
+    return {
+        "vectorBucketName": BUCKET,
+        "indexName": INDEX,
+        "topK": top_k,
+        "queryVector": {"float32": [1.0, 0.0, -1.0]},
+        "filter": {"$and": [{"namespace": {"$eq": "team"}}, {"status": {"$eq": "active"}}, *conditions]},
+    }
+
+
 @pytest.fixture
 def stubbed() -> Iterator[tuple[S3VectorIndex, Stubber]]:
     client = boto3.client("s3vectors", region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test")
@@ -95,20 +107,7 @@ def test_nearest_asks_for_the_recall_filters_and_reads_the_ids_back_nearest_firs
 ) -> None:
     index, stubber = stubbed
     query = RecallQuery(query="fish", tag="food", memory_type="fact")
-    expected = {
-        "vectorBucketName": BUCKET,
-        "indexName": INDEX,
-        "topK": 100,
-        "queryVector": {"float32": [1.0, 0.0, -1.0]},
-        "filter": {
-            "$and": [
-                {"namespace": {"$eq": "team"}},
-                {"status": {"$eq": "active"}},
-                {"memory_type": {"$eq": "fact"}},
-                {"tags": {"$eq": "food"}},
-            ]
-        },
-    }
+    expected = query_request(100, {"memory_type": {"$eq": "fact"}}, {"tags": {"$eq": "food"}})
     answer = {
         "vectors": [{"key": "team#12", "distance": 0.02}, {"key": "team#3", "distance": 0.4}],
         "distanceMetric": "cosine",
@@ -181,19 +180,7 @@ def test_nearest_holding_words_asks_for_vectors_whose_terms_hold_one_of_them(
     stubbed: tuple[S3VectorIndex, Stubber],
 ) -> None:
     index, stubber = stubbed
-    expected = {
-        "vectorBucketName": BUCKET,
-        "indexName": INDEX,
-        "topK": 33,
-        "queryVector": {"float32": [1.0, 0.0, -1.0]},
-        "filter": {
-            "$and": [
-                {"namespace": {"$eq": "team"}},
-                {"status": {"$eq": "active"}},
-                {"$or": [{"terms": {"$eq": "lyon"}}, {"terms": {"$eq": "fish"}}]},
-            ]
-        },
-    }
+    expected = query_request(33, {"$or": [{"terms": {"$eq": "lyon"}}, {"terms": {"$eq": "fish"}}]})
     stubber.add_response("query_vectors", {"vectors": [{"key": "team#4"}], "distanceMetric": "cosine"}, expected)
     query = RecallQuery(query="fish in Lyon")
     assert index.nearest("team", Vector(bytes([2, 0, 254]), 0.5), query, 33, ["lyon", "fish"]) == [4]

@@ -93,14 +93,20 @@ def meter(ddb_local_engine: Engine) -> Meter:
 WORDS = ("espresso", "tea", "Lisbon", "piano", "jazz", "trains", "garden", "chess", "sister", "Apollo", "bread")
 
 
+def noted(repository: StoredMemories, clock: FakeClock, rng: random.Random, count: int, words: int) -> MemoryService:
+    """`count` notes of `words` of WORDS each, drawn by `rng`, written by a service embedding them; the service."""
+    memories = MemoryService(repository, clock, indexer=RecallIndexer(STAND_IN))
+    for n in range(count):
+        drawn = " ".join(rng.choice(WORDS) for _ in range(words))
+        memories.create(NS, NewMemory.parse({"content": f"The user mentioned {drawn} in note {n}"}))
+    return memories
+
+
 def test_a_recall_ranked_without_meaning_reads_no_record(
     repository: StoredMemories, meter: Meter, clock: FakeClock
 ) -> None:
     rng = random.Random(3)
-    memories = MemoryService(repository, clock, indexer=RecallIndexer(STAND_IN))
-    for n in range(240):
-        words = " ".join(rng.choice(WORDS) for _ in range(6))
-        memories.create(NS, NewMemory.parse({"content": f"The user mentioned {words} in note {n}"}))
+    memories = noted(repository, clock, rng, 240, 6)
     for memory_id in rng.sample(range(1, 241), 30):
         clock.advance(minutes=1)
         memories.get(NS, memory_id)
@@ -147,11 +153,7 @@ def test_a_list_that_stamps_nothing_reads_each_record_once(
 def test_a_warm_recall_reads_the_changes_alone_whatever_its_page(
     repository: StoredMemories, meter: Meter, clock: FakeClock
 ) -> None:
-    rng = random.Random(5)
-    memories = MemoryService(repository, clock, indexer=RecallIndexer(STAND_IN))
-    for n in range(200):
-        words = " ".join(rng.choice(WORDS) for _ in range(5))
-        memories.create(NS, NewMemory.parse({"content": f"The user mentioned {words} in note {n}"}))
+    noted(repository, clock, random.Random(5), 200, 5)
     recall = RecallService(repository, STAND_IN, clock=clock)
     question = RecallQuery.parse({"query": "espresso in Lisbon"})
     recall.recall(NS, question)  # this process's first: the namespace's digests

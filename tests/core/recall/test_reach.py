@@ -165,7 +165,7 @@ def test_every_page_is_its_slice_of_the_ranking_read_whole(
     _, recall, _ = recalling(contents, reads, weights, model)
     asked = {"query": question, "as_of": "2026-06-01T00:00:00Z"}
 
-    # At most 14 matches, under the limit of 50: every record is read, and the ranking is the whole one.
+    # At most 14 matches, under the limit of 50: every match is on the page, and the ranking is the whole one.
     whole = recall.recall(NS, RecallQuery.parse({**asked, "limit": 50}), stamp=False)
     pages = [
         recall.recall(NS, RecallQuery.parse({**asked, "limit": limit, "offset": offset}), stamp=False)
