@@ -13,6 +13,8 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from itertools import repeat
+from operator import add, mul, truediv
 from typing import Final
 
 from core.words import stem, terms
@@ -60,27 +62,31 @@ def scores(query: Sequence[str], documents: Sequence[Sequence[str]]) -> list[flo
 def counted_scores(query: Sequence[str], counts: Sequence[Mapping[str, int]], lengths: Sequence[int]) -> list[float]:
     """`scores` of documents given as each one's count of every term it holds and its length (a warm index keeps the
     counts of its memories, core.repository.digests.Candidate.term_counts, so a recall looks up its few terms in each
-    instead of counting every term again). A document's score sums its terms in the question's order."""
+    instead of counting every term again). A document's score sums its terms in the question's order.
+
+    Computed a term at a time over every document (each step one `map` over them): a term a document does not hold
+    adds 0.0 to its sum, which leaves `sum`'s (compensated) sum of terms that are never negative as it was, to the
+    bit."""
     wanted = list(dict.fromkeys(query))
     total = len(counts)
     if not wanted or not total:
         return [0.0] * total
-    held = dict.fromkeys(wanted, 0)
-    hits: list[list[tuple[str, int]]] = []
-    for count in counts:
-        found = [(term, count[term]) for term in wanted if term in count]
-        for term, _ in found:
-            held[term] += 1
-        hits.append(found)
+    held = [[count.get(term, 0) for count in counts] for term in wanted]
     mean_length = sum(lengths) / total or 1.0
-    idf = {term: math.log(1 + (total - held[term] + 0.5) / (held[term] + 0.5)) for term in wanted}
-    once = sum(idf.values())
-    result = []
-    for found, length in zip(hits, lengths, strict=True):
-        if not found:
-            result.append(0.0)
-            continue
-        norm = K1 * (1 - B + B * length / mean_length)
-        score = sum(idf[term] * tf * (K1 + 1) / (tf + norm) for term, tf in found)
-        result.append(min(1.0, score / once))
-    return result
+    # K1 * (1 - B + B * length / mean_length), each document's, as one expression computes it
+    norms = list(
+        map(mul, repeat(K1), map(add, repeat(1 - B), map(truediv, map(mul, repeat(B), lengths), repeat(mean_length))))
+    )
+    idfs = []
+    added = []
+    for frequencies in held:
+        holding = total - frequencies.count(0)
+        idf = math.log(1 + (total - holding + 0.5) / (holding + 0.5))
+        idfs.append(idf)
+        # idf * tf * (K1 + 1) / (tf + norm)
+        added.append(
+            map(truediv, map(mul, map(mul, repeat(idf), frequencies), repeat(K1 + 1)), map(add, frequencies, norms))
+        )
+    # Summed as `sum` sums (compensated: not one addition after another), each document's terms in the question's order
+    once = sum(idfs)
+    return list(map(min, repeat(1.0), map(truediv, map(sum, zip(*added, strict=True)), repeat(once))))

@@ -14,10 +14,12 @@ anyone can recompute a score from the parts and the weights an answer shows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
+from itertools import repeat
+from operator import mul, sub, truediv
 from typing import Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -152,22 +154,29 @@ def floors(
     settings: RankingSettings,
 ) -> list[float]:
     """Each match's score before its use is known and with no `newer` lift: to the bit what `score(parts(...))` gives
-    its signals with no `last_accessed_at`, computed for every match of a recall at once. The sum adds the same rounded
-    parts in the same order; a part weighing 0 adds exactly 0.0 to it (every part is finite and not negative), so it is
-    not computed (by default recency, use, type and newer)."""
+    its signals with no `last_accessed_at`, computed for every match of a recall at once (each step one `map` over
+    them). The sum adds the same rounded parts in the same order, as `sum` adds them; a part weighing 0 adds exactly 0.0
+    to it, which leaves it as it was (every part is finite and not negative), so it is not computed (by default
+    recency, use, type and newer)."""
+    if not len(lexicals) == len(similarities) == len(updated) == len(memory_types):
+        raise ValueError("every match needs each of its signals")
     weights = settings.weights
     lexical_weight, semantic_weight = weights["lexical"], weights["semantic"]
     recency_weight, type_weight = weights["recency"], weights["type"]
-    half_life = settings.recency_half_life_days
-    priors = {kind: round(prior, DIGITS) for kind, prior in settings.type_priors.items()}
-    result = []
-    for lexical, similarity, changed, kind in zip(lexicals, similarities, updated, memory_types, strict=True):
-        # semantic(similarity, floor), inline: it runs for every match
-        meaning = 0.0 if similarity is None else min(1.0, max(0.0, (similarity - floor) / (1 - floor)))
-        total = lexical_weight * round(lexical, DIGITS) + semantic_weight * round(meaning, DIGITS)
-        if recency_weight:
-            total += recency_weight * round(decay(changed, as_of, half_life), DIGITS)
-        if type_weight:
-            total += type_weight * priors[kind]
-        result.append(round(total, DIGITS))
-    return result
+    # semantic(similarity, floor) of each match: one without a similarity is at the floor (0.0, as semantic gives it)
+    at_floor = [floor if similarity is None else similarity for similarity in similarities]
+    meanings = map(
+        min, repeat(1.0), map(max, repeat(0.0), map(truediv, map(sub, at_floor, repeat(floor)), repeat(1 - floor)))
+    )
+    # Each weighted part, in PARTS' order; summed as `score` sums them (`sum`, compensated)
+    weighted: list[Iterable[float]] = [
+        map(mul, repeat(lexical_weight), map(round, lexicals, repeat(DIGITS))),
+        map(mul, repeat(semantic_weight), map(round, meanings, repeat(DIGITS))),
+    ]
+    if recency_weight:
+        half_life = settings.recency_half_life_days
+        weighted.append([recency_weight * round(decay(changed, as_of, half_life), DIGITS) for changed in updated])
+    if type_weight:
+        priors = {kind: type_weight * round(prior, DIGITS) for kind, prior in settings.type_priors.items()}
+        weighted.append([priors[kind] for kind in memory_types])
+    return list(map(round, map(sum, zip(*weighted, strict=True)), repeat(DIGITS)))

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
+from itertools import compress, count, repeat
+from operator import attrgetter, is_, is_not
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -50,6 +52,9 @@ from core.repository.vectors import VectorSearch
 _QUESTIONS: Final = ThreadPoolExecutor(max_workers=8, thread_name_prefix="question")
 
 logger = logging.getLogger(__name__)
+
+_TERM_COUNTS, _TERM_TOTAL = attrgetter("term_counts"), attrgetter("term_total")
+_UPDATED_AT, _MEMORY_TYPE, _MEMORY_ID = attrgetter("updated_at"), attrgetter("memory_type"), attrgetter("memory_id")
 
 
 class RecallItem(BaseModel):
@@ -130,10 +135,14 @@ class RecallService:
         asked = _QUESTIONS.submit(carried(self._question), query.query)
         large = not query.matches_nothing and self._nearest is not None and self._nearest.applies(namespace)
         candidates = [] if query.matches_nothing or large else self._candidates(namespace, query)
+        words = _lexical(query.query, candidates)  # while the question is embedded
         question = self._answer(asked)
         if large:
             candidates = self._large(namespace, query, question)
-        ranked, contending = self._rank(query.query, question, candidates, as_of, query.offset + query.limit)
+            words = _lexical(query.query, candidates)
+        model = self._embedder.model
+        vectors = [candidate.vector if candidate.model == model else None for candidate in candidates]
+        ranked, contending = self._rank(words, question, candidates, vectors, as_of, query.offset + query.limit)
         read = reached(
             self._store,
             namespace,
@@ -166,9 +175,7 @@ class RecallService:
                 item.model_copy(update={"memory": item.memory.model_copy(update={"last_accessed_at": now})})
                 for item in items
             ]
-        unembedded = sum(
-            1 for candidate in candidates if candidate.vector is None or candidate.model != self._embedder.model
-        )
+        unembedded = sum(map(is_, vectors, repeat(None)))
         # A match whose record is gone or no longer shown (deleted since its digest was read) is no match any more.
         total = len(candidates) - gone
         return RecallPage.of(
@@ -216,47 +223,39 @@ class RecallService:
             return None
 
     def _rank(
-        self, text: str, question: Vector | None, candidates: Sequence[Candidate], as_of: datetime, wanted: int
+        self,
+        lexical_scores: list[float],
+        question: Vector | None,
+        candidates: Sequence[Candidate],
+        vectors: Sequence[Vector | None],
+        as_of: datetime,
+        wanted: int,
     ) -> tuple[list[Ranked], dict[int, Candidate]]:
         """The matches that can reach the first `wanted` (core.recall.reach.contenders), each with its signals and
-        its score without use, and their candidates by id: every match is scored at once (ranking.floors), and only
-        these get their signals."""
-        lexical_scores = lexical.counted_scores(
-            lexical.question_terms(text),
-            [candidate.term_counts for candidate in candidates],
-            [candidate.term_total for candidate in candidates],
-        )
-        vectors = [candidate.vector if candidate.model == self._embedder.model else None for candidate in candidates]
+        its score without use, and their candidates by id (`lexical_scores`: each one's lexical part; `vectors`: its
+        vector of the model ranking, else None): every match is scored at once (ranking.floors), and only these get
+        their signals."""
         sims = similarities(question, vectors) if question is not None else [None] * len(candidates)
         scores = floors(
             lexical_scores,
             sims,
-            [candidate.updated_at for candidate in candidates],
-            [candidate.memory_type for candidate in candidates],
+            list(map(_UPDATED_AT, candidates)),
+            list(map(_MEMORY_TYPE, candidates)),
             as_of,
             self._embedder.floor,
             self._settings,
         )
 
         def signals(index: int) -> Signals:
-            candidate = candidates[index]
+            found = candidates[index]
             return Signals(
-                candidate.memory_id,
-                lexical_scores[index],
-                sims[index],
-                candidate.updated_at,
-                None,
-                candidate.memory_type,
+                found.memory_id, lexical_scores[index], sims[index], found.updated_at, None, found.memory_type
             )
 
         # Only the best-scoring matches with a vector can restate one another (core.recall.newer).
-        ids = [candidate.memory_id for candidate in candidates]
-        pool = [
-            index
-            for _, _, index in heapq.nlargest(
-                POOL, ((scores[index], ids[index], index) for index, vector in enumerate(vectors) if vector is not None)
-            )
-        ]
+        ids = list(map(_MEMORY_ID, candidates))
+        with_vectors = compress(zip(scores, ids, count(), strict=False), map(is_not, vectors, repeat(None)))
+        pool = [index for _, _, index in heapq.nlargest(POOL, with_vectors)]
         lifted = newer_parts(
             [_scored(signals(index), scores[index], vectors[index]) for index in pool],
             self._embedder.related_floor,
@@ -288,6 +287,12 @@ class RecallService:
             items.append(RecallItem(memory=memory, score=score(values, self._settings), parts=values))
         items.sort(key=lambda item: (item.score, item.memory.id), reverse=True)
         return items
+
+
+def _lexical(text: str, candidates: Sequence[Candidate]) -> list[float]:
+    """Each match's lexical part: BM25 over the counts a warm index keeps (Candidate.term_counts)."""
+    counts, totals = list(map(_TERM_COUNTS, candidates)), list(map(_TERM_TOTAL, candidates))
+    return lexical.counted_scores(lexical.question_terms(text), counts, totals)
 
 
 def _scored(signals: Signals, without_use: float, vector: Vector | None) -> Scored:

@@ -3,11 +3,14 @@ BM25 over the matches on the scale where a memory holding each of the question's
 
 from __future__ import annotations
 
+import math
+from collections import Counter
+
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
-from core.recall.lexical import question_terms, scores
+from core.recall.lexical import K1, B, counted_scores, question_terms, scores
 from core.words import memory_terms, terms
 
 
@@ -70,3 +73,36 @@ def test_a_questions_function_words_are_not_looked_for_unless_it_has_nothing_els
 @pytest.mark.parametrize("text", ["", "   ", "!!! ???"])
 def test_a_text_without_words_has_no_terms(text: str) -> None:
     assert terms(text) == []
+
+
+def okapi(query: list[str], documents: list[list[str]]) -> list[float]:
+    """BM25 as the module documents it, one document at a time: its terms' scores summed in the question's order (the
+    terms it holds only), over the sum of the question terms' IDFs, at most 1."""
+    wanted = list(dict.fromkeys(query))
+    if not wanted or not documents:
+        return [0.0] * len(documents)
+    mean = sum(map(len, documents)) / len(documents) or 1.0
+    holding = {term: sum(1 for document in documents if term in document) for term in wanted}
+    idf = {term: math.log(1 + (len(documents) - holding[term] + 0.5) / (holding[term] + 0.5)) for term in wanted}
+    result = []
+    for document in documents:
+        found = [(term, document.count(term)) for term in wanted if term in document]
+        if not found:
+            result.append(0.0)
+            continue
+        norm = K1 * (1 - B + B * len(document) / mean)
+        total = sum(idf[term] * tf * (K1 + 1) / (tf + norm) for term, tf in found)
+        result.append(min(1.0, total / sum(idf.values())))
+    return result
+
+
+@given(
+    st.lists(st.lists(st.sampled_from(["a", "b", "c", "d", "e"]), max_size=40), max_size=30),
+    st.lists(st.sampled_from(["a", "b", "c", "x"]), max_size=6),
+)
+@example([["a", "b"], ["b"], ["c", "c", "a"], []], ["c", "a", "b"])
+def test_the_scores_computed_a_term_at_a_time_are_to_the_bit_those_of_each_document_alone(
+    documents: list[list[str]], query: list[str]
+) -> None:
+    computed = counted_scores(query, [Counter(document) for document in documents], list(map(len, documents)))
+    assert [value.hex() for value in computed] == [value.hex() for value in okapi(query, documents)]

@@ -6,7 +6,7 @@ import math
 from array import array
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from core.digest import Vector
@@ -61,3 +61,26 @@ def test_a_vector_of_other_dimensions_or_none_has_no_similarity() -> None:
     ]
     with pytest.raises(ValueError, match="cannot be compared"):
         cosine(query, Vector.quantise([1.0, 0.0, 0.0]))
+
+
+codes = st.binary(min_size=6, max_size=6) | st.sampled_from([bytes([128] * 6), bytes([127] * 6), bytes(6)])
+
+
+@given(codes, st.lists(st.none() | codes | st.binary(min_size=5, max_size=5), max_size=40))
+@example(bytes([128] * 6), [bytes([128] * 6), bytes([127] * 6), None, bytes(6)])
+def test_similarities_are_to_the_bit_the_plain_python_integer_cosine_of_each_vector(
+    query: bytes, rows: list[bytes | None]
+) -> None:
+    # Every vector compared at once, int8 extremes among them, beside those it cannot be compared with.
+    vectors = [None if row is None else Vector(row, 0.01) for row in rows]
+    query_norm = plain_dot(query, query)
+    expected = [
+        None
+        if row is None or len(row) != len(query) or not query_norm
+        else (plain_dot(query, row) / math.sqrt(query_norm * plain_dot(row, row)) if any(row) else 0.0)
+        for row in rows
+    ]
+    computed = similarities(Vector(query, 0.01), vectors)
+    assert [None if value is None else value.hex() for value in computed] == [
+        None if value is None else value.hex() for value in expected
+    ]
