@@ -25,6 +25,8 @@ def markdown(result: dict[str, Any]) -> str:
     text = TEMPLATE.read_text()
     filled = text.replace("{{run}}", _run(result)).replace("{{report}}", report.render(shown))
     filled = filled.replace("{{charts}}", _charts(result))
+    # The change index's window the run was measured with (adapters.dynamodb.changes.WINDOW_SECONDS)
+    filled = filled.replace("{{window}}", f"{result.get('ops', {}).get('change_window_s', '?')} s")
     return GENERATED + "\n" + filled.replace("{{growth}}", _growth(result))
 
 

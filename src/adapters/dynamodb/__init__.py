@@ -10,6 +10,7 @@ One module per kind of stored item, each alone writing and reading its items:
 - `idempotency`: a create's idempotency record
 - `counters`: a namespace's id counter, and the totals of a namespace and of each tag
 - `changes`: a namespace's changes by time (revisions' index entries, markers), as a warm index reads them
+- `changekeys`: a change's key in the change index: when the call landing it is sent, then its item's sort key
 - `keys`: the API key repository
 - `grants`: OAuth clients and grants
 And the modules over them:

@@ -1,7 +1,7 @@
 """A namespace's changes, as a warm index reads them (core.recall.warm): which digests changed since a mark.
 
 Every change of a memory writes a revision in its own transaction; a revision written by a change carries a
-`change_key` (`<when written>#<its sort key>`), and the sparse index `by_change` (KEYS_ONLY: its key and the table's)
+`change_key` (`<when sent>#<its sort key>`), and the sparse index `by_change` (KEYS_ONLY: its key and the table's)
 holds those, by namespace partition and time: one more write unit per change (an index entry), none in the
 transaction. What changes a digest without a revision leaves a marker with a `change_key` instead (`CHG#<id>#<what>`,
 expiring after MARKER_SECONDS): the backfill giving a digest its vector, and the purge removing a memory (whose
@@ -9,49 +9,39 @@ revisions go with it). The id counter's `born` (set when the counter starts) is 
 the counter, and a namespace started again is another epoch, whose ids are drawn afresh.
 
 Reading changes is exact under the index's own rule, as a cold read is under eventual consistency: a change is timed
-when its transaction is assembled and lands within that transaction's attempts (table.TRANSACTION_ATTEMPTS calls, each
-within the client's timeouts and retries), so a reading that starts WINDOW_SECONDS before the previous one's start
-reads every change that previous reading could not see (tests/infra/test_template.py holds the attempts' worst case
-within four fifths of the window: the rest is for the index's propagation and the clocks' skew); the keys read within
-the window are remembered, so each change is applied once.
+when the call that lands it is sent (each attempt of a transaction is timed again: changekeys.py) and lands within that
+call (the client's timeouts and retries), so a reading that starts WINDOW_SECONDS before the previous one's start
+reads every change that previous reading could not see (tests/infra/test_template.py holds a call's worst case within
+two fifths of the window: the rest is for the index's propagation and the clocks' skew); the keys read within the
+window are remembered, so each change is applied once. Every reading lists the window's keys again: a burst of writes
+is listed at each reading for as long as it stays in the window.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Final
 
+from adapters.dynamodb.changekeys import Clock, logged, utc_now
+from adapters.dynamodb.changekeys import stamp as _stamp
 from adapters.dynamodb.codec import CHANGE_INDEX, CHANGE_PREFIX, COUNTER_SK, memory_partition
+from adapters.dynamodb.rawitems import raw_items
 from adapters.dynamodb.table import Items
 from core.limits import ID_DIGITS
 from core.repository.digests import DigestChanges
 
 Item = dict[str, Any]
-Clock = Callable[[], datetime]
 
 # How far before a reading's mark its next reading starts: more than a change may take from its timing to its landing
-# in the index. A reading reads every change of the last two and a half minutes (an index entry is about 150 bytes:
-# 27 of them a read unit).
-WINDOW_SECONDS: Final = 150
+# in the index. A reading reads every change of the last minute (an index entry is about 150 bytes: 27 of them a read
+# unit).
+WINDOW_SECONDS: Final = 60
 # How long a marker is kept (its TTL); a mark older than MARK_SECONDS is read again whole.
 MARKER_SECONDS: Final = 2 * 24 * 3600
 MARK_SECONDS: Final = 24 * 3600
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def logged(item: Item, clock: Clock = utc_now) -> Item:
-    """`item` (a revision, or a marker) with its change key: now, then its own sort key."""
-    return {**item, "change_key": {"S": f"{_stamp(clock())}#{item['sk']['S']}"}}
 
 
 def marker(namespace: str, memory_id: int, what: str, clock: Clock = utc_now) -> Item:
@@ -124,15 +114,20 @@ def since(items: Items, namespace: str, previous: object, clock: Clock = utc_now
 
 
 def _logged_after(items: Items, namespace: str, start: datetime) -> dict[str, int]:
-    """Each change key in the index after `start`, with the memory it names."""
+    """Each change key in the index after `start`, with the memory it names. A burst of writes puts thousands of keys
+    in the window, listed again at each reading while they are in it: only the change key is asked for (it holds the
+    sort key), and it is read from the answer's JSON (rawitems.py)."""
     request = {
         "IndexName": CHANGE_INDEX,
         "KeyConditionExpression": "pk = :pk AND change_key > :start",
+        "ProjectionExpression": "change_key",
         "ExpressionAttributeValues": {":pk": memory_partition(namespace), ":start": {"S": _stamp(start)}},
     }
-    return {str(entry["change_key"]["S"]): _memory_id(entry) for page in items.pages(request) for entry in page}
+    with raw_items():
+        return {str(entry["change_key"]["S"]): _memory_id(entry) for page in items.pages(request) for entry in page}
 
 
 def _memory_id(entry: Mapping[str, Any]) -> int:
-    """The memory a revision's (`REV#<id>#<n>`) or a marker's (`CHG#<id>#<what>`) sort key names."""
-    return int(str(entry["sk"]["S"]).split("#")[1])
+    """The memory a change key names, by the sort key it ends with: a revision's (`REV#<id>#<n>`) or a marker's
+    (`CHG#<id>#<what>`)."""
+    return int(str(entry["change_key"]["S"]).split("#")[2])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.dynamodb import changes
+from adapters.dynamodb.changekeys import logged
 from adapters.dynamodb.codec import CHANGE_INDEX, REVISION_PREFIX, memory_partition, tags_value
 from adapters.dynamodb.table import Items
 from core.history import Revision
@@ -67,8 +67,8 @@ def from_revision(item: Mapping[str, Any]) -> Revision:
 
 def put_action(table: str, namespace: str, revision: Revision) -> Item:
     # Unconditional: the record's own condition (its revision count) makes this number its alone. Logged: a warm index
-    # reads the change from the change index (changes.py).
-    return {"Put": {"TableName": table, "Item": changes.logged(to_revision(namespace, revision))}}
+    # reads the change from the change index (changes.py, changekeys.py).
+    return {"Put": {"TableName": table, "Item": logged(to_revision(namespace, revision))}}
 
 
 def page(items: Items, namespace: str, memory_id: int, total: int, limit: int, offset: int) -> Revisions:

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from adapters.dynamodb.changekeys import sent
 from adapters.dynamodb.client import ConditionFailedError, TransactionCancelledError, call
 from core.errors import StorageUnavailableError, WriteConflictError
 
@@ -75,10 +76,11 @@ class Items:
             raise WriteConflictError(f"{what} is already taken; retry") from None
 
     def transact(self, actions: list[dict[str, Any]]) -> None:
-        """One all-or-nothing write, retried (with jittered backoff) only while it collides with another one."""
+        """One all-or-nothing write, retried (with jittered backoff) only while it collides with another one; each
+        attempt times its changes again (changekeys.py)."""
         for attempt in range(TRANSACTION_ATTEMPTS):
             try:
-                call(self._client.transact_write_items, TransactItems=actions)
+                call(self._client.transact_write_items, TransactItems=sent(actions))
                 return
             except TransactionCancelledError as cancelled:
                 if not cancelled.only_collided or attempt == TRANSACTION_ATTEMPTS - 1:

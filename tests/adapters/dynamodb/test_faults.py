@@ -16,6 +16,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 from adapters.dynamodb import TRANSACTION_ATTEMPTS, DynamoDBMemoryRepository
 from adapters.dynamodb import stamps as stamps_module
 from adapters.dynamodb import table as stored_module
+from adapters.dynamodb.codec import CHANGE_INDEX, memory_partition
 from adapters.dynamodb.stamps import BATCH_ATTEMPTS, Stamps
 from adapters.dynamodb.table import BATCH_GET_ATTEMPTS, BATCH_WRITE_ATTEMPTS, Items
 from core import writes
@@ -304,6 +305,38 @@ def test_a_transaction_that_collides_is_retried_and_then_lands(moto_engine: Engi
 
     assert client.attempts == 3
     assert repository.get(NAMESPACE, 1) == memory(1)
+
+
+class TimedAttempts(CancelledTransactions):
+    """CancelledTransactions recording the change keys each attempt sends."""
+
+    def __init__(self, client: Any, times: int) -> None:
+        super().__init__(client, times)
+        self.sent: list[list[str]] = []
+
+    def transact_write_items(self, **kwargs: Any) -> Any:
+        puts = [action["Put"]["Item"] for action in kwargs["TransactItems"] if "Put" in action]
+        self.sent.append([item["change_key"]["S"] for item in puts if "change_key" in item])
+        return super().transact_write_items(**kwargs)
+
+
+def test_each_attempt_of_a_transaction_times_its_change_again_and_the_last_one_lands(moto_engine: Engine) -> None:
+    # A change lands within one call of its timing (adapters.dynamodb.changes' window), however often it collided.
+    client: Any = TimedAttempts(moto_engine.client, times=2)
+    table = moto_engine.new_table()
+
+    writes.add(DynamoDBMemoryRepository(client, table), NAMESPACE, memory(1))
+
+    first, second, landed = client.sent
+    assert len(first) == len(second) == len(landed) == 1
+    assert first < second < landed
+    stored = moto_engine.client.query(
+        TableName=table,
+        IndexName=CHANGE_INDEX,
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": memory_partition(NAMESPACE)},
+    )["Items"]
+    assert [item["change_key"]["S"] for item in stored] == landed
 
 
 def test_a_create_that_keeps_colliding_on_its_totals_is_reported_unavailable(
