@@ -27,11 +27,9 @@ from typing import Any, Final
 
 from adapters.dynamodb.changekeys import Clock, logged, utc_now
 from adapters.dynamodb.changekeys import stamp as _stamp
-from adapters.dynamodb.client import READERS
 from adapters.dynamodb.codec import CHANGE_INDEX, CHANGE_PREFIX, COUNTER_SK, memory_partition
 from adapters.dynamodb.rawitems import raw_items
 from adapters.dynamodb.table import Items
-from core.budget import carried
 from core.limits import ID_DIGITS
 from core.repository.digests import DigestChanges
 
@@ -107,14 +105,9 @@ def since(items: Items, namespace: str, previous: object, clock: Clock = utc_now
     now = clock()
     if not isinstance(previous, Mark) or now - previous.read_at > timedelta(seconds=MARK_SECONDS):
         return None
-    if previous.epoch is None:
+    if previous.epoch is None or epoch(items, namespace) != previous.epoch:
         return None
-    # The epoch is read while the changes are listed: an erase between the two reads, in whichever order they land, is
-    # told by the next reading's epoch, as between two reads one after the other.
-    current = READERS.submit(carried(lambda: epoch(items, namespace)))
     found = _logged_after(items, namespace, previous.read_at - timedelta(seconds=WINDOW_SECONDS))
-    if current.result() != previous.epoch:
-        return None
     changed = frozenset(memory_id for key, memory_id in found.items() if key not in previous.seen)
     recent = _stamp(now - timedelta(seconds=WINDOW_SECONDS))
     return DigestChanges(changed, Mark(previous.epoch, now, frozenset(key for key in found if key > recent)))
