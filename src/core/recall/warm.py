@@ -11,6 +11,7 @@ filters it as the store filters a cold read (`shown`), so it returns what a cold
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import compress, repeat
 from operator import attrgetter, eq, ne
 from typing import Final
@@ -33,8 +34,16 @@ _STATUS = attrgetter("status")
 def shown(candidate: Candidate, filters: CandidateFilter) -> bool:
     """Whether a recall with `filters` matches the memory, as the store's own read filters it: a status (None: every
     status but deleted), a type, a whole tag."""
-    if candidate.status != filters.status if filters.status is not None else candidate.status == "deleted":
-        return False
+    matches, status = _status_rule(filters)
+    return matches(candidate.status, status) and _typed_and_tagged(candidate, filters)
+
+
+def _status_rule(filters: CandidateFilter) -> tuple[Callable[[str, str], bool], str]:
+    """How a memory's status is held to the filters: equal to theirs, or (None) anything but deleted."""
+    return (eq, filters.status) if filters.status is not None else (ne, "deleted")
+
+
+def _typed_and_tagged(candidate: Candidate, filters: CandidateFilter) -> bool:
     if filters.memory_type is not None and candidate.memory_type != filters.memory_type:
         return False
     return filters.tag is None or filters.tag in candidate.tags
@@ -68,13 +77,12 @@ class WarmIndex:
         """Every digest of the namespace the filters match, in no particular order, as
         `DigestReads.recall_candidates` reads them."""
         rows = self._copies.rows(namespace)
+        # The status over every kept digest in one pass (a recall's default filter: active), then type and tag
+        matches, status = _status_rule(filters)
+        kept = compress(rows, map(matches, map(_STATUS, rows), repeat(status)))
         if filters.memory_type is None and filters.tag is None:
-            # A status alone (a recall's default: active), over every kept digest in one pass
-            statuses = map(_STATUS, rows)
-            if filters.status is None:
-                return list(compress(rows, map(ne, statuses, repeat("deleted"))))
-            return list(compress(rows, map(eq, statuses, repeat(filters.status))))
-        return [candidate for candidate in rows if shown(candidate, filters)]
+            return list(kept)
+        return [candidate for candidate in kept if _typed_and_tagged(candidate, filters)]
 
     @property
     def kept_bytes(self) -> int:

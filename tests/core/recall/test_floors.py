@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -72,3 +73,8 @@ def test_within_reach_keeps_over_the_contenders_what_it_keeps_over_every_match(
     kept = [ranked[index] for index in contenders(scores, [n + 1 for n in range(len(scores))], wanted, use_weight)]
     assert within_reach(kept, wanted, best, use_weight) == within_reach(ranked, wanted, best, use_weight)
     assert len(kept) >= min(wanted, len(ranked))
+
+
+def test_floors_refuse_matches_missing_a_signal() -> None:
+    with pytest.raises(ValueError, match="each of its signals"):
+        floors([0.5, 0.1], [0.9], ["2026-01-01T00:00:00.000000Z"] * 2, ["fact", "fact"], AS_OF, 0.0, RankingSettings())
