@@ -111,6 +111,30 @@ def invalidates_deletes_and_restores(page: Page) -> None:
     screenshot(page, "console-memory")
 
 
+def test_a_view_still_waiting_when_the_person_moves_on_does_not_render_over_what_they_type(scene: Scene) -> None:
+    # The sign-in's view waits for the key names; the person opens New memory and types meanwhile.
+    page = scene.page()
+    held: list[Route] = []
+
+    def hold_the_first(route: Route) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route("**/keys", hold_the_first)
+    scene.open_console(page)
+    page.get_by_role("link", name="New memory").click()
+    page.get_by_label("Other tags").fill("typed meanwhile")
+
+    with page.expect_response("**/keys"):
+        held[0].continue_()
+    page.evaluate("() => new Promise((resolve) => setTimeout(resolve, 200))")  # the late view would be shown by now
+
+    expect(page.get_by_label("Other tags")).to_have_value("typed meanwhile")
+    expect(page.get_by_role("heading", name="New memory")).to_be_visible()
+
+
 def test_creating_shows_the_apis_own_words_next_to_the_field_and_offers_the_standard_tags(scene: Scene) -> None:
     page = scene.page()
     scene.open_console(page)

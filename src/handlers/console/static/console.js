@@ -5,7 +5,7 @@
 // keyboard shortcuts.
 
 import { api, can, failed, key, setKey } from "./api.js";
-import { app, h, mayLeave, notify, show, takeFlash } from "./dom.js";
+import { app, h, mayLeave, notify, show, stillShown, takeFlash } from "./dom.js";
 import { newView } from "./edit.js";
 import { listView } from "./list.js";
 import { jsonView, memoryView } from "./memory.js";
@@ -67,15 +67,18 @@ function header() {
 
 export async function route() {
   app.ticket++;
+  const current = stillShown(); // a route begun meanwhile (a click while this one waited) renders instead
   if (!key()) return keyView();
   try {
     await whoAmI();
   } catch (error) {
-    if (key()) failed(error);
+    if (key() && current()) failed(error);
     return undefined;
   }
+  if (!current()) return undefined;
   header();
   await loadKeyNames(); // once per key: every view names the keys in its histories
+  if (!current()) return undefined;
   const { path, params } = parseHash();
   const memory = /^\/memory\/([0-9]+)(\/json)?$/.exec(path);
   if (memory) return memory[2] ? jsonView(memory[1]) : memoryView(memory[1]);
