@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Final
 from unittest import mock
@@ -39,11 +39,22 @@ def counted_scores(query: Sequence[str], counts: Sequence[Mapping[str, int]], le
     return result
 
 
+class Okapi(lexical.Okapi):
+    """lexical.Okapi (what the recall service scores the lexical part with) as it was: `counted_scores`, its
+    estimates exact."""
+
+    def __init__(self, query: Sequence[str], counts: Sequence[dict[str, int]], lengths: Sequence[int]) -> None:
+        self._every = counted_scores(query, counts, lengths)
+
+    def scores(self, positions: Iterable[int]) -> list[float]:
+        return [self._every[position] for position in positions]
+
+    def estimates(self) -> list[float]:
+        return list(self._every)
+
+
 @contextmanager
 def lexical_part() -> Iterator[None]:
     """The lexical part as it was, while the block runs (the recall service reads it through the module)."""
-    with (
-        mock.patch.object(lexical, "question_terms", words.terms),
-        mock.patch.object(lexical, "counted_scores", counted_scores),
-    ):
+    with mock.patch.object(lexical, "question_terms", words.terms), mock.patch.object(lexical, "Okapi", Okapi):
         yield

@@ -16,6 +16,7 @@ from core.contract import RetrievalQuery
 from core.digest import Vector
 from core.memories import MemoryService
 from core.model import Memory, MemoryChanges, NewMemory
+from core.recall.answer import RecallPage
 from core.recall.embedding import EmbedderUnavailableError, Kind
 from core.recall.indexing import RecallIndexer
 from core.recall.query import RecallQuery
@@ -25,7 +26,7 @@ from core.recall.ranking import (
     DEFAULT_WEIGHTS,
     RankingSettings,
 )
-from core.recall.service import RecallPage, RecallService
+from core.recall.service import RecallService
 from core.recall.standin import StandInEmbedder
 from tests.conftest import Engine, FakeClock, StoredMemories
 

@@ -10,10 +10,11 @@ import pytest
 
 from core.memories import MemoryService
 from core.model import Memory, MemoryChanges, NewMemory
+from core.recall.answer import RecallPage
 from core.recall.indexing import RecallIndexer
 from core.recall.query import RecallQuery
 from core.recall.ranking import Part
-from core.recall.service import RecallPage, RecallService
+from core.recall.service import RecallService
 from core.recall.standin import StandInEmbedder
 from core.repository.digests import StoredStamp
 from tests.conftest import Engine, FakeClock, StoredMemories

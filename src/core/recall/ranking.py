@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from itertools import repeat
-from operator import mul, sub, truediv
+from operator import add, mul, sub, truediv
 from typing import Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -158,8 +158,55 @@ def floors(
     them). The sum adds the same rounded parts in the same order, as `sum` adds them; a part weighing 0 adds exactly 0.0
     to it, which leaves it as it was (every part is finite and not negative), so it is not computed (by default
     recency, use, type and newer)."""
+    parts = _weighted(lexicals, similarities, updated, memory_types, as_of, floor, settings, rounded=True)
+    return list(map(round, map(sum, zip(*parts, strict=True)), repeat(DIGITS)))
+
+
+def estimates(
+    lexicals: Sequence[float],
+    similarities: Sequence[float | None],
+    updated: Sequence[str],
+    memory_types: Sequence[MemoryType],
+    as_of: datetime,
+    floor: float,
+    settings: RankingSettings,
+) -> list[float]:
+    """Each match's `floors` but its parts and their sum unrounded, added one after another: within
+    `estimate_error(settings)` of it, and far cheaper (rounding a float to 6 decimals costs several times the rest),
+    also when its lexical part is an estimate (core.recall.lexical.Okapi.estimates). A recall computes the floors of
+    only the matches whose estimate could reach its page (core.recall.reach.near)."""
+    parts = _weighted(lexicals, similarities, updated, memory_types, as_of, floor, settings, rounded=False)
+    summed = parts[0]
+    for weighted in parts[1:]:
+        summed = map(add, summed, weighted)
+    return list(summed)
+
+
+def estimate_error(settings: RankingSettings) -> float:
+    """How far an estimate may be from its floor: half a unit of the 6th decimal for each weighted part (at most its
+    weight times that) and for the sum, plus far more than the floats' own errors (about 1e-16 an operation) and than
+    an estimated lexical part's (at most 1e-12)."""
+    return (sum(settings.weights.values()) + 1) * 0.5 * 10.0**-DIGITS + 1e-9
+
+
+def _weighted(
+    lexicals: Sequence[float],
+    similarities: Sequence[float | None],
+    updated: Sequence[str],
+    memory_types: Sequence[MemoryType],
+    as_of: datetime,
+    floor: float,
+    settings: RankingSettings,
+    *,
+    rounded: bool,
+) -> list[Iterable[float]]:
+    """Each weighted part of every match but use and newer, in PARTS' order, each part rounded to 6 decimals or not."""
     if not len(lexicals) == len(similarities) == len(updated) == len(memory_types):
         raise ValueError("every match needs each of its signals")
+
+    def part(values: Iterable[float]) -> Iterable[float]:
+        return map(round, values, repeat(DIGITS)) if rounded else values
+
     weights = settings.weights
     lexical_weight, semantic_weight = weights["lexical"], weights["semantic"]
     recency_weight, type_weight = weights["recency"], weights["type"]
@@ -168,15 +215,14 @@ def floors(
     meanings = map(
         min, repeat(1.0), map(max, repeat(0.0), map(truediv, map(sub, at_floor, repeat(floor)), repeat(1 - floor)))
     )
-    # Each weighted part, in PARTS' order; summed as `score` sums them (`sum`, compensated)
     weighted: list[Iterable[float]] = [
-        map(mul, repeat(lexical_weight), map(round, lexicals, repeat(DIGITS))),
-        map(mul, repeat(semantic_weight), map(round, meanings, repeat(DIGITS))),
+        map(mul, repeat(lexical_weight), part(lexicals)),
+        map(mul, repeat(semantic_weight), part(meanings)),
     ]
     if recency_weight:
         half_life = settings.recency_half_life_days
-        weighted.append([recency_weight * round(decay(changed, as_of, half_life), DIGITS) for changed in updated])
+        weighted.append(list(map(mul, repeat(recency_weight), part(decay(t, as_of, half_life) for t in updated))))
     if type_weight:
-        priors = {kind: type_weight * round(prior, DIGITS) for kind, prior in settings.type_priors.items()}
-        weighted.append([priors[kind] for kind in memory_types])
-    return list(map(round, map(sum, zip(*weighted, strict=True)), repeat(DIGITS)))
+        priors = [settings.type_priors[kind] for kind in memory_types]
+        weighted.append(list(map(mul, repeat(type_weight), part(priors))))
+    return weighted

@@ -20,9 +20,11 @@ reach: their stamps are read first. The ranking is exact either way; the backfil
 from __future__ import annotations
 
 import heapq
+import math
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from itertools import compress
 from typing import Final
 
 from core.model import Memory
@@ -151,6 +153,27 @@ def contenders(floors: Sequence[float], memory_ids: Sequence[int], wanted: int, 
         return list(range(len(floors)))
     mark = heapq.nlargest(wanted, zip(floors, memory_ids, strict=True))[-1][0]
     return [position for position, floor in enumerate(floors) if floor + use_weight + _ROUNDING >= mark]
+
+
+def near(
+    estimates: Sequence[float], pooled: Sequence[bool], wanted: int, pool: int, use_weight: float, error: float
+) -> list[int]:
+    """The positions of the matches whose floor, within `error` of its estimate (core.recall.ranking.estimates), may
+    rank it among the first `wanted` with its best use (`contenders`), or among the `pool` best-scoring of the `pooled`
+    (core.recall.newer). Every other match's floor is below the `wanted`-th floor by more than use can add, and below
+    the `pool`-th pooled floor: it reaches neither, whatever its floor is exactly."""
+    if len(estimates) <= wanted:
+        return list(range(len(estimates)))
+    # The `wanted`-th estimate: `wanted` floors are at most `error` below it, each one more than `error` above an
+    # estimate 2 * `error` below it, so an estimate below that and use's weight cannot reach it.
+    mark = heapq.nlargest(wanted, estimates)[-1] - 2 * error - use_weight - _ROUNDING
+    by_pool = list(compress(estimates, pooled))
+    pool_mark = heapq.nlargest(pool, by_pool)[-1] - 2 * error if len(by_pool) > pool else -math.inf
+    return [
+        position
+        for position, (estimate, in_pool) in enumerate(zip(estimates, pooled, strict=True))
+        if estimate >= mark or (in_pool and estimate >= pool_mark)
+    ]
 
 
 def within_reach(

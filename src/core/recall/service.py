@@ -7,43 +7,44 @@ stamps live in the access items beside the records. Only the `use` part needs th
 `weights["use"]`: so the stamps are learnt only for the matches whose score could still reach the page with their best
 possible use (the rest cannot), by stamping them when they are the page whatever their use, else read first
 (core.recall.reach); either way they also say whether a match is still shown (deleted since its digest was read). The
-ranking is exact either way. Every match is scored at once (ranking.floors, lexical.counted_scores,
-vectors.similarities over the warm index's kept counts and norms) and only those that can reach the page get their
-signals.
+ranking is exact either way. Every match is estimated at once (ranking.estimates of lexical.Okapi.estimates and
+vectors.similarities, over the warm index's kept counts and norms), and only those an estimate cannot rule out (about
+the page and the `newer` pool: reach.near) are scored exactly (ranking.floors) and get their signals. A warm
+namespace's matches are ranked while its copy is brought up to date, and again only when something changed
+(core.recall.warm).
 """
 
 from __future__ import annotations
 
 import heapq
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
-from itertools import compress, count, repeat
+from functools import cache
+from itertools import repeat
 from operator import attrgetter, is_, is_not
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from core.budget import carried
 from core.clock import Clock, format_timestamp, utc_now
-from core.contract import Envelope
 from core.digest import Vector
 from core.model import Memory
 from core.recall import lexical
+from core.recall.answer import Ranking, RecallItem, RecallPage
 from core.recall.embedding import Embedder, EmbedderUnavailableError
 from core.recall.guard import EMBEDDING_WAIT_SECONDS, guarded
 from core.recall.large import LARGE_NAMESPACE, NearestCandidates
 from core.recall.newer import POOL, Scored, newer_parts
 from core.recall.query import RecallQuery
-from core.recall.ranking import PARTS_DESCRIPTION, Part, RankingSettings, Signals, floors, parts, score
-from core.recall.reach import Ranked, contenders, reached
+from core.recall.ranking import RankingSettings, Signals, estimate_error, estimates, floors, parts, score
+from core.recall.reach import Ranked, contenders, near, reached
 from core.recall.related import RelatedService
 from core.recall.vectors import similarities
 from core.recall.warm import WARM_INDEX_BYTES, WarmIndex
 from core.repository import MemoryRepository, fence_of
-from core.repository.digests import Candidate
+from core.repository.digests import Candidate, CandidateFilter
 from core.repository.vectors import VectorSearch
 
 # Each question is embedded while the digests are read, in one of these threads (started on first use, shared by the
@@ -55,32 +56,6 @@ logger = logging.getLogger(__name__)
 
 _TERM_COUNTS, _TERM_TOTAL = attrgetter("term_counts"), attrgetter("term_total")
 _UPDATED_AT, _MEMORY_TYPE, _MEMORY_ID = attrgetter("updated_at"), attrgetter("memory_type"), attrgetter("memory_id")
-
-
-class RecallItem(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    memory: Memory
-    score: float = Field(description="The weighted sum of the parts, rounded to 6 decimals.")
-    parts: dict[Part, float] = Field(description=PARTS_DESCRIPTION)
-
-
-class Ranking(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    model: str = Field(description="The embedding model that ranked this answer.")
-    weights: dict[Part, float] = Field(description="The weight of each part in the score.")
-    unembedded: int = Field(description="Matches without an embedding of this model yet: ranked without meaning.")
-    semantic: bool = Field(description="Whether the query itself was embedded (false: ranked without meaning).")
-
-
-class RecallPage(Envelope[RecallItem]):
-    """The retrieval envelope, ranked: when the scores were computed and how."""
-
-    total: int = Field(description="Every memory the filters match, each ranked.")
-    has_more: bool = Field(description="Whether matches remain after this page: offset + len(items) < total.")
-    as_of: str = Field(description="The moment recency and use were computed at.")
-    ranking: Ranking
 
 
 class RecallService:
@@ -105,7 +80,9 @@ class RecallService:
         asked for the candidates of a namespace of more than `large_namespace` memories (core.recall.large); None: none
         is."""
         self._store = store
-        self._candidates = WarmIndex(store, warm_bytes).candidates if warm_bytes > 0 else store.recall_candidates
+        warm = WarmIndex(store, warm_bytes) if warm_bytes > 0 else None
+        self._candidates = store.recall_candidates if warm is None else warm.candidates
+        self._ranked: _Ranks = (lambda n, f, rank: rank(store.recall_candidates(n, f))) if warm is None else warm.ranked
         self._embedder = guarded(embedder)
         self._nearest = None if vectors is None else NearestCandidates(store, vectors, large_namespace)
         self._wait_seconds = wait_seconds
@@ -133,16 +110,20 @@ class RecallService:
         fence = fence_of(key_id, format_timestamp(arrived), fenced=self._fenced)
         as_of = datetime.fromisoformat(query.as_of) if query.as_of else arrived
         asked = _QUESTIONS.submit(carried(self._question), query.query)
-        large = not query.matches_nothing and self._nearest is not None and self._nearest.applies(namespace)
-        candidates = [] if query.matches_nothing or large else self._candidates(namespace, query)
-        words = _lexical(query.query, candidates)  # while the question is embedded
-        question = self._answer(asked)
-        if large:
-            candidates = self._large(namespace, query, question)
-            words = _lexical(query.query, candidates)
-        model = self._embedder.model
-        vectors = [candidate.vector if candidate.model == model else None for candidate in candidates]
-        ranked, contending = self._rank(words, question, candidates, vectors, as_of, query.offset + query.limit)
+        question = cache(lambda: self._answer(asked))
+        wanted = query.offset + query.limit
+
+        def rank(candidates: list[Candidate]) -> _Ranking:
+            words = _lexical(query.query, candidates)  # while the question is embedded
+            return self._rank(words, question(), candidates, as_of, wanted)
+
+        if query.matches_nothing:
+            ranking = rank([])
+        elif self._nearest is not None and self._nearest.applies(namespace):
+            ranking = rank(self._large(namespace, query, question()))
+        else:
+            ranking = self._ranked(namespace, query, rank)
+        ranked, contending = ranking.ranked, ranking.contending
         read = reached(
             self._store,
             namespace,
@@ -175,9 +156,8 @@ class RecallService:
                 item.model_copy(update={"memory": item.memory.model_copy(update={"last_accessed_at": now})})
                 for item in items
             ]
-        unembedded = sum(map(is_, vectors, repeat(None)))
         # A match whose record is gone or no longer shown (deleted since its digest was read) is no match any more.
-        total = len(candidates) - gone
+        total = ranking.total - gone
         return RecallPage.of(
             items,
             total,
@@ -187,8 +167,8 @@ class RecallService:
             ranking=Ranking(
                 model=self._embedder.model,
                 weights=self._settings.weights,
-                unembedded=unembedded,
-                semantic=question is not None,
+                unembedded=ranking.unembedded,
+                semantic=question() is not None,
             ),
         )
 
@@ -224,43 +204,40 @@ class RecallService:
 
     def _rank(
         self,
-        lexical_scores: list[float],
+        words: lexical.Okapi,
         question: Vector | None,
         candidates: Sequence[Candidate],
-        vectors: Sequence[Vector | None],
         as_of: datetime,
         wanted: int,
-    ) -> tuple[list[Ranked], dict[int, Candidate]]:
+    ) -> _Ranking:
         """The matches that can reach the first `wanted` (core.recall.reach.contenders), each with its signals and
-        its score without use, and their candidates by id (`lexical_scores`: each one's lexical part; `vectors`: its
-        vector of the model ranking, else None): every match is scored at once (ranking.floors), and only these get
-        their signals."""
+        its score without use, and their candidates by id (`words`: BM25 of the question over them). Every match is
+        estimated at once (ranking.estimates), and only those an estimate cannot rule out (reach.near: about the page
+        and the `newer` pool) are scored exactly (ranking.floors)."""
+        model = self._embedder.model
+        vectors = [candidate.vector if candidate.model == model else None for candidate in candidates]
         sims = similarities(question, vectors) if question is not None else [None] * len(candidates)
-        scores = floors(
-            lexical_scores,
-            sims,
-            list(map(_UPDATED_AT, candidates)),
-            list(map(_MEMORY_TYPE, candidates)),
-            as_of,
-            self._embedder.floor,
-            self._settings,
-        )
+        updated, kinds = list(map(_UPDATED_AT, candidates)), list(map(_MEMORY_TYPE, candidates))
+        pooled = list(map(is_not, vectors, repeat(None)))
+        settings, floor, use = self._settings, self._embedder.floor, self._settings.weights["use"]
+        estimated = estimates(words.estimates(), sims, updated, kinds, as_of, floor, settings)
+        close = near(estimated, pooled, wanted, POOL, use, estimate_error(settings))
+        lexicals = dict(zip(close, words.scores(close), strict=True))
+        picked = ([sims[i] for i in close], [updated[i] for i in close], [kinds[i] for i in close])
+        scores = dict(zip(close, floors(list(lexicals.values()), *picked, as_of, floor, settings), strict=True))
 
         def signals(index: int) -> Signals:
             found = candidates[index]
-            return Signals(
-                found.memory_id, lexical_scores[index], sims[index], found.updated_at, None, found.memory_type
-            )
+            return Signals(found.memory_id, lexicals[index], sims[index], found.updated_at, None, found.memory_type)
 
         # Only the best-scoring matches with a vector can restate one another (core.recall.newer).
-        ids = list(map(_MEMORY_ID, candidates))
-        with_vectors = compress(zip(scores, ids, count(), strict=False), map(is_not, vectors, repeat(None)))
-        pool = [index for _, _, index in heapq.nlargest(POOL, with_vectors)]
+        pooling = ((scores[index], candidates[index].memory_id, index) for index in close if pooled[index])
+        pool = [index for _, _, index in heapq.nlargest(POOL, pooling)]
         lifted = newer_parts(
             [_scored(signals(index), scores[index], vectors[index]) for index in pool],
             self._embedder.related_floor,
-            self._settings.weights["newer"],
-            self._settings.weights["use"],
+            settings.weights["newer"],
+            use,
         )
         lifts: dict[int, Signals] = {}
         for index in pool:
@@ -268,9 +245,14 @@ class RecallService:
             if lift is not None:
                 lifts[index] = replace(signals(index), newer=lift)
                 scores[index] = self._score(lifts[index], as_of)
-        kept = contenders(scores, ids, wanted, self._settings.weights["use"])
-        ranked = [Ranked(lifts.get(index) or signals(index), scores[index]) for index in kept]
-        return ranked, {candidates[index].memory_id: candidates[index] for index in kept}
+        ids = [candidates[index].memory_id for index in close]
+        kept = [close[at] for at in contenders([scores[index] for index in close], ids, wanted, use)]
+        return _Ranking(
+            [Ranked(lifts.get(index) or signals(index), scores[index]) for index in kept],
+            {candidates[index].memory_id: candidates[index] for index in kept},
+            len(candidates),
+            sum(map(is_, vectors, repeat(None))),
+        )
 
     def _score(self, signals: Signals, as_of: datetime) -> float:
         """The score of `signals`' parts (its use as they say: none while the records are not read)."""
@@ -289,10 +271,25 @@ class RecallService:
         return items
 
 
-def _lexical(text: str, candidates: Sequence[Candidate]) -> list[float]:
-    """Each match's lexical part: BM25 over the counts a warm index keeps (Candidate.term_counts)."""
+@dataclass(frozen=True)
+class _Ranking:
+    """A recall's matches ranked (`_rank`): those that can reach the page and their candidates by id, how many matched,
+    and how many of them have no vector of the model ranking (unembedded)."""
+
+    ranked: list[Ranked]
+    contending: dict[int, Candidate]
+    total: int
+    unembedded: int
+
+
+# How a recall's matches are ranked: `rank` of them (WarmIndex.ranked, or a read of the digests).
+_Ranks = Callable[[str, CandidateFilter, Callable[[list[Candidate]], _Ranking]], _Ranking]
+
+
+def _lexical(text: str, candidates: Sequence[Candidate]) -> lexical.Okapi:
+    """The matches' lexical parts: BM25 over the counts a warm index keeps (Candidate.term_counts)."""
     counts, totals = list(map(_TERM_COUNTS, candidates)), list(map(_TERM_TOTAL, candidates))
-    return lexical.counted_scores(lexical.question_terms(text), counts, totals)
+    return lexical.Okapi(lexical.question_terms(text), counts, totals)
 
 
 def _scored(signals: Signals, without_use: float, vector: Vector | None) -> Scored:

@@ -7,17 +7,25 @@ digest of the namespace (about 70 read units per 1,000 memories), a warm one the
 an index, and the counter) and the digests that changed. The copy holds every digest whatever its status, and a recall
 filters it as the store filters a cold read (`shown`), so it returns what a cold read returns
 (tests/integration/test_warm_index.py interleaves every kind of write with warm and cold recalls and compares them).
+
+A recall ranks the copy as it stands while it is brought up to date (`ranked`), and ranks again only when something
+changed: a recall of a namespace no one wrote to since its copy was last brought up to date waits for the reads of
+the changes (the change index's window listed again, right after a burst of writes) no longer than for its own ranking.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
 from itertools import compress, repeat
 from operator import attrgetter, eq, ne
-from typing import Final
+from typing import Final, TypeVar
 
+from core.budget import carried
 from core.repository.digests import Candidate, CandidateFilter, DigestReads
 from core.warm import WarmCopies
+
+T = TypeVar("T")
 
 # 128 MiB of a function's 1,024 MB: about 62,000 digests of the bench's memories with the offline model (384
 # dimensions), each with the count of its terms recall keeps (Candidate.term_counts).
@@ -29,6 +37,9 @@ WARM_INDEX_BYTES: Final = 128 * 1024 * 1024
 _ROW_OVERHEAD: Final = 600
 _COUNT_BYTES: Final = 31
 _STATUS = attrgetter("status")
+# Each copy is brought up to date in one of these threads while its recall ranks it as it stands (started on first use,
+# shared by the process).
+_REFRESHES: Final = ThreadPoolExecutor(max_workers=8, thread_name_prefix="refresh")
 
 
 def shown(candidate: Candidate, filters: CandidateFilter) -> bool:
@@ -76,14 +87,33 @@ class WarmIndex:
     def candidates(self, namespace: str, filters: CandidateFilter) -> list[Candidate]:
         """Every digest of the namespace the filters match, in no particular order, as
         `DigestReads.recall_candidates` reads them."""
-        rows = self._copies.rows(namespace)
-        # The status over every kept digest in one pass (a recall's default filter: active), then type and tag
-        matches, status = _status_rule(filters)
-        kept = compress(rows, map(matches, map(_STATUS, rows), repeat(status)))
-        if filters.memory_type is None and filters.tag is None:
-            return list(kept)
-        return [candidate for candidate in kept if _typed_and_tagged(candidate, filters)]
+        return _filtered(self._copies.rows(namespace), filters)
+
+    def ranked(self, namespace: str, filters: CandidateFilter, rank: Callable[[list[Candidate]], T]) -> T:
+        """`rank` of `candidates(namespace, filters)`: given the digests of the copy as it stands while the copy is
+        brought up to date in another thread, and given them again, brought up to date, only when something changed
+        (the answer is always the ranking of the digests as stored now)."""
+        kept = self._copies.kept(namespace)
+        if kept is None:
+            return rank(self.candidates(namespace, filters))
+        refreshed = _REFRESHES.submit(carried(self._copies.rows), namespace)
+        try:
+            ranking = rank(_filtered(kept, filters))
+        except BaseException:
+            wait([refreshed])  # no read of this recall outlives it
+            raise
+        fresh = refreshed.result()
+        return ranking if fresh is kept else rank(_filtered(fresh, filters))
 
     @property
     def kept_bytes(self) -> int:
         return self._copies.kept_bytes
+
+
+def _filtered(rows: list[Candidate], filters: CandidateFilter) -> list[Candidate]:
+    # The status over every kept digest in one pass (a recall's default filter: active), then type and tag
+    matches, status = _status_rule(filters)
+    kept = compress(rows, map(matches, map(_STATUS, rows), repeat(status)))
+    if filters.memory_type is None and filters.tag is None:
+        return list(kept)
+    return [candidate for candidate in kept if _typed_and_tagged(candidate, filters)]

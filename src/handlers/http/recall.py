@@ -11,9 +11,9 @@ from fastapi import APIRouter, Request, Response
 
 from core.limits import RECALL_MAX_LIMIT, RELATED_MAX_LIMIT
 from core.model import parse_memory_id
+from core.recall.answer import RecallPage
 from core.recall.query import RecallQuery
 from core.recall.related import RelatedMemories, RelatedQuery
-from core.recall.service import RecallPage
 from handlers.http.dependencies import Reader, ThisDoor
 from handlers.http.input import NO_STAMP, Prefer, query_parameters, query_string, stamps_wanted
 from handlers.http.openapi import INVALID_INPUT_RESPONSES, NOT_FOUND_RESPONSES, retrieval_parameters

@@ -8,8 +8,8 @@ from functools import partial
 from mcp.server.mcpserver import Context
 
 from core.limits import DEFAULT_LIMIT
+from core.recall.answer import RecallPage
 from core.recall.query import RecallQuery
-from core.recall.service import RecallPage
 from handlers.mcp.arguments import (
     ABSENT,
     AsOfArg,

@@ -4,6 +4,7 @@ a recall builds (core.recall.reach.contenders) leave `within_reach` keeping exac
 
 from __future__ import annotations
 
+import heapq
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,8 +12,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from core.model import MEMORY_TYPES
-from core.recall.ranking import PARTS, RankingSettings, Signals, floors, parts, score
-from core.recall.reach import Ranked, contenders, within_reach
+from core.recall.ranking import PARTS, RankingSettings, Signals, estimate_error, estimates, floors, parts, score
+from core.recall.reach import Ranked, contenders, near, within_reach
 
 AS_OF = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
 unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
@@ -78,3 +79,68 @@ def test_within_reach_keeps_over_the_contenders_what_it_keeps_over_every_match(
 def test_floors_refuse_matches_missing_a_signal() -> None:
     with pytest.raises(ValueError, match="each of its signals"):
         floors([0.5, 0.1], [0.9], ["2026-01-01T00:00:00.000000Z"] * 2, ["fact", "fact"], AS_OF, 0.0, RankingSettings())
+
+
+@given(matches, ranking_settings, st.sampled_from([0.0, 0.34, 0.72]))
+def test_every_estimate_is_within_its_error_of_the_floor(
+    rows: list[tuple[float, float | None, str, str]], settings: RankingSettings, floor: float
+) -> None:
+    signals = ([row[0] for row in rows], [row[1] for row in rows], [row[2] for row in rows], [row[3] for row in rows])
+    exact = floors(*signals, AS_OF, floor, settings)  # type: ignore[arg-type]
+    estimated = estimates(*signals, AS_OF, floor, settings)  # type: ignore[arg-type]
+
+    error = estimate_error(settings)
+    assert all(abs(estimate - value) <= error for estimate, value in zip(estimated, exact, strict=True))
+
+
+TWO_PARTS = RankingSettings(
+    weights={"lexical": 1.0, "semantic": 1.0, "recency": 0.0, "use": 0.001, "type": 0.0, "newer": 0.0}
+)
+# Close scores, so that many matches sit within an estimate's error or use's weight of one another.
+close_units = st.sampled_from([0.5, 0.5000004, 0.4999996, 0.501, 0.499, 0.3]) | unit
+
+
+@given(
+    st.lists(st.tuples(close_units, st.none() | close_units, st.booleans()), max_size=40),
+    ranking_settings,
+    st.integers(min_value=1, max_value=12),
+    st.integers(min_value=1, max_value=6),
+    st.lists(st.sampled_from([0.0, 0.0000004, 0.001, 0.05]), max_size=6),
+    st.sampled_from([0.0, 0.34]),
+)
+# Two parts rounded down as far as they go on one match, up as far on another, which ties it and wins by its id: an
+# estimate is as far from its floor as each part's rounding, and the pool's and the page's marks are estimates.
+@example(
+    [(0.9, 0.9, True), (0.1000004999, 0.1000004999, True), (0.0999995001, 0.0999995001, True)], TWO_PARTS, 1, 2, [], 0.0
+).via("the pool's mark: two errors below")
+@example([(0.1000004999, 0.1000004999, False), (0.0994995001, 0.0994995001, False)], TWO_PARTS, 1, 1, [], 0.0).via(
+    "the page's mark: two errors and use's weight below"
+)
+def test_the_matches_near_the_page_hold_its_contenders_and_the_pool_whatever_the_pool_s_lifts(
+    rows: list[tuple[float, float | None, bool]],
+    settings: RankingSettings,
+    wanted: int,
+    pool: int,
+    lifts: list[float],
+    floor: float,
+) -> None:
+    """What a recall computes over the matches `near` keeps (their floors alone) is what it computes over them all: the
+    `pool` best-scoring pooled matches, each lifted by as much as it is (core.recall.newer), then the contenders."""
+    lexicals, similarities, pooled = [row[0] for row in rows], [row[1] for row in rows], [row[2] for row in rows]
+    updated, kinds = ["2026-01-01T00:00:00.000000Z"] * len(rows), ["fact"] * len(rows)
+    use = settings.weights["use"]
+    scores = floors(lexicals, similarities, updated, kinds, AS_OF, floor, settings)  # type: ignore[arg-type]
+    ids = [position + 1 for position in range(len(rows))]
+
+    def ranked(positions: list[int]) -> tuple[list[int], list[int]]:
+        best = heapq.nlargest(pool, [(scores[i], ids[i], i) for i in positions if pooled[i]])
+        lifted = {i: scores[i] + lift for (_, _, i), lift in zip(best, lifts, strict=False)}
+        final = [lifted.get(i, scores[i]) for i in positions]
+        return [i for _, _, i in best], [
+            positions[at] for at in contenders(final, [ids[i] for i in positions], wanted, use)
+        ]
+
+    estimated = estimates(lexicals, similarities, updated, kinds, AS_OF, floor, settings)  # type: ignore[arg-type]
+    close = near(estimated, pooled, wanted, pool, use, estimate_error(settings))
+
+    assert ranked(close) == ranked(list(range(len(rows))))

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from core.recall.lexical import K1, B, counted_scores, question_terms, scores
+from core.recall.lexical import K1, B, Okapi, counted_scores, question_terms, scores
 from core.words import memory_terms, terms
 
 
@@ -106,3 +106,19 @@ def test_the_scores_computed_a_term_at_a_time_are_to_the_bit_those_of_each_docum
 ) -> None:
     computed = counted_scores(query, [Counter(document) for document in documents], list(map(len, documents)))
     assert [value.hex() for value in computed] == [value.hex() for value in okapi(query, documents)]
+
+
+@given(
+    st.lists(st.lists(st.sampled_from(["a", "b", "c", "d", "e"]), max_size=40), min_size=1, max_size=30),
+    st.lists(st.sampled_from(["a", "b", "c", "x"]), max_size=6),
+    st.data(),
+)
+def test_the_scores_of_some_documents_are_theirs_among_all_and_every_estimate_is_within_1e_12_of_its_score(
+    documents: list[list[str]], query: list[str], data: st.DataObject
+) -> None:
+    counted = Okapi(query, [Counter(document) for document in documents], list(map(len, documents)))
+    every = okapi(query, documents)
+    positions = data.draw(st.lists(st.integers(0, len(documents) - 1), unique=True))
+
+    assert [value.hex() for value in counted.scores(positions)] == [every[position].hex() for position in positions]
+    assert all(abs(estimate - score) <= 1e-12 for estimate, score in zip(counted.estimates(), every, strict=True))

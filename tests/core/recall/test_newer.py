@@ -17,10 +17,11 @@ from adapters.memory import InMemoryMemoryRepository
 from core import writes
 from core.digest import Digest, Vector
 from core.model import Memory
+from core.recall.answer import RecallPage
 from core.recall.newer import Scored, newer_parts
 from core.recall.query import RecallQuery
 from core.recall.ranking import DEFAULT_WEIGHTS, PARTS, RankingSettings
-from core.recall.service import RecallPage, RecallService
+from core.recall.service import RecallService
 from core.recall.standin import StandInEmbedder
 
 NS = "alice"

@@ -177,6 +177,30 @@ def test_every_page_is_its_slice_of_the_ranking_read_whole(
     assert {page.total for page in pages} == {whole.total}
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    contents=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join), min_size=21, max_size=45),
+    weights=WEIGHTS,
+    question=st.sampled_from(("which sports", "what does the user eat", "Lyon")),
+    limit=st.integers(1, 4),
+)
+def test_a_first_page_of_many_matches_is_the_start_of_the_ranking_read_whole(
+    contents: list[str], weights: dict[Any, float], question: str, limit: int
+) -> None:
+    """More matches than the `newer` pool and the page: only those an estimate cannot rule out are scored exactly
+    (core.recall.reach.near), and the page is what ranking every one of them gives."""
+    _, recall, _ = recalling(contents, [], weights, STAND_IN)
+    asked = {"query": question, "as_of": "2026-06-01T00:00:00Z"}
+
+    whole = recall.recall(NS, RecallQuery.parse({**asked, "limit": 50}), stamp=False)
+    page = recall.recall(NS, RecallQuery.parse({**asked, "limit": limit}), stamp=False)
+
+    assert [(item.memory.id, item.score, item.parts) for item in page.items] == [
+        (item.memory.id, item.score, item.parts) for item in whole.items[:limit]
+    ]
+    assert page.total == whole.total == len(contents)
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @PAGES
 def test_a_stamped_page_is_the_page_a_recall_stamping_nothing_returns_and_says_the_stamps_held_before(

@@ -16,10 +16,11 @@ from core.clock import parse_timestamp
 from core.limits import RECALL_MAX_LIMIT
 from core.memories import MemoryService
 from core.model import MEMORY_TYPES, Memory, MemoryChanges, NewMemory
+from core.recall.answer import RecallPage
 from core.recall.indexing import RecallIndexer
 from core.recall.query import RecallQuery
 from core.recall.ranking import PARTS, Part, RankingSettings
-from core.recall.service import RecallPage, RecallService
+from core.recall.service import RecallService
 from core.recall.standin import StandInEmbedder
 from core.repository.digests import StoredStamp
 from tests.conftest import FakeClock

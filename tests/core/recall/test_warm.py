@@ -1,11 +1,15 @@
 """The warm index's own rules, over the in-memory store: it filters as the store does, keeps copies within its budget
-(least recently used out first), keeps no copy larger than the whole budget nor an empty one, and reads a copy again
-whole when the changes are too many to read one by one."""
+(least recently used out first), keeps no copy larger than the whole budget nor an empty one, reads a copy again
+whole when the changes are too many to read one by one, and ranks a copy as it stands while it is brought up to date,
+again only when something changed."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Sequence
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,9 +17,10 @@ from adapters.memory import InMemoryMemoryRepository
 from core import writes
 from core.contract import RetrievalQuery
 from core.digest import Digest
+from core.errors import StorageUnavailableError
 from core.model import Memory
 from core.recall.warm import WarmIndex, row_bytes
-from core.repository.digests import Candidate, DigestSnapshot
+from core.repository.digests import Candidate, DigestChanges, DigestSnapshot
 
 NOW = "2026-04-06T14:13:00.000000Z"
 TAGS = ("home", "work", "health")
@@ -135,3 +140,133 @@ def test_a_few_changes_are_read_by_id_and_many_by_a_whole_read() -> None:
         writes.add(store, "alice", memory(memory_id), digest=Digest())
     assert len(index.candidates("alice", RetrievalQuery())) == 299
     assert store.snapshots == ["alice", "alice"]
+
+
+class SlowChangesStore(InMemoryMemoryRepository):
+    """The in-memory store whose reading of the changes waits, once `hold` is set, until `ranking` is (then a little
+    longer): it tells whether the ranking ran while the copy was brought up to date."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hold = False
+        self.ranking = threading.Event()
+        self.changes_read = threading.Event()
+
+    def digest_changes(self, namespace: str, mark: object) -> DigestChanges | None:
+        if self.hold and not self.ranking.wait(timeout=30):
+            raise AssertionError("the ranking did not run while the changes were read")
+        if self.hold:
+            time.sleep(0.2)  # the reading ends well after the ranking
+        changes = super().digest_changes(namespace, mark)
+        self.changes_read.set()
+        return changes
+
+
+def ids(candidates: Sequence[Candidate]) -> list[int]:
+    return sorted(candidate.memory_id for candidate in candidates)
+
+
+def test_a_ranking_of_the_copy_as_it_stands_while_nothing_changed_is_kept_and_made_once() -> None:
+    store = SlowChangesStore()
+    filled(store, "alice", 3)
+    index = WarmIndex(store)
+    index.candidates("alice", RetrievalQuery())
+    store.hold = True
+    given: list[tuple[list[int], bool]] = []
+
+    def rank(candidates: list[Candidate]) -> list[int]:
+        given.append((ids(candidates), store.changes_read.is_set()))
+        store.ranking.set()
+        return ids(candidates)
+
+    assert index.ranked("alice", RetrievalQuery(), rank) == [1, 2, 3]
+    # Once, before the changes were read (the reading waited for it)
+    assert given == [([1, 2, 3], False)]
+
+
+def test_a_ranking_of_the_copy_as_it_stands_is_made_again_over_the_changes_read_meanwhile() -> None:
+    store = SlowChangesStore()
+    filled(store, "alice", 3)
+    index = WarmIndex(store)
+    index.candidates("alice", RetrievalQuery())
+    writes.add(store, "alice", memory(4), digest=Digest())
+    writes.delete(store, "alice", 2, NOW)
+    store.hold = True
+    given: list[list[int]] = []
+
+    def rank(candidates: list[Candidate]) -> list[int]:
+        given.append(ids(candidates))
+        store.ranking.set()
+        return ids(candidates)
+
+    assert index.ranked("alice", RetrievalQuery(), rank) == [1, 3, 4]
+    assert given == [[1, 2, 3], [1, 3, 4]]
+    assert ids(store.recall_candidates("alice", RetrievalQuery())) == [1, 3, 4]
+
+
+def test_a_namespace_found_changed_at_its_last_use_is_brought_up_to_date_before_it_is_ranked_once() -> None:
+    store = SlowChangesStore()
+    filled(store, "alice", 3)
+    index = WarmIndex(store)
+    index.candidates("alice", RetrievalQuery())
+    writes.add(store, "alice", memory(4), digest=Digest())
+    index.candidates("alice", RetrievalQuery())  # found changed: the namespace is being written to
+    writes.add(store, "alice", memory(5), digest=Digest())
+    store.changes_read.clear()
+    given: list[tuple[list[int], bool]] = []
+
+    def rank(candidates: list[Candidate]) -> list[int]:
+        given.append((ids(candidates), store.changes_read.is_set()))
+        return ids(candidates)
+
+    assert index.ranked("alice", RetrievalQuery(), rank) == [1, 2, 3, 4, 5]
+    assert given == [([1, 2, 3, 4, 5], True)]
+
+
+def test_a_namespace_with_no_copy_is_read_and_ranked_once() -> None:
+    store = CountingStore()
+    filled(store, "alice", 3)
+    given: list[list[int]] = []
+
+    def rank(candidates: list[Candidate]) -> int:
+        given.append(ids(candidates))
+        return len(candidates)
+
+    assert WarmIndex(store).ranked("alice", RetrievalQuery(), rank) == 3
+    assert (given, store.snapshots) == ([[1, 2, 3]], ["alice"])
+
+
+def test_a_ranking_that_fails_waits_for_the_reading_of_the_changes_made_meanwhile() -> None:
+    store = SlowChangesStore()
+    filled(store, "alice", 3)
+    index = WarmIndex(store)
+    index.candidates("alice", RetrievalQuery())
+    store.hold = True
+
+    def rank(candidates: list[Candidate]) -> int:
+        store.ranking.set()
+        raise ValueError("a ranking that fails")
+
+    with pytest.raises(ValueError, match="a ranking that fails"):
+        index.ranked("alice", RetrievalQuery(), rank)
+    # No read of the recall outlives it
+    assert store.changes_read.is_set()
+
+
+def test_a_failed_reading_of_the_changes_fails_the_ranking_made_meanwhile() -> None:
+    class FailingStore(InMemoryMemoryRepository):
+        failing = False
+
+        def digest_changes(self, namespace: str, mark: object) -> DigestChanges | None:
+            if self.failing:
+                raise StorageUnavailableError("the change index did not answer")
+            return super().digest_changes(namespace, mark)
+
+    store = FailingStore()
+    filled(store, "alice", 3)
+    index = WarmIndex(store)
+    index.candidates("alice", RetrievalQuery())
+    store.failing = True
+
+    with pytest.raises(StorageUnavailableError):
+        index.ranked("alice", RetrievalQuery(), len)
