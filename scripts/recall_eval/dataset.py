@@ -24,7 +24,7 @@ from adapters.memory import InMemoryMemoryRepository
 from core import writes
 from core.digest import Digest, Vector
 from core.model import Memory
-from core.recall import service as recall_service
+from core.recall import scoring as recall_scoring
 from core.recall.embedding import Embedder, Kind, passage_text
 from core.recall.query import RecallQuery
 from core.recall.ranking import RankingSettings
@@ -131,9 +131,10 @@ class Namespace:
         # Asked without stamping: every question sees the set's own stamps; and however long the model takes over a
         # question (a request would rank without meaning past its wait), so that every run ranks the same.
         service = RecallService(self.store, self.embedder, settings, wait_seconds=None)
-        # The service's one comparison of vectors, swapped for the float one while these questions are asked.
+        # Recall's one comparison of vectors (core.recall.scoring), swapped for the float one while these questions
+        # are asked.
         swapped: AbstractContextManager[object] = (
-            mock.patch.object(recall_service, "similarities", self.embedder.exact_similarities)
+            mock.patch.object(recall_scoring, "similarities", self.embedder.exact_similarities)
             if exact
             else contextlib.nullcontext()
         )

@@ -7,24 +7,18 @@ stamps live in the access items beside the records. Only the `use` part needs th
 `weights["use"]`: so the stamps are learnt only for the matches whose score could still reach the page with their best
 possible use (the rest cannot), by stamping them when they are the page whatever their use, else read first
 (core.recall.reach); either way they also say whether a match is still shown (deleted since its digest was read). The
-ranking is exact either way. Every match is estimated at once (ranking.estimates of lexical.Okapi.estimates and
-vectors.similarities, over the warm index's kept counts and norms), and only those an estimate cannot rule out (about
-the page and the `newer` pool: reach.near) are scored exactly (ranking.floors) and get their signals. A warm
-namespace's matches are ranked while its copy is brought up to date, and again only when something changed
-(core.recall.warm).
+ranking is exact either way. Every match is estimated at once, and only those an estimate cannot rule out are scored
+exactly (core.recall.scoring). A warm namespace's matches are ranked while its copy is brought up to date, and again
+only when something changed (core.recall.warm).
 """
 
 from __future__ import annotations
 
-import heapq
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cache
-from itertools import repeat
-from operator import attrgetter, is_, is_not
 from typing import Final
 
 from core.budget import carried
@@ -36,12 +30,11 @@ from core.recall.answer import Ranking, RecallItem, RecallPage
 from core.recall.embedding import Embedder, EmbedderUnavailableError
 from core.recall.guard import EMBEDDING_WAIT_SECONDS, guarded
 from core.recall.large import LARGE_NAMESPACE, NearestCandidates
-from core.recall.newer import POOL, Scored, newer_parts
 from core.recall.query import RecallQuery
-from core.recall.ranking import RankingSettings, Signals, estimate_error, estimates, floors, parts, score
-from core.recall.reach import Ranked, contenders, near, reached
+from core.recall.ranking import RankingSettings, Signals, parts, score
+from core.recall.reach import Ranked, reached
 from core.recall.related import RelatedService
-from core.recall.vectors import similarities
+from core.recall.scoring import Contenders, Matches, contending
 from core.recall.warm import WARM_INDEX_BYTES, WarmIndex
 from core.repository import MemoryRepository, fence_of
 from core.repository.digests import Candidate, CandidateFilter
@@ -53,9 +46,6 @@ from core.repository.vectors import VectorSearch
 _QUESTIONS: Final = ThreadPoolExecutor(max_workers=8, thread_name_prefix="question")
 
 logger = logging.getLogger(__name__)
-
-_TERM_COUNTS, _TERM_TOTAL = attrgetter("term_counts"), attrgetter("term_total")
-_UPDATED_AT, _MEMORY_TYPE, _MEMORY_ID = attrgetter("updated_at"), attrgetter("memory_type"), attrgetter("memory_id")
 
 
 class RecallService:
@@ -113,9 +103,9 @@ class RecallService:
         question = cache(lambda: self._answer(asked))
         wanted = query.offset + query.limit
 
-        def rank(candidates: list[Candidate]) -> _Ranking:
-            words = _lexical(query.query, candidates)  # while the question is embedded
-            return self._rank(words, question(), candidates, as_of, wanted)
+        def rank(candidates: list[Candidate]) -> Contenders:
+            matches = Matches.of(query.query, candidates, self._embedder.model)  # while the question is embedded
+            return contending(matches, question(), as_of, wanted, self._embedder, self._settings)
 
         if query.matches_nothing:
             ranking = rank([])
@@ -123,7 +113,7 @@ class RecallService:
             ranking = rank(self._large(namespace, query, question()))
         else:
             ranking = self._ranked(namespace, query, rank)
-        ranked, contending = ranking.ranked, ranking.contending
+        ranked = ranking.ranked
         read = reached(
             self._store,
             namespace,
@@ -132,7 +122,7 @@ class RecallService:
             lambda signals: self._score(signals, as_of),
             format_timestamp(as_of),
             self._settings.weights["use"],
-            lambda ids: [contending[memory_id].record() for memory_id in ids],
+            lambda ids: [ranking.candidates[memory_id].record() for memory_id in ids],
             stamping=stamp,
         )
         if fence is not None:
@@ -202,58 +192,6 @@ class RecallService:
             )
             return None
 
-    def _rank(
-        self,
-        words: lexical.Okapi,
-        question: Vector | None,
-        candidates: Sequence[Candidate],
-        as_of: datetime,
-        wanted: int,
-    ) -> _Ranking:
-        """The matches that can reach the first `wanted` (core.recall.reach.contenders), each with its signals and
-        its score without use, and their candidates by id (`words`: BM25 of the question over them). Every match is
-        estimated at once (ranking.estimates), and only those an estimate cannot rule out (reach.near: about the page
-        and the `newer` pool) are scored exactly (ranking.floors)."""
-        model = self._embedder.model
-        vectors = [candidate.vector if candidate.model == model else None for candidate in candidates]
-        sims = similarities(question, vectors) if question is not None else [None] * len(candidates)
-        updated, kinds = list(map(_UPDATED_AT, candidates)), list(map(_MEMORY_TYPE, candidates))
-        pooled = list(map(is_not, vectors, repeat(None)))
-        settings, floor, use = self._settings, self._embedder.floor, self._settings.weights["use"]
-        estimated = estimates(words.estimates(), sims, updated, kinds, as_of, floor, settings)
-        close = near(estimated, pooled, wanted, POOL, use, estimate_error(settings))
-        lexicals = dict(zip(close, words.scores(close), strict=True))
-        picked = ([sims[i] for i in close], [updated[i] for i in close], [kinds[i] for i in close])
-        scores = dict(zip(close, floors(list(lexicals.values()), *picked, as_of, floor, settings), strict=True))
-
-        def signals(index: int) -> Signals:
-            found = candidates[index]
-            return Signals(found.memory_id, lexicals[index], sims[index], found.updated_at, None, found.memory_type)
-
-        # Only the best-scoring matches with a vector can restate one another (core.recall.newer).
-        pooling = ((scores[index], candidates[index].memory_id, index) for index in close if pooled[index])
-        pool = [index for _, _, index in heapq.nlargest(POOL, pooling)]
-        lifted = newer_parts(
-            [_scored(signals(index), scores[index], vectors[index]) for index in pool],
-            self._embedder.related_floor,
-            settings.weights["newer"],
-            use,
-        )
-        lifts: dict[int, Signals] = {}
-        for index in pool:
-            lift = lifted.get(candidates[index].memory_id)
-            if lift is not None:
-                lifts[index] = replace(signals(index), newer=lift)
-                scores[index] = self._score(lifts[index], as_of)
-        ids = [candidates[index].memory_id for index in close]
-        kept = [close[at] for at in contenders([scores[index] for index in close], ids, wanted, use)]
-        return _Ranking(
-            [Ranked(lifts.get(index) or signals(index), scores[index]) for index in kept],
-            {candidates[index].memory_id: candidates[index] for index in kept},
-            len(candidates),
-            sum(map(is_, vectors, repeat(None))),
-        )
-
     def _score(self, signals: Signals, as_of: datetime) -> float:
         """The score of `signals`' parts (its use as they say: none while the records are not read)."""
         return score(parts(signals, as_of, self._embedder.floor, self._settings), self._settings)
@@ -271,26 +209,5 @@ class RecallService:
         return items
 
 
-@dataclass(frozen=True)
-class _Ranking:
-    """A recall's matches ranked (`_rank`): those that can reach the page and their candidates by id, how many matched,
-    and how many of them have no vector of the model ranking (unembedded)."""
-
-    ranked: list[Ranked]
-    contending: dict[int, Candidate]
-    total: int
-    unembedded: int
-
-
 # How a recall's matches are ranked: `rank` of them (WarmIndex.ranked, or a read of the digests).
-_Ranks = Callable[[str, CandidateFilter, Callable[[list[Candidate]], _Ranking]], _Ranking]
-
-
-def _lexical(text: str, candidates: Sequence[Candidate]) -> lexical.Okapi:
-    """The matches' lexical parts: BM25 over the counts a warm index keeps (Candidate.term_counts)."""
-    counts, totals = list(map(_TERM_COUNTS, candidates)), list(map(_TERM_TOTAL, candidates))
-    return lexical.Okapi(lexical.question_terms(text), counts, totals)
-
-
-def _scored(signals: Signals, without_use: float, vector: Vector | None) -> Scored:
-    return Scored(signals.memory_id, without_use, vector, signals.updated_at, signals.memory_type)
+_Ranks = Callable[[str, CandidateFilter, Callable[[list[Candidate]], Contenders]], Contenders]
