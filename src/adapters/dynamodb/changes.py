@@ -14,12 +14,14 @@ call (the client's timeouts and retries), so a reading that starts WINDOW_SECOND
 reads every change that previous reading could not see (tests/infra/test_template.py holds a call's worst case within
 two fifths of the window: the rest is for the index's propagation and the clocks' skew); the keys read within the
 window are remembered, so each change is applied once. Every reading lists the window's keys again: a burst of writes
-is listed at each reading for as long as it stays in the window.
+is listed at each reading for as long as it stays in the window (a recall ranks its warm copy meanwhile:
+core.recall.warm).
 """
 
 from __future__ import annotations
 
 import uuid
+from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -95,8 +97,9 @@ def mark(items: Items, namespace: str, counter: Mapping[str, Any] | None, clock:
     """The mark of a snapshot about to be read: its epoch (from `counter`, the namespace's id counter as just read),
     and the changes already in the index within the window, which the snapshot read after them holds."""
     now = clock()
-    found = _logged_after(items, namespace, now - timedelta(seconds=WINDOW_SECONDS))
-    return Mark(_epoch_of(counter), now, frozenset(found))
+    return Mark(
+        _epoch_of(counter), now, frozenset(_logged_after(items, namespace, now - timedelta(seconds=WINDOW_SECONDS)))
+    )
 
 
 def since(items: Items, namespace: str, previous: object, clock: Clock = utc_now) -> DigestChanges | None:
@@ -108,15 +111,16 @@ def since(items: Items, namespace: str, previous: object, clock: Clock = utc_now
     if previous.epoch is None or epoch(items, namespace) != previous.epoch:
         return None
     found = _logged_after(items, namespace, previous.read_at - timedelta(seconds=WINDOW_SECONDS))
-    changed = frozenset(memory_id for key, memory_id in found.items() if key not in previous.seen)
-    recent = _stamp(now - timedelta(seconds=WINDOW_SECONDS))
-    return DigestChanges(changed, Mark(previous.epoch, now, frozenset(key for key in found if key > recent)))
+    changed = frozenset(map(_memory_id, set(found).difference(previous.seen)))
+    # The keys come in order: those still within the window at the next reading are the last ones
+    recent = bisect_right(found, _stamp(now - timedelta(seconds=WINDOW_SECONDS)))
+    return DigestChanges(changed, Mark(previous.epoch, now, frozenset(found[recent:])))
 
 
-def _logged_after(items: Items, namespace: str, start: datetime) -> dict[str, int]:
-    """Each change key in the index after `start`, with the memory it names. A burst of writes puts thousands of keys
-    in the window, listed again at each reading while they are in it: only the change key is asked for (it holds the
-    sort key), and it is read from the answer's JSON (rawitems.py)."""
+def _logged_after(items: Items, namespace: str, start: datetime) -> list[str]:
+    """Each change key in the index after `start`, in order. A burst of writes puts thousands of keys in the window,
+    listed again at each reading while they are in it: only the change key is asked for (it holds the sort key), it is
+    read from the answer's JSON (rawitems.py), and only a key not seen before is parsed (`_memory_id`)."""
     request = {
         "IndexName": CHANGE_INDEX,
         "KeyConditionExpression": "pk = :pk AND change_key > :start",
@@ -124,10 +128,10 @@ def _logged_after(items: Items, namespace: str, start: datetime) -> dict[str, in
         "ExpressionAttributeValues": {":pk": memory_partition(namespace), ":start": {"S": _stamp(start)}},
     }
     with raw_items():
-        return {str(entry["change_key"]["S"]): _memory_id(entry) for page in items.pages(request) for entry in page}
+        return [entry["change_key"]["S"] for page in items.pages(request) for entry in page]
 
 
-def _memory_id(entry: Mapping[str, Any]) -> int:
+def _memory_id(key: str) -> int:
     """The memory a change key names, by the sort key it ends with: a revision's (`REV#<id>#<n>`) or a marker's
     (`CHG#<id>#<what>`)."""
-    return int(str(entry["change_key"]["S"]).split("#")[2])
+    return int(key.split("#")[2])
