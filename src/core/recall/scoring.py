@@ -10,11 +10,13 @@ match's time and type) is computed while the question is embedded; the rest once
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import cached_property
 from itertools import repeat
-from operator import attrgetter, is_, is_not
+from operator import attrgetter, is_not
 
 from core.digest import Vector
 from core.model import MemoryType
@@ -30,29 +32,58 @@ _TERM_COUNTS, _TERM_TOTAL = attrgetter("term_counts"), attrgetter("term_total")
 _UPDATED_AT, _MEMORY_TYPE = attrgetter("updated_at"), attrgetter("memory_type")
 
 
+class Columns:
+    """Some matches of a recall, and what ranking them needs of each whatever the question, each computed once (a warm
+    index keeps them with its copy, core.recall.warm: recall after recall of a namespace that did not change computes
+    them once)."""
+
+    def __init__(self, candidates: Sequence[Candidate]) -> None:
+        self.candidates = candidates
+        self._vectors: dict[str, tuple[list[Vector | None], list[bool], int]] = {}
+
+    @cached_property
+    def counts(self) -> list[Counter[str]]:
+        return list(map(_TERM_COUNTS, self.candidates))
+
+    @cached_property
+    def totals(self) -> list[int]:
+        return list(map(_TERM_TOTAL, self.candidates))
+
+    @cached_property
+    def updated(self) -> list[str]:
+        return list(map(_UPDATED_AT, self.candidates))
+
+    @cached_property
+    def kinds(self) -> list[MemoryType]:
+        return list(map(_MEMORY_TYPE, self.candidates))
+
+    def vectors(self, model: str) -> tuple[list[Vector | None], list[bool], int]:
+        """Each match's vector of `model` (else None), whether it has one, and how many have none."""
+        found = self._vectors.get(model)
+        if found is None:
+            vectors = [candidate.vector if candidate.model == model else None for candidate in self.candidates]
+            pooled = list(map(is_not, vectors, repeat(None)))
+            found = self._vectors[model] = (vectors, pooled, pooled.count(False))
+        return found
+
+
 @dataclass(frozen=True)
 class Matches:
     """A recall's matches, and what ranking them needs but the question's vector."""
 
-    candidates: Sequence[Candidate]
+    columns: Columns
     words: lexical.Okapi  # BM25 of the question's words over them
     lexicals: list[float]  # each one's lexical part, estimated
     vectors: list[Vector | None]  # each one's vector of the model ranking, else None
-    updated: list[str]
-    kinds: list[MemoryType]
     pooled: list[bool]  # whether it has a vector (only those can restate one another: core.recall.newer)
+    unembedded: int  # how many have none
 
     @classmethod
-    def of(cls, text: str, candidates: Sequence[Candidate], model: str) -> Matches:
+    def of(cls, text: str, columns: Columns, model: str) -> Matches:
         """The matches of the question `text` ranked by `model`: BM25 over the counts a warm index keeps
         (Candidate.term_counts)."""
-        counts, totals = list(map(_TERM_COUNTS, candidates)), list(map(_TERM_TOTAL, candidates))
-        words = lexical.Okapi(lexical.question_terms(text), counts, totals)
-        vectors = [candidate.vector if candidate.model == model else None for candidate in candidates]
-        updated, kinds = list(map(_UPDATED_AT, candidates)), list(map(_MEMORY_TYPE, candidates))
-        return cls(
-            candidates, words, words.estimates(), vectors, updated, kinds, list(map(is_not, vectors, repeat(None)))
-        )
+        words = lexical.Okapi(lexical.question_terms(text), columns.counts, columns.totals)
+        return cls(columns, words, words.estimates(), *columns.vectors(model))
 
 
 @dataclass(frozen=True)
@@ -76,13 +107,14 @@ def contending(
     settings: RankingSettings,
 ) -> Contenders:
     """The matches that can reach the first `wanted`, ranked by `settings` for `question` (None: without meaning)."""
-    candidates, vectors, pooled = matches.candidates, matches.vectors, matches.pooled
+    candidates, vectors, pooled = matches.columns.candidates, matches.vectors, matches.pooled
+    updated, kinds = matches.columns.updated, matches.columns.kinds
     sims = similarities(question, vectors) if question is not None else [None] * len(candidates)
     floor, use = embedder.floor, settings.weights["use"]
-    estimated = estimates(matches.lexicals, sims, matches.updated, matches.kinds, as_of, floor, settings)
+    estimated = estimates(matches.lexicals, sims, updated, kinds, as_of, floor, settings)
     close = near(estimated, pooled, wanted, POOL, use, estimate_error(settings))
     lexicals = dict(zip(close, matches.words.scores(close), strict=True))
-    picked = ([sims[i] for i in close], [matches.updated[i] for i in close], [matches.kinds[i] for i in close])
+    picked = ([sims[i] for i in close], [updated[i] for i in close], [kinds[i] for i in close])
     scores = dict(zip(close, floors(list(lexicals.values()), *picked, as_of, floor, settings), strict=True))
 
     def signals(index: int) -> Signals:
@@ -110,7 +142,7 @@ def contending(
         [Ranked(lifts.get(index) or signals(index), scores[index]) for index in kept],
         {candidates[index].memory_id: candidates[index] for index in kept},
         len(candidates),
-        sum(map(is_, vectors, repeat(None))),
+        matches.unembedded,
     )
 
 

@@ -34,7 +34,7 @@ from core.recall.query import RecallQuery
 from core.recall.ranking import RankingSettings, Signals, parts, score
 from core.recall.reach import Ranked, reached
 from core.recall.related import RelatedService
-from core.recall.scoring import Contenders, Matches, contending
+from core.recall.scoring import Columns, Contenders, Matches, contending
 from core.recall.warm import WARM_INDEX_BYTES, WarmIndex
 from core.repository import MemoryRepository, fence_of
 from core.repository.digests import Candidate, CandidateFilter
@@ -72,7 +72,9 @@ class RecallService:
         self._store = store
         warm = WarmIndex(store, warm_bytes) if warm_bytes > 0 else None
         self._candidates = store.recall_candidates if warm is None else warm.candidates
-        self._ranked: _Ranks = (lambda n, f, rank: rank(store.recall_candidates(n, f))) if warm is None else warm.ranked
+        self._ranked: _Ranks = (
+            (lambda n, f, rank: rank(Columns(store.recall_candidates(n, f)))) if warm is None else warm.ranked
+        )
         self._embedder = guarded(embedder)
         self._nearest = None if vectors is None else NearestCandidates(store, vectors, large_namespace)
         self._wait_seconds = wait_seconds
@@ -103,14 +105,14 @@ class RecallService:
         question = cache(lambda: self._answer(asked))
         wanted = query.offset + query.limit
 
-        def rank(candidates: list[Candidate]) -> Contenders:
-            matches = Matches.of(query.query, candidates, self._embedder.model)  # while the question is embedded
+        def rank(columns: Columns) -> Contenders:
+            matches = Matches.of(query.query, columns, self._embedder.model)  # while the question is embedded
             return contending(matches, question(), as_of, wanted, self._embedder, self._settings)
 
         if query.matches_nothing:
-            ranking = rank([])
+            ranking = rank(Columns([]))
         elif self._nearest is not None and self._nearest.applies(namespace):
-            ranking = rank(self._large(namespace, query, question()))
+            ranking = rank(Columns(self._large(namespace, query, question())))
         else:
             ranking = self._ranked(namespace, query, rank)
         ranked = ranking.ranked
@@ -210,4 +212,4 @@ class RecallService:
 
 
 # How a recall's matches are ranked: `rank` of them (WarmIndex.ranked, or a read of the digests).
-_Ranks = Callable[[str, CandidateFilter, Callable[[list[Candidate]], Contenders]], Contenders]
+_Ranks = Callable[[str, CandidateFilter, Callable[[Columns], Contenders]], Contenders]

@@ -15,6 +15,8 @@ the changes (the change index's window listed again, right after a burst of writ
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from itertools import compress, repeat
@@ -22,6 +24,7 @@ from operator import attrgetter, eq, ne
 from typing import Final, TypeVar
 
 from core.budget import carried
+from core.recall.scoring import Columns
 from core.repository.digests import Candidate, CandidateFilter, DigestReads
 from core.warm import WarmCopies
 
@@ -37,6 +40,9 @@ WARM_INDEX_BYTES: Final = 128 * 1024 * 1024
 _ROW_OVERHEAD: Final = 600
 _COUNT_BYTES: Final = 31
 _STATUS = attrgetter("status")
+# How many namespaces' and filters' columns (core.recall.scoring.Columns: a few lists of references, about 60 bytes a
+# digest) are kept beside their copies, most recently ranked first; each holds the copy it was made of until it goes.
+COLUMNS_KEPT: Final = 4
 # Each copy is brought up to date in one of these threads while its recall ranks it as it stands (started on first use,
 # shared by the process).
 _REFRESHES: Final = ThreadPoolExecutor(max_workers=8, thread_name_prefix="refresh")
@@ -75,6 +81,10 @@ class WarmIndex:
             snapshot = store.digest_snapshot(namespace)
             return snapshot.rows, snapshot.mark
 
+        self._lock = threading.Lock()
+        self._made: OrderedDict[tuple[str, str | None, str | None, str | None], tuple[list[Candidate], Columns]] = (
+            OrderedDict()
+        )
         self._copies = WarmCopies(
             whole,
             store.digest_changes,
@@ -89,21 +99,38 @@ class WarmIndex:
         `DigestReads.recall_candidates` reads them."""
         return _filtered(self._copies.rows(namespace), filters)
 
-    def ranked(self, namespace: str, filters: CandidateFilter, rank: Callable[[list[Candidate]], T]) -> T:
-        """`rank` of `candidates(namespace, filters)`: given the digests of the copy as it stands while the copy is
-        brought up to date in another thread, and given them again, brought up to date, only when something changed
-        (the answer is always the ranking of the digests as stored now)."""
+    def ranked(self, namespace: str, filters: CandidateFilter, rank: Callable[[Columns], T]) -> T:
+        """`rank` of the columns of `candidates(namespace, filters)`: given those of the copy as it stands while the
+        copy is brought up to date in another thread, and given them again, brought up to date, only when something
+        changed (the answer is always the ranking of the digests as stored now). The columns of the last few
+        namespaces and filters ranked are kept with the copy they were made of (COLUMNS_KEPT)."""
         kept = self._copies.kept(namespace)
         if kept is None:
-            return rank(self.candidates(namespace, filters))
+            return rank(self._columns(namespace, filters, self._copies.rows(namespace)))
         refreshed = _REFRESHES.submit(carried(self._copies.rows), namespace)
         try:
-            ranking = rank(_filtered(kept, filters))
+            ranking = rank(self._columns(namespace, filters, kept))
         except BaseException:
             wait([refreshed])  # no read of this recall outlives it
             raise
         fresh = refreshed.result()
-        return ranking if fresh is kept else rank(_filtered(fresh, filters))
+        return ranking if fresh is kept else rank(self._columns(namespace, filters, fresh))
+
+    def _columns(self, namespace: str, filters: CandidateFilter, rows: list[Candidate]) -> Columns:
+        """The columns of the digests among `rows` (a copy's) the filters match: made once per copy and filters."""
+        key = (namespace, filters.status, filters.memory_type, filters.tag)
+        with self._lock:
+            made = self._made.get(key)
+            if made is not None and made[0] is rows:
+                self._made.move_to_end(key)
+                return made[1]
+        columns = Columns(_filtered(rows, filters))
+        with self._lock:
+            self._made[key] = (rows, columns)
+            self._made.move_to_end(key)
+            while len(self._made) > COLUMNS_KEPT:
+                self._made.popitem(last=False)
+        return columns
 
     @property
     def kept_bytes(self) -> int:

@@ -19,7 +19,8 @@ from core.contract import RetrievalQuery
 from core.digest import Digest
 from core.errors import StorageUnavailableError
 from core.model import Memory
-from core.recall.warm import WarmIndex, row_bytes
+from core.recall.scoring import Columns
+from core.recall.warm import COLUMNS_KEPT, WarmIndex, row_bytes
 from core.repository.digests import Candidate, DigestChanges, DigestSnapshot
 
 NOW = "2026-04-06T14:13:00.000000Z"
@@ -174,10 +175,10 @@ def test_a_ranking_of_the_copy_as_it_stands_while_nothing_changed_is_kept_and_ma
     store.hold = True
     given: list[tuple[list[int], bool]] = []
 
-    def rank(candidates: list[Candidate]) -> list[int]:
-        given.append((ids(candidates), store.changes_read.is_set()))
+    def rank(columns: Columns) -> list[int]:
+        given.append((ids(columns.candidates), store.changes_read.is_set()))
         store.ranking.set()
-        return ids(candidates)
+        return ids(columns.candidates)
 
     assert index.ranked("alice", RetrievalQuery(), rank) == [1, 2, 3]
     # Once, before the changes were read (the reading waited for it)
@@ -194,10 +195,10 @@ def test_a_ranking_of_the_copy_as_it_stands_is_made_again_over_the_changes_read_
     store.hold = True
     given: list[list[int]] = []
 
-    def rank(candidates: list[Candidate]) -> list[int]:
-        given.append(ids(candidates))
+    def rank(columns: Columns) -> list[int]:
+        given.append(ids(columns.candidates))
         store.ranking.set()
-        return ids(candidates)
+        return ids(columns.candidates)
 
     assert index.ranked("alice", RetrievalQuery(), rank) == [1, 3, 4]
     assert given == [[1, 2, 3], [1, 3, 4]]
@@ -215,9 +216,9 @@ def test_a_namespace_found_changed_at_its_last_use_is_brought_up_to_date_before_
     store.changes_read.clear()
     given: list[tuple[list[int], bool]] = []
 
-    def rank(candidates: list[Candidate]) -> list[int]:
-        given.append((ids(candidates), store.changes_read.is_set()))
-        return ids(candidates)
+    def rank(columns: Columns) -> list[int]:
+        given.append((ids(columns.candidates), store.changes_read.is_set()))
+        return ids(columns.candidates)
 
     assert index.ranked("alice", RetrievalQuery(), rank) == [1, 2, 3, 4, 5]
     assert given == [([1, 2, 3, 4, 5], True)]
@@ -228,9 +229,9 @@ def test_a_namespace_with_no_copy_is_read_and_ranked_once() -> None:
     filled(store, "alice", 3)
     given: list[list[int]] = []
 
-    def rank(candidates: list[Candidate]) -> int:
-        given.append(ids(candidates))
-        return len(candidates)
+    def rank(columns: Columns) -> int:
+        given.append(ids(columns.candidates))
+        return len(columns.candidates)
 
     assert WarmIndex(store).ranked("alice", RetrievalQuery(), rank) == 3
     assert (given, store.snapshots) == ([[1, 2, 3]], ["alice"])
@@ -243,7 +244,7 @@ def test_a_ranking_that_fails_waits_for_the_reading_of_the_changes_made_meanwhil
     index.candidates("alice", RetrievalQuery())
     store.hold = True
 
-    def rank(candidates: list[Candidate]) -> int:
+    def rank(columns: Columns) -> int:
         store.ranking.set()
         raise ValueError("a ranking that fails")
 
@@ -269,4 +270,27 @@ def test_a_failed_reading_of_the_changes_fails_the_ranking_made_meanwhile() -> N
     store.failing = True
 
     with pytest.raises(StorageUnavailableError):
-        index.ranked("alice", RetrievalQuery(), len)
+        index.ranked("alice", RetrievalQuery(), lambda columns: len(columns.candidates))
+
+
+def test_the_columns_of_a_copy_are_made_once_per_filters_and_again_once_it_changed() -> None:
+    store = InMemoryMemoryRepository()
+    filled(store, "alice", 3)
+    filled(store, "bob", 2)
+    index = WarmIndex(store)
+
+    def columns(namespace: str, filters: dict[str, str] | None = None) -> Columns:
+        return index.ranked(namespace, RetrievalQuery.parse(filters or {}), lambda given: given)
+
+    first = columns("alice")
+    assert columns("alice") is first
+    assert columns("alice", {"status": "deleted"}) is not first
+    writes.add(store, "alice", memory(4), digest=Digest())
+    changed = columns("alice")
+    assert changed is not first
+    assert ids(changed.candidates) == [1, 2, 3, 4]
+    # The last COLUMNS_KEPT namespaces and filters: alice's went first when more were ranked after it
+    for n in range(COLUMNS_KEPT):
+        columns("bob", {"tag": f"tag-{n}"})
+    assert columns("alice") is not changed
+    assert ids(columns("alice").candidates) == [1, 2, 3, 4]
