@@ -40,8 +40,8 @@ WARM_INDEX_BYTES: Final = 128 * 1024 * 1024
 _ROW_OVERHEAD: Final = 600
 _COUNT_BYTES: Final = 31
 _STATUS = attrgetter("status")
-# How many namespaces' and filters' columns (core.recall.scoring.Columns: a few lists of references, about 60 bytes a
-# digest) are kept beside their copies, most recently ranked first; each holds the copy it was made of until it goes.
+# How many namespaces' and filters' columns (core.recall.scoring.Columns: lists of references, 7 a digest, 56 bytes)
+# are kept beside their copies, most recently ranked first; each holds the copy it was made of until it goes.
 COLUMNS_KEPT: Final = 4
 # Each copy is brought up to date in one of these threads while its recall ranks it as it stands (started on first use,
 # shared by the process).
