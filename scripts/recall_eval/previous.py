@@ -21,8 +21,8 @@ SETTINGS: Final = RankingSettings(
 
 
 def counted_scores(query: Sequence[str], counts: Sequence[Mapping[str, int]], lengths: Sequence[int]) -> list[float]:
-    """core.recall.lexical.counted_scores as it was: BM25 divided by the sum of the query terms' IDFs times (k1 + 1),
-    a document's terms summed in its own order."""
+    """The lexical part (core.recall.lexical) as it was before #40: BM25 divided by the sum of the query terms' IDFs
+    times (k1 + 1), a document's terms summed in its own order."""
     wanted = set(query)
     if not wanted or not counts:
         return [0.0] * len(counts)

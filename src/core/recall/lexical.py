@@ -56,20 +56,16 @@ def scores(query: Sequence[str], documents: Sequence[Sequence[str]]) -> list[flo
     holding each query term once (the sum of their IDFs), at most 1: 0 when it holds none of the query's terms, about 1
     when it holds them all. (The semantic part's best match per question lands near 0.5, and so does this one's: the
     score no document can reach, every term infinitely often, would put it near 0.2.)"""
-    return counted_scores(query, [Counter(document) for document in documents], [len(d) for d in documents])
-
-
-def counted_scores(query: Sequence[str], counts: Sequence[dict[str, int]], lengths: Sequence[int]) -> list[float]:
-    """`scores` of documents given as each one's count of every term it holds and its length (a warm index keeps the
-    counts of its memories, core.repository.digests.Candidate.term_counts, so a recall looks up its few terms in each
-    instead of counting every term again)."""
-    return Okapi(query, counts, lengths).scores(range(len(counts)))
+    return Okapi(query, [Counter(document) for document in documents], [len(d) for d in documents]).scores(
+        range(len(documents))
+    )
 
 
 class Okapi:
-    """BM25 of a question's terms over some documents (their counts of the terms they hold, and their lengths): the
-    counts over them all (how many documents, of what mean length, hold each term), then each document's `scores`, or
-    `estimates` of every one's.
+    """BM25 of a question's terms over some documents, given as each one's count of every term it holds and its length
+    (a warm index keeps the counts of its memories, core.repository.digests.Candidate.term_counts, so a recall looks up
+    its few terms in each instead of counting every term again): the counts over them all (how many documents, of what
+    mean length, hold each term), then each document's `scores`, or `estimates` of every one's.
 
     A document's score sums its terms in the question's order, computed a term at a time over the documents (each step
     one `map` over them): a term a document does not hold adds 0.0 to its sum, which leaves `sum`'s (compensated) sum of

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from core.recall.lexical import K1, B, Okapi, counted_scores, question_terms, scores
+from core.recall.lexical import K1, B, Okapi, question_terms, scores
 from core.words import memory_terms, terms
 
 
@@ -104,7 +104,8 @@ def okapi(query: list[str], documents: list[list[str]]) -> list[float]:
 def test_the_scores_computed_a_term_at_a_time_are_to_the_bit_those_of_each_document_alone(
     documents: list[list[str]], query: list[str]
 ) -> None:
-    computed = counted_scores(query, [Counter(document) for document in documents], list(map(len, documents)))
+    counted = Okapi(query, [Counter(document) for document in documents], list(map(len, documents)))
+    computed = counted.scores(range(len(documents)))
     assert [value.hex() for value in computed] == [value.hex() for value in okapi(query, documents)]
 
 
